@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_dma.h - IOVA domains: how a device addresses arena memory.
+ *
+ * Mapping is per segment, not per page (DESIGN.md decision 5):
+ * pp_dma_map_arena() does the expensive part once (reads pagemap for PA, an
+ * ioctl per segment for VFIO in a later backend), and pp_dma_map_page() is
+ * then an O(1) lookup that page_pool calls once per page lifetime.
+ *
+ * Backends: VA (IOVA = virtual address), PA (physical address from
+ * /proc/self/pagemap, which needs CAP_SYS_ADMIN), and OPS (a caller-supplied
+ * table, for IOMMUs this library does not drive itself, and for tests that
+ * inject mapping failures).
+ */
+#ifndef PAGEPOOL_PP_DMA_H
+#define PAGEPOOL_PP_DMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pagepool/pp_arena.h>
+#include <pagepool/pp_common.h>
+#include <pagepool/pp_page.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pp_dma;
+
+enum pp_iova_mode {
+	PP_IOVA_VA = 0,
+	PP_IOVA_PA = 1,
+	PP_IOVA_OPS = 2,
+};
+
+enum pp_dma_dir {
+	PP_DMA_BIDIRECTIONAL = 0,
+	PP_DMA_TO_DEVICE = 1,
+	PP_DMA_FROM_DEVICE = 2,
+};
+
+/* A caller-supplied backend. Every hook is optional except page_map. */
+struct pp_dma_ops {
+	size_t sz; /* sizeof(struct pp_dma_ops) */
+	const char *name;
+	/* Once per segment; returns 0 or -errno. */
+	int (*segment_map)(void *ctx, const struct pp_arena_segment *seg);
+	void (*segment_unmap)(void *ctx, const struct pp_arena_segment *seg);
+	/* Once per page lifetime; returns 0 and sets *iova, or -errno. */
+	int (*page_map)(void *ctx, void *addr, size_t len, enum pp_dma_dir dir,
+			uint64_t *iova);
+	void (*page_unmap)(void *ctx, uint64_t iova, size_t len,
+			   enum pp_dma_dir dir);
+	void (*sync_for_device)(void *ctx, uint64_t iova, size_t len,
+				enum pp_dma_dir dir);
+	void (*sync_for_cpu)(void *ctx, uint64_t iova, size_t len,
+			     enum pp_dma_dir dir);
+};
+
+struct pp_dma_opts {
+	size_t sz; /* sizeof(struct pp_dma_opts) */
+	enum pp_iova_mode mode;
+	const struct pp_dma_ops *ops; /* PP_IOVA_OPS only */
+	void *ops_ctx;
+};
+
+/* Returns NULL with errno EINVAL (bad mode or opts) or ENOMEM. */
+struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts);
+
+/* Returns 0, or -EBUSY while arenas are still mapped. */
+int pp_dma_destroy(struct pp_dma *dma);
+
+enum pp_iova_mode pp_dma_mode(const struct pp_dma *dma);
+
+/*
+ * pp_dma_map_arena - make every segment of @arena addressable.
+ * Returns 0 or -errno: -EPERM when pagemap hides PFNs (PA mode without
+ * CAP_SYS_ADMIN; the message says so), -EFAULT for a page not present,
+ * -EEXIST when already mapped, or the backend's error. Nothing stays mapped
+ * on failure.
+ */
+int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena);
+
+/* Returns 0, or -ENOENT when @arena was not mapped. */
+int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena);
+
+/*
+ * pp_dma_map_page - the IOVA of a block of 2^@order pages at @addr.
+ * Returns 0, -ENOENT (not in a mapped arena), -EINVAL (block not
+ * contiguous for the device: an order > 0 block on a 4 KiB arena in PA
+ * mode), or the backend's error. Never touches errno.
+ */
+int pp_dma_map_page(struct pp_dma *dma, void *addr, unsigned int order,
+		    enum pp_dma_dir dir, uint64_t *iova);
+
+void pp_dma_unmap_page(struct pp_dma *dma, uint64_t iova, unsigned int order,
+		       enum pp_dma_dir dir);
+
+/* No-ops on coherent backends (VA, PA on x86); hooks for OPS. */
+void pp_dma_sync_for_device(struct pp_dma *dma, uint64_t iova, size_t len,
+			    enum pp_dma_dir dir);
+void pp_dma_sync_for_cpu(struct pp_dma *dma, uint64_t iova, size_t len,
+			 enum pp_dma_dir dir);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAGEPOOL_PP_DMA_H */

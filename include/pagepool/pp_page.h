@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_page.h - page descriptors and the bulk page allocator.
+ *
+ * Every 4 KiB page of an arena has a 64-byte descriptor in a dense array
+ * kept apart from the data (DESIGN.md decision 2), like the kernel's
+ * struct page in vmemmap. The allocator hands out descriptors; the data is
+ * at pp_page_address().
+ *
+ * Zones: one per arena, each on one NUMA node; buddy free lists from order 0
+ * up to the arena's page order (order 9 for 2 MiB, 18 for 1 GiB, 9 for
+ * 4 KiB arenas, whose higher orders are only virtually contiguous). Each
+ * thread has a cache of order-0 pages per zone in front of it (the kernel's
+ * pcp lists), refilled and drained in batches under one zone lock.
+ */
+#ifndef PAGEPOOL_PP_PAGE_H
+#define PAGEPOOL_PP_PAGE_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pagepool/pp_arena.h>
+#include <pagepool/pp_common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pp_allocator;
+struct pp_pool;
+
+/*
+ * struct pp_page - one 4 KiB page's descriptor. 64 bytes, one cache line.
+ * Fields other than those with helpers below belong to the current owner:
+ * the allocator while the page is free, page_pool while it is in a pool.
+ */
+struct pp_page {
+	struct pp_page *next;   /* pp_page_list link; buddy free list link */
+	struct pp_page *prev;   /* buddy free list link (allocator only) */
+	void *addr;             /* the data: fixed for the page's life */
+	struct pp_pool *pp;     /* owning page_pool, NULL outside pools */
+	uint64_t dma_addr;      /* IOVA while a pool keeps it mapped */
+	uint32_t refcount;      /* 1 when allocated; atomic via helpers */
+	uint16_t flags;         /* PP_PAGE_F_*: allocator and debug state */
+	uint8_t order;          /* order of the block this page heads */
+	uint8_t zone;           /* index of its zone in the allocator */
+	uint64_t private_data;  /* the owner's: frames, requests, drivers */
+	uint64_t pp_magic;      /* debug cookie; page_pool signature */
+};
+static_assert(sizeof(struct pp_page) == 64, "descriptor is one cache line");
+
+/* A singly linked list of pages, for the list form of the bulk call. */
+struct pp_page_list {
+	struct pp_page *head;
+	struct pp_page *tail;
+	unsigned long count;
+};
+
+#define PP_NODEMASK_PREFERRED_ONLY 0ULL
+#define PP_NODEMASK_ALL (~0ULL)
+
+struct pp_allocator_opts {
+	size_t sz;                 /* sizeof(struct pp_allocator_opts) */
+	struct pp_arena **arenas;  /* one zone each; at most one per node */
+	unsigned int nr_arenas;
+	unsigned int pcp_high;     /* thread cache size; 0: 512 */
+	unsigned int pcp_batch;    /* refill/drain batch; 0: 64 */
+	unsigned long wmark_low;   /* bulk watermark in pages; 0: zone/256 */
+};
+
+/*
+ * pp_allocator_create - build zones over @opts->arenas.
+ * Returns NULL with errno EINVAL (no arenas, two arenas on one node,
+ * pcp_batch > pcp_high, bad opts->sz) or ENOMEM.
+ * The arenas must outlive the allocator (pp_arena_destroy returns -EBUSY
+ * meanwhile).
+ */
+struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts);
+
+/*
+ * pp_allocator_destroy - returns 0, or -EBUSY (and frees nothing) while
+ * pages are still allocated; the message says how many, per zone.
+ * Thread caches of all threads are returned first.
+ * Context: no other thread may use the allocator during or after the call.
+ */
+int pp_allocator_destroy(struct pp_allocator *alloc);
+
+/*
+ * pp_alloc_pages - allocate one block of 2^@order pages, preferring @nid
+ * (PP_NUMA_NODE_ANY: the calling thread's node) and falling back to any
+ * zone. Order 0 is served from the thread cache; when every zone is dry,
+ * other threads' caches are drained before giving up. The single-page path
+ * may go below the bulk watermark down to the last page.
+ * Returns the head page with refcount 1, or NULL (errno untouched).
+ */
+struct pp_page *pp_alloc_pages(struct pp_allocator *alloc, int nid,
+			       unsigned int order);
+
+static inline struct pp_page *pp_alloc_page(struct pp_allocator *alloc)
+{
+	return pp_alloc_pages(alloc, PP_NUMA_NODE_ANY, 0);
+}
+
+/*
+ * pp_free_pages - return a block allocated with pp_alloc_pages() (or an
+ * order-0 page from any bulk call). The caller holds the only reference;
+ * refcount is not consulted. Any thread may free any page.
+ * Debug builds report and ignore a double free or a foreign page.
+ */
+void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
+		   unsigned int order);
+
+static inline void pp_free_page(struct pp_allocator *alloc, struct pp_page *page)
+{
+	pp_free_pages(alloc, page, 0);
+}
+
+/*
+ * pp_alloc_pages_bulk - the bulk order-0 allocator (Linux 5.13
+ * __alloc_pages_bulk semantics; DESIGN.md has the list):
+ *
+ *  - @nr_pages <= 0 returns 0 and allocates nothing.
+ *  - Exactly one of @list and @array is non-NULL.
+ *  - Array form: only NULL entries of @array[0..nr_pages) are filled;
+ *    entries already set are kept. Returns the number of populated entries,
+ *    counting those that were already there; if all are populated returns
+ *    @nr_pages at once. @array[nr_pages] is never read.
+ *  - List form: allocated pages are appended to @list; returns the number
+ *    of pages added.
+ *  - If exactly one page is missing, or the fast path can get none, the
+ *    single-page path is tried once, so a call makes progress when any page
+ *    can be had.
+ *  - If the preferred zone is below its low watermark plus the request, the
+ *    call takes what the single-page path can give (one attempt). It never
+ *    blocks or sleeps.
+ *  - @preferred_nid (PP_NUMA_NODE_ANY: the calling thread's node) is tried
+ *    first; other zones only if their node is in @nodemask
+ *    (PP_NODEMASK_PREFERRED_ONLY allows none, PP_NODEMASK_ALL all).
+ *  - The watermark is checked and statistics counted once per call.
+ *  - Fewer pages than asked is a normal result.
+ * Returns pages as for pp_alloc_pages(): refcount 1, order 0.
+ * Context: any thread. Data path: errno untouched.
+ */
+unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
+				  uint64_t nodemask, int nr_pages,
+				  struct pp_page_list *list,
+				  struct pp_page **array);
+
+static inline unsigned long
+pp_alloc_pages_bulk_list(struct pp_allocator *alloc, int nr_pages,
+			 struct pp_page_list *list)
+{
+	return pp_alloc_pages_bulk(alloc, PP_NUMA_NODE_ANY,
+				   PP_NODEMASK_PREFERRED_ONLY, nr_pages, list,
+				   NULL);
+}
+
+static inline unsigned long
+pp_alloc_pages_bulk_array(struct pp_allocator *alloc, int nr_pages,
+			  struct pp_page **array)
+{
+	return pp_alloc_pages_bulk(alloc, PP_NUMA_NODE_ANY,
+				   PP_NODEMASK_PREFERRED_ONLY, nr_pages, NULL,
+				   array);
+}
+
+static inline unsigned long
+pp_alloc_pages_bulk_array_node(struct pp_allocator *alloc, int nid,
+			       int nr_pages, struct pp_page **array)
+{
+	return pp_alloc_pages_bulk(alloc, nid, PP_NODEMASK_PREFERRED_ONLY,
+				   nr_pages, NULL, array);
+}
+
+/*
+ * pp_free_pages_bulk - free @nr order-0 pages (NULL entries are skipped).
+ * One thread-cache operation; drains to the zone in batches.
+ */
+void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
+			unsigned long nr);
+
+/* pp_free_page_list - free every order-0 page on @list and empty it. */
+void pp_free_page_list(struct pp_allocator *alloc, struct pp_page_list *list);
+
+/*
+ * pp_virt_to_page - the descriptor of the page holding @addr, or NULL when
+ * @addr lies in none of the allocator's arenas. O(number of zones).
+ */
+struct pp_page *pp_virt_to_page(const struct pp_allocator *alloc,
+				const void *addr);
+
+/* pp_page_arena - the arena a page belongs to. */
+struct pp_arena *pp_page_arena(const struct pp_allocator *alloc,
+			       const struct pp_page *page);
+
+/* pp_allocator_drain_thread - return the calling thread's caches to the
+ * zones now (threads do this by themselves when they exit). */
+void pp_allocator_drain_thread(struct pp_allocator *alloc);
+
+struct pp_zone_stats {
+	int node;
+	unsigned long managed_pages;   /* pages in the zone */
+	unsigned long free_pages;      /* in the buddy lists */
+	unsigned long pcp_pages;       /* in all threads' caches */
+	unsigned long wmark_low;
+	/* Counted once per call (per batch for refill and drain). */
+	uint64_t alloc_calls;          /* single-page or higher-order calls */
+	uint64_t bulk_calls;
+	uint64_t pages_allocated;
+	uint64_t pages_freed;
+	uint64_t pcp_refills;          /* zone -> thread cache batches */
+	uint64_t pcp_drains;           /* thread cache -> zone batches */
+	uint64_t remote_drains;        /* other threads' caches drained */
+	uint64_t alloc_failed;         /* calls that returned no page */
+};
+
+unsigned int pp_allocator_zone_count(const struct pp_allocator *alloc);
+/* Returns 0, or -EINVAL for an index past the last zone. */
+int pp_allocator_zone_stats(struct pp_allocator *alloc, unsigned int zone,
+			    struct pp_zone_stats *out);
+
+/*
+ * pp_allocator_stats_json - write all zones' statistics as one JSON object
+ * into @buf. Returns the length snprintf would write (may be >= @len).
+ */
+int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf, size_t len);
+
+/*
+ * pp_allocator_check - the invariant walker: every page is in exactly one
+ * of buddy lists, thread caches or allocated; buddies are aligned and not
+ * mergeable; counters match the lists. Returns 0 or -EFAULT with a message
+ * naming the first broken invariant. Takes every lock: slow, tests only.
+ * @allocated_out (may be NULL) receives the number of pages allocated.
+ */
+int pp_allocator_check(struct pp_allocator *alloc,
+		       unsigned long *allocated_out);
+
+/* ---- inline helpers ---- */
+
+static inline void *pp_page_address(const struct pp_page *page)
+{
+	return page->addr;
+}
+
+static inline uint64_t pp_page_dma_addr(const struct pp_page *page)
+{
+	return page->dma_addr;
+}
+
+static inline uint32_t pp_page_ref_count(const struct pp_page *page)
+{
+	return __atomic_load_n(&page->refcount, __ATOMIC_RELAXED);
+}
+
+static inline void pp_page_ref_inc(struct pp_page *page)
+{
+	__atomic_fetch_add(&page->refcount, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * pp_page_ref_dec_and_test - drop one reference; true when it was the last.
+ * Release ordering so that writes to the page happen before another thread
+ * frees it; the final dropper's acquire fence pairs with it.
+ */
+static inline bool pp_page_ref_dec_and_test(struct pp_page *page)
+{
+	if (__atomic_sub_fetch(&page->refcount, 1, __ATOMIC_RELEASE) != 0)
+		return false;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return true;
+}
+
+/* pp_put_page - drop a reference and free the block when it was the last. */
+static inline void pp_put_page(struct pp_allocator *alloc, struct pp_page *page)
+{
+	if (pp_page_ref_dec_and_test(page))
+		pp_free_pages(alloc, page, page->order);
+}
+
+static inline void pp_page_list_init(struct pp_page_list *list)
+{
+	list->head = NULL;
+	list->tail = NULL;
+	list->count = 0;
+}
+
+static inline void pp_page_list_add_tail(struct pp_page_list *list,
+					 struct pp_page *page)
+{
+	page->next = NULL;
+	if (list->tail)
+		list->tail->next = page;
+	else
+		list->head = page;
+	list->tail = page;
+	list->count++;
+}
+
+static inline struct pp_page *pp_page_list_pop(struct pp_page_list *list)
+{
+	struct pp_page *page = list->head;
+
+	if (!page)
+		return NULL;
+	list->head = page->next;
+	if (!list->head)
+		list->tail = NULL;
+	list->count--;
+	page->next = NULL;
+	return page;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAGEPOOL_PP_PAGE_H */

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_page_pool.h - the per-RX-queue recycling cache (the kernel's page_pool).
+ *
+ * A pool has an owner thread (the NAPI context in the kernel: the thread
+ * that polls the RX queue). Only the owner allocates and recycles directly
+ * into the 128-entry alloc cache, with no atomics. Any other thread returns
+ * pages through a multi-producer recycle ring. When the cache is empty the
+ * owner takes up to 64 pages from the ring, and when the ring is empty too
+ * it refills 64 with one bulk array call (PP_REFILL_ARRAY; LIST and SINGLE
+ * exist to measure the difference). Each new page is DMA-mapped once and
+ * keeps its mapping until it leaves the pool.
+ *
+ * The alloc cache is exposed below only so that the fast path can inline;
+ * do not access it directly.
+ */
+#ifndef PAGEPOOL_PP_PAGE_POOL_H
+#define PAGEPOOL_PP_PAGE_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pagepool/pp_common.h>
+#include <pagepool/pp_config.h>
+#include <pagepool/pp_dma.h>
+#include <pagepool/pp_page.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The NAPI budget is 64 frames a poll, so a refill of 64 covers one poll and
+ * a cache of twice that absorbs one poll's recycling without touching the
+ * ring (the kernel's PP_ALLOC_CACHE_REFILL and PP_ALLOC_CACHE_SIZE).
+ */
+#define PP_POOL_CACHE_REFILL 64
+#define PP_POOL_CACHE_SIZE 128
+
+enum pp_pool_flags {
+	PP_POOL_F_DMA_MAP = 1u << 0,      /* map each page once, via params.dma */
+	PP_POOL_F_DMA_SYNC_DEV = 1u << 1, /* sync max_len for device on recycle */
+};
+
+enum pp_pool_refill {
+	PP_REFILL_ARRAY = 0, /* one bulk array call of 64 (the default) */
+	PP_REFILL_LIST = 1,  /* one bulk list call of 64 */
+	PP_REFILL_SINGLE = 2, /* one single-page call per slow-path call,
+				 as the kernel did before 5.13 */
+};
+
+struct pp_pool_params {
+	size_t sz;                  /* sizeof(struct pp_pool_params) */
+	struct pp_allocator *allocator;
+	struct pp_dma *dma;         /* required with PP_POOL_F_DMA_MAP */
+	unsigned int flags;         /* enum pp_pool_flags */
+	unsigned int order;         /* > 0 refills one block at a time */
+	unsigned int pool_size;     /* recycle ring entries; 0: 1024; rounded
+				       up to a power of two */
+	int nid;                    /* PP_NUMA_NODE_ANY or a node */
+	enum pp_dma_dir dma_dir;
+	unsigned int max_len;       /* bytes to sync for device; 0: block
+				       size minus offset */
+	unsigned int offset;        /* where the device writes (headroom) */
+	enum pp_pool_refill refill;
+	const char *name;
+};
+
+/* Statistics, with the kernel's names. */
+struct pp_pool_alloc_stats {
+	uint64_t fast;            /* taken from the alloc cache */
+	uint64_t slow;            /* order-0 slow-path calls */
+	uint64_t slow_high_order; /* order > 0 slow-path calls */
+	uint64_t empty;           /* refills that found the ring empty */
+	uint64_t refill;          /* refills from the ring that got a page */
+	uint64_t waive;           /* ring pages dropped: wrong NUMA node */
+};
+
+struct pp_pool_recycle_stats {
+	uint64_t cached;          /* into the alloc cache */
+	uint64_t cache_full;      /* alloc cache was full */
+	uint64_t ring;            /* into the recycle ring */
+	uint64_t ring_full;       /* ring full: back to the allocator */
+	uint64_t released_refcnt; /* still referenced: released from pool */
+};
+
+struct pp_pool_stats {
+	struct pp_pool_alloc_stats alloc;
+	struct pp_pool_recycle_stats recycle;
+	uint64_t hold;            /* pages taken from the allocator */
+	uint64_t release;         /* pages given back to the allocator */
+	uint64_t map_failed;      /* pages freed because mapping failed */
+	uint64_t cache_count;     /* now in the alloc cache */
+	uint64_t ring_count;      /* now in the recycle ring */
+	uint64_t inflight;        /* hold - release - cache - ring */
+};
+
+/*
+ * struct pp_pool_alloc_cache - the owner's cache; first member of every
+ * pool. Do not access directly.
+ */
+struct pp_pool_alloc_cache {
+	unsigned int count;
+	unsigned int flags;                /* params.flags */
+	struct pp_pool_alloc_stats alloc_stats;   /* owner-only counters */
+	uint64_t recycle_cached;
+	uint64_t recycle_cache_full;
+	struct pp_page *cache[PP_POOL_CACHE_SIZE];
+};
+
+/*
+ * pp_pool_create - returns a pool, or NULL with errno EINVAL (no allocator,
+ * DMA_MAP without dma, order above the arenas' page order, offset or
+ * max_len past the block, bad params.sz) or ENOMEM.
+ * The calling thread becomes the owner until pp_pool_set_owner().
+ */
+struct pp_pool *pp_pool_create(const struct pp_pool_params *params);
+
+/*
+ * pp_pool_destroy - stop the pool: empty the cache and ring back to the
+ * allocator, unmapping every page. Returns 0 when no page is in flight and
+ * the pool is freed; returns -EBUSY when pages are still in flight, after a
+ * warning that says how many: the pool is then freed by whichever thread
+ * returns the last of them, and the caller must not use @pool again.
+ * Context: the owner thread; nobody may allocate from the pool afterwards.
+ */
+int pp_pool_destroy(struct pp_pool *pool);
+
+/* pp_pool_set_owner - hand the pool to the calling thread (e.g. an RX
+ * thread that did not create it). Only while no other thread allocates. */
+void pp_pool_set_owner(struct pp_pool *pool);
+
+/* Out-of-line slow paths; call the inline functions below instead. */
+struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool);
+void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
+			   unsigned int dma_sync_size, bool allow_direct);
+
+static inline struct pp_pool_alloc_cache *pp_pool_cache_(struct pp_pool *pool)
+{
+	return (struct pp_pool_alloc_cache *)(void *)pool;
+}
+
+#if PP_STATS
+#define PP_POOL_STAT_INC_(field) ((field)++)
+#else
+#define PP_POOL_STAT_INC_(field) ((void)0)
+#endif
+
+/*
+ * pp_pool_alloc_pages - a page (block of 2^order) mapped for DMA, with
+ * refcount 1, its pool set, or NULL when the allocator has none.
+ * Context: owner thread only.
+ */
+static inline struct pp_page *pp_pool_alloc_pages(struct pp_pool *pool)
+{
+	struct pp_pool_alloc_cache *c = pp_pool_cache_(pool);
+
+	if (PP_LIKELY(c->count)) {
+		PP_POOL_STAT_INC_(c->alloc_stats.fast);
+		return c->cache[--c->count];
+	}
+	return pp_pool_alloc_pages_slow(pool);
+}
+
+/*
+ * pp_pool_alloc_bulk - up to @n pages into @pages; returns how many.
+ * Context: owner thread only.
+ */
+static inline unsigned int pp_pool_alloc_bulk(struct pp_pool *pool,
+					      struct pp_page **pages,
+					      unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		pages[i] = pp_pool_alloc_pages(pool);
+		if (PP_UNLIKELY(!pages[i]))
+			break;
+	}
+	return i;
+}
+
+/*
+ * pp_pool_put_page - return a page of this pool. With @allow_direct (only
+ * the owner thread may pass true) it goes straight to the alloc cache;
+ * otherwise into the recycle ring; when both are full, back to the
+ * allocator. A page whose refcount is above 1 is still used elsewhere: it is
+ * released from the pool (unmapped) and its reference dropped.
+ * @dma_sync_size: bytes the device may have written (-1: max_len), synced
+ * for device when the pool has PP_POOL_F_DMA_SYNC_DEV.
+ */
+static inline void pp_pool_put_page(struct pp_pool *pool, struct pp_page *page,
+				    unsigned int dma_sync_size,
+				    bool allow_direct)
+{
+	struct pp_pool_alloc_cache *c = pp_pool_cache_(pool);
+
+	if (PP_LIKELY(allow_direct && c->count < PP_POOL_CACHE_SIZE &&
+		      !(c->flags & PP_POOL_F_DMA_SYNC_DEV) &&
+		      pp_page_ref_count(page) == 1)) {
+		PP_POOL_STAT_INC_(c->recycle_cached);
+		c->cache[c->count++] = page;
+		return;
+	}
+	pp_pool_put_page_slow(pool, page, dma_sync_size, allow_direct);
+}
+
+/* pp_pool_recycle_direct - the owner returns a page it used itself. */
+static inline void pp_pool_recycle_direct(struct pp_pool *pool,
+					  struct pp_page *page)
+{
+	pp_pool_put_page(pool, page, (unsigned int)-1, true);
+}
+
+/*
+ * pp_pool_put_pages_bulk - return @n pages from any thread: one ring
+ * operation for the lot; what the ring cannot take goes to the allocator.
+ */
+void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
+			    unsigned int n);
+
+/*
+ * pp_pool_release_page - the page leaves the pool (XDP_PASS into the
+ * stack): it is unmapped, counted as released, and becomes a plain
+ * allocator page that its new owner frees with pp_put_page() or
+ * pp_free_pages(). Any thread; the pool must not be touched by the caller
+ * after this returns unless it holds other pages of it.
+ */
+void pp_pool_release_page(struct pp_pool *pool, struct pp_page *page);
+
+/* pp_page_pool - the pool a page belongs to, or NULL. */
+static inline struct pp_pool *pp_page_pool(const struct pp_page *page)
+{
+	return page->pp;
+}
+
+/* Fills @out; readable from any thread (counters are approximate while
+ * other threads run). Returns 0. */
+int pp_pool_get_stats(struct pp_pool *pool, struct pp_pool_stats *out);
+
+/* Writes the statistics as a JSON object; returns snprintf's length. */
+int pp_pool_stats_json(struct pp_pool *pool, char *buf, size_t len);
+
+/* Pages held by the pool minus released: cache + ring + in flight. */
+uint64_t pp_pool_inflight(struct pp_pool *pool);
+
+/*
+ * pp_pool_check - invariant walker: cache + ring + in flight == held minus
+ * released; every cached and ringed page belongs to this pool, has
+ * refcount 1 and (with DMA_MAP) a mapping. Returns 0 or -EFAULT with a
+ * message. Owner thread, with no concurrent returners.
+ */
+int pp_pool_check(struct pp_pool *pool);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAGEPOOL_PP_PAGE_POOL_H */

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_log_priv.h - the library's only way to say something (never stdout).
+ * Messages are one line, no trailing newline, and tell the operator what
+ * to do where there is something to do.
+ */
+#ifndef PP_LOG_PRIV_H
+#define PP_LOG_PRIV_H
+
+#include <pagepool/pp_common.h>
+
+__attribute__((format(printf, 2, 3)))
+void pp_log(enum pp_log_level level, const char *fmt, ...);
+
+#define PP_ERR(...) pp_log(PP_LOG_ERR, __VA_ARGS__)
+#define PP_WARN(...) pp_log(PP_LOG_WARN, __VA_ARGS__)
+#define PP_INFO(...) pp_log(PP_LOG_INFO, __VA_ARGS__)
+#define PP_DEBUG_LOG(...) pp_log(PP_LOG_DEBUG, __VA_ARGS__)
+
+#endif /* PP_LOG_PRIV_H */

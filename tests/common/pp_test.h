@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_test.h - the few things every test needs: checks that report where
+ * they failed and keep going, a skip exit (77, which meson reports as
+ * SKIP), a log capture to assert on the library's messages, and arena
+ * helpers that skip with the reason when the machine lacks hugepages.
+ */
+#ifndef PP_TEST_H
+#define PP_TEST_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pagepool/pagepool.h>
+
+#define PP_TEST_SKIP 77
+
+static int pp_test_failures;
+
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, \
+				__LINE__, #cond);                          \
+			pp_test_failures++;                                \
+		}                                                          \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                     \
+	do {                                                               \
+		long long a_ = (long long)(a), b_ = (long long)(b);        \
+		if (a_ != b_) {                                            \
+			fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s (%lld vs %lld)\n", \
+				__FILE__, __LINE__, #a, #b, a_, b_);       \
+			pp_test_failures++;                                \
+		}                                                          \
+	} while (0)
+
+/* Stop this test now (a check that later ones depend on failed). */
+#define REQUIRE(cond)                                                      \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "%s:%d: REQUIRE failed: %s\n",     \
+				__FILE__, __LINE__, #cond);                \
+			exit(1);                                           \
+		}                                                          \
+	} while (0)
+
+__attribute__((noreturn, format(printf, 1, 2)))
+static inline void pp_test_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stdout, "SKIP: ");
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	fprintf(stdout, "\n");
+	exit(PP_TEST_SKIP);
+}
+
+/* Run one test function by name, printing a line per test. */
+#define RUN_TEST(fn)                                                       \
+	do {                                                               \
+		int before_ = pp_test_failures;                            \
+		fn();                                                      \
+		printf("%s %s\n", pp_test_failures == before_ ? "ok  " : "FAIL", #fn); \
+	} while (0)
+
+static inline int pp_test_result(void)
+{
+	if (pp_test_failures)
+		fprintf(stderr, "%d check(s) failed\n", pp_test_failures);
+	return pp_test_failures ? 1 : 0;
+}
+
+/* ---- log capture: the last message at WARN or worse, per process ---- */
+
+static pthread_mutex_t pp_test_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char pp_test_last_log[512];
+static int pp_test_log_count;
+
+static void pp_test_log_fn(enum pp_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (level > PP_LOG_WARN)
+		return;
+	pthread_mutex_lock(&pp_test_log_lock);
+	snprintf(pp_test_last_log, sizeof(pp_test_last_log), "%s", msg);
+	pp_test_log_count++;
+	pthread_mutex_unlock(&pp_test_log_lock);
+	fprintf(stderr, "[log] %s\n", msg);
+}
+
+static inline void pp_test_capture_log(void)
+{
+	pp_log_set_handler(pp_test_log_fn, NULL, PP_LOG_WARN);
+}
+
+static inline void pp_test_log_reset(void)
+{
+	pthread_mutex_lock(&pp_test_log_lock);
+	pp_test_last_log[0] = '\0';
+	pp_test_log_count = 0;
+	pthread_mutex_unlock(&pp_test_log_lock);
+}
+
+/* True when the last captured message contains @needle. */
+static inline int pp_test_log_has(const char *needle)
+{
+	int found;
+
+	pthread_mutex_lock(&pp_test_log_lock);
+	found = strstr(pp_test_last_log, needle) != NULL;
+	pthread_mutex_unlock(&pp_test_log_lock);
+	return found;
+}
+
+/* ---- arenas ---- */
+
+/*
+ * An arena of @size bytes with @page_size pages; skips the test (exit 77)
+ * with the reason when the machine cannot give that page size.
+ */
+static inline struct pp_arena *pp_test_arena(size_t size, size_t page_size)
+{
+	struct pp_arena_opts o = {
+		.sz = sizeof(o),
+		.size = size,
+		.page_size = page_size,
+		.numa_node = PP_NUMA_NODE_ANY,
+		.name = "test",
+	};
+	struct pp_arena *a = pp_arena_create(&o);
+
+	if (!a && errno == ENOMEM && page_size != PP_PAGE_SIZE_4K)
+		pp_test_skip("no %zu KiB hugepages free for a %zu KiB arena (run scripts/setup.sh)",
+			     page_size >> 10, size >> 10);
+	if (!a) {
+		fprintf(stderr, "pp_arena_create(%zu, %zu): %s\n", size,
+			page_size, strerror(errno));
+		exit(1);
+	}
+	return a;
+}
+
+/* An allocator over one arena with default tuning. */
+static inline struct pp_allocator *pp_test_allocator(struct pp_arena *arena)
+{
+	struct pp_allocator_opts o = {
+		.sz = sizeof(o),
+		.arenas = &arena,
+		.nr_arenas = 1,
+	};
+	struct pp_allocator *alloc = pp_allocator_create(&o);
+
+	REQUIRE(alloc != NULL);
+	return alloc;
+}
+
+#endif /* PP_TEST_H */
