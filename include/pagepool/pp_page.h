@@ -195,6 +195,12 @@ struct pp_page *pp_virt_to_page(const struct pp_allocator *alloc,
 struct pp_arena *pp_page_arena(const struct pp_allocator *alloc,
 			       const struct pp_page *page);
 
+/* pp_page_to_nid - the NUMA node of the zone a page belongs to. */
+int pp_page_to_nid(const struct pp_allocator *alloc, const struct pp_page *page);
+
+/* pp_allocator_max_order - the largest order every zone can serve. */
+unsigned int pp_allocator_max_order(const struct pp_allocator *alloc);
+
 /* pp_allocator_drain_thread - return the calling thread's caches to the
  * zones now (threads do this by themselves when they exit). */
 void pp_allocator_drain_thread(struct pp_allocator *alloc);
