@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# run-tests.sh - set up the machine, build pagepool three ways and run every
+# test suite: the release build (unit, stress, consumer, bench-smoke), an
+# ASan+UBSan build (unit) and a TSan build (stress and the threaded unit
+# tests). Ends with one line "N passed, N failed, N skipped"; exits non-zero
+# when anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh || exit 1
+
+status=0
+logs=()
+
+# build_and_test DIR "MESON OPTIONS" SUITE... -- TEST ARGS
+build_and_test() {
+	local dir=$1 opts=$2
+	shift 2
+	local suites=() test_env=()
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--env) test_env+=(--setup "$2"); shift 2 ;;
+		*) suites+=(--suite "$1"); shift ;;
+		esac
+	done
+	echo "==> $dir: meson setup $opts"
+	if [ ! -f "$dir/build.ninja" ]; then
+		# shellcheck disable=SC2086
+		meson setup "$dir" $opts >"$dir.setup.log" 2>&1 ||
+			{ cat "$dir.setup.log"; status=1; return; }
+	fi
+	ninja -C "$dir" >"$dir.ninja.log" 2>&1 ||
+		{ tail -50 "$dir.ninja.log"; status=1; return; }
+	meson test -C "$dir" --no-rebuild --print-errorlogs "${suites[@]}" \
+		"${test_env[@]}" || status=1
+	logs+=("$dir/meson-logs/testlog.json")
+}
+
+build_and_test build "-Dbuildtype=release" \
+	unit stress consumer bench-smoke
+build_and_test build-asan \
+	"-Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Ddebug_level=2 -Ddpdk=disabled" \
+	--env asan unit
+# PP_STRESS_SCALE (set by the tsan setup) divides the stress counts.
+build_and_test build-tsan \
+	"-Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Ddpdk=disabled" \
+	--env tsan stress threads
+
+python3 scripts/test-summary.py "${logs[@]}" || status=1
+exit $status

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# setup.sh - prepare a Debian 12 machine for pagepool: the packages it
+# builds and tests with, and hugepage reservations. Idempotent; it only
+# ever raises reservations. Run as root.
+#
+#   PP_HUGEPAGES_2M  2 MiB pages to have reserved (default 1024 = 2 GiB)
+#   PP_HUGEPAGES_1G  1 GiB pages to try to reserve (default 2; a fragmented
+#                    machine may give fewer, and the 1 GiB tests then skip)
+set -euo pipefail
+
+want_2m=${PP_HUGEPAGES_2M:-1024}
+want_1g=${PP_HUGEPAGES_1G:-2}
+
+log() { printf 'setup: %s\n' "$*"; }
+
+if [ "$(id -u)" != 0 ]; then
+	echo "setup: must run as root (packages and hugepage reservations)" >&2
+	exit 1
+fi
+
+packages=(
+	build-essential meson ninja-build pkg-config python3
+	libnuma-dev numactl
+	dpdk-dev
+	gnuplot-nox
+)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Raise a reservation to at least $2 pages; print what the kernel gave.
+reserve() {
+	local file=$1 want=$2 have
+	have=$(cat "$file")
+	if [ "$have" -lt "$want" ]; then
+		echo "$want" >"$file" 2>/dev/null || true
+		have=$(cat "$file")
+	fi
+	echo "$have"
+}
+
+h2=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+h1=/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
+if [ -w "$h2" ]; then
+	got=$(reserve "$h2" "$want_2m")
+	log "2 MiB hugepages reserved: $got (wanted $want_2m)"
+else
+	log "no 2 MiB hugepage support: hugepage tests will skip"
+fi
+if [ -w "$h1" ]; then
+	got=$(reserve "$h1" "$want_1g")
+	log "1 GiB hugepages reserved: $got (wanted $want_1g)"
+	[ "$got" -ge "$want_1g" ] ||
+		log "memory too fragmented for 1 GiB pages: those tests will skip"
+else
+	log "no 1 GiB hugepage support: those tests will skip"
+fi
+
