@@ -1,1 +1,129 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * os_numa.c - NUMA placement: which node memory is on, binding a range or
+ * the calling thread to a node. Through libnuma when pagepool is built with
+ * it (PP_HAVE_NUMA); without it placement is off, and on a machine with
+ * more than one node every call says so (-ENOSYS) rather than guess.
+ * Which nodes exist is read from sysfs (os_sysfs.c), which needs no library.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include <pagepool/pp_config.h>
+
+#include "os/pp_os_priv.h"
+
+#if PP_HAVE_NUMA
+#include <numa.h>
+#include <numaif.h>
+#endif
+
+/* Bits in struct pp_os_policy's mask. */
+#define POLICY_MAX_NODES (sizeof(((struct pp_os_policy *)0)->mask) * 8)
+
+bool pp_os_numa_available(void)
+{
+#if PP_HAVE_NUMA
+	return numa_available() >= 0;
+#else
+	return false;
+#endif
+}
+
+int pp_os_current_node(void)
+{
+	unsigned int cpu, node;
+
+	/* getcpu() reads the node from the vDSO; it needs no libnuma. */
+	if (getcpu(&cpu, &node) == 0)
+		return (int)node;
+	return 0;
+}
+
+int pp_os_addr_node(const void *addr)
+{
+#if PP_HAVE_NUMA
+	int node = -1;
+
+	if (get_mempolicy(&node, NULL, 0, (void *)addr,
+			  MPOL_F_NODE | MPOL_F_ADDR) < 0)
+		return -errno;
+	return node;
+#else
+	(void)addr;
+	/* With one node there is nowhere else the memory could be. */
+	return pp_os_node_count() == 1 ? 0 : -ENOSYS;
+#endif
+}
+
+#if PP_HAVE_NUMA
+static void node_mask(unsigned long *mask, size_t words, int node)
+{
+	memset(mask, 0, words * sizeof(*mask));
+	mask[(unsigned int)node / (8 * sizeof(*mask))] |=
+		1UL << ((unsigned int)node % (8 * sizeof(*mask)));
+}
+#endif
+
+int pp_os_bind_range(void *addr, size_t len, int node)
+{
+	if (node < 0 || (size_t)node >= POLICY_MAX_NODES)
+		return -EINVAL;
+#if PP_HAVE_NUMA
+	{
+		unsigned long mask[POLICY_MAX_NODES / (8 * sizeof(long))];
+
+		node_mask(mask, sizeof(mask) / sizeof(mask[0]), node);
+		/* The kernel reads maxnode - 1 bits. */
+		if (mbind(addr, len, MPOL_BIND, mask, POLICY_MAX_NODES + 1,
+			  0) < 0)
+			return -errno;
+		return 0;
+	}
+#else
+	(void)addr;
+	(void)len;
+	return pp_os_node_count() == 1 && node == 0 ? 0 : -ENOSYS;
+#endif
+}
+
+int pp_os_policy_bind(int node, struct pp_os_policy *saved)
+{
+	saved->changed = false;
+	if (node < 0 || (size_t)node >= POLICY_MAX_NODES)
+		return -EINVAL;
+#if PP_HAVE_NUMA
+	{
+		unsigned long mask[POLICY_MAX_NODES / (8 * sizeof(long))];
+
+		if (get_mempolicy(&saved->mode, saved->mask,
+				  POLICY_MAX_NODES + 1, NULL, 0) < 0)
+			return -errno;
+		node_mask(mask, sizeof(mask) / sizeof(mask[0]), node);
+		if (set_mempolicy(MPOL_BIND, mask, POLICY_MAX_NODES + 1) < 0)
+			return -errno;
+		saved->changed = true;
+		return 0;
+	}
+#else
+	return pp_os_node_count() == 1 && node == 0 ? 0 : -ENOSYS;
+#endif
+}
+
+void pp_os_policy_restore(const struct pp_os_policy *saved)
+{
+	if (!saved->changed)
+		return;
+#if PP_HAVE_NUMA
+	/*
+	 * The saved mode carries its flags (MPOL_F_STATIC_NODES, ...) as
+	 * get_mempolicy() returned them; set_mempolicy() takes them back.
+	 * MPOL_DEFAULT wants no mask.
+	 */
+	if (saved->mode == MPOL_DEFAULT)
+		set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	else
+		set_mempolicy(saved->mode, saved->mask, POLICY_MAX_NODES + 1);
+#endif
+}

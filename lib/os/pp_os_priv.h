@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_os_priv.h - the thin OS layer: the only code in pagepool that calls
+ * mmap/munmap, memfd_create, fallocate, madvise, mlock, mbind,
+ * get_mempolicy, libnuma and the hugepage files in sysfs.
+ *
+ * Every call here is a control-path call. Calls return 0 (or a count, a
+ * node, a descriptor) on success and -errno on failure; none of them logs
+ * except where it says so, because only the caller knows what the operator
+ * should be told. errno is left as the failing syscall set it.
+ */
+#ifndef PP_OS_PRIV_H
+#define PP_OS_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- os_mem.c: address space, backing files, population, locking ---- */
+
+/*
+ * pp_os_reserve - reserve @len bytes of address space, PROT_NONE and not
+ * backed, starting at a multiple of @align (a power of two, at least 4 KiB).
+ * Returns the start, or NULL with errno set.
+ */
+void *pp_os_reserve(size_t len, size_t align);
+
+/* pp_os_unmap - unmap [@addr, @addr + @len); a reservation or a mapping. */
+void pp_os_unmap(void *addr, size_t len);
+
+/*
+ * pp_os_map_fixed - map @len bytes of @fd at @off over [@addr, @addr + @len),
+ * which must lie inside a reservation, shared and read-write. A failed
+ * MAP_FIXED may leave the range unmapped rather than reserved; the caller
+ * unmaps the whole reservation either way.
+ * Returns 0 or -errno.
+ */
+int pp_os_map_fixed(void *addr, size_t len, int fd, uint64_t off);
+
+/*
+ * pp_os_memfd - an anonymous file whose pages are @page_size: hugetlb
+ * (MFD_HUGETLB with the size flag) for 2 MiB and 1 GiB, shmem for 4 KiB.
+ * @name shows in /proc/<pid>/maps. Close-on-exec. Returns the descriptor
+ * or -errno (-EINVAL for a page size the kernel does not offer).
+ */
+int pp_os_memfd(const char *name, size_t page_size);
+
+/*
+ * pp_os_hugetlbfs_page_size - the page size of the hugetlbfs mount at @dir.
+ * Returns the page size, or -EINVAL when @dir is not a hugetlbfs mount,
+ * or the -errno of statfs().
+ */
+long pp_os_hugetlbfs_page_size(const char *dir);
+
+/*
+ * pp_os_hugetlbfs_file - create a file 0600 in hugetlbfs directory @dir,
+ * named after @name ('/' replaced) and this process, and unlink it at once, so that it lives only as long as the descriptor
+ * (nothing is left behind if the process dies). Returns the descriptor or
+ * -errno.
+ */
+int pp_os_hugetlbfs_file(const char *dir, const char *name);
+
+/*
+ * pp_os_populate_file - allocate every page of [0, @len) in @fd now. For
+ * hugetlb files this takes the pages out of the free pool and fails at once
+ * with -ENOSPC when too few are free, instead of a SIGBUS at the first
+ * touch. The pages come from the calling thread's memory policy, so a
+ * caller that wants them on a node sets it first (pp_os_policy_bind()).
+ */
+int pp_os_populate_file(int fd, size_t len);
+
+/*
+ * pp_os_populate_map - fill the page tables of a mapping whose file pages
+ * exist already (MADV_POPULATE_WRITE, Linux 5.14), so the data path takes
+ * no first-touch fault. Returns 0, or -EINVAL where the kernel lacks it
+ * (the pages are allocated anyway; only the faults remain).
+ */
+int pp_os_populate_map(void *addr, size_t len);
+
+/* pp_os_lock - mlock(); -ENOMEM/-EPERM when RLIMIT_MEMLOCK is too small. */
+int pp_os_lock(void *addr, size_t len);
+void pp_os_unlock(void *addr, size_t len);
+
+/* ---- os_numa.c: nodes and memory policy ---- */
+
+/* Whether pagepool was built able to place memory (libnuma). */
+bool pp_os_numa_available(void);
+
+/*
+ * pp_os_current_node - the node of the CPU the calling thread runs on now
+ * (it may move). Returns the node, or 0 when unknown on a one-node machine.
+ */
+int pp_os_current_node(void);
+
+/*
+ * pp_os_addr_node - the node of the page holding @addr, which must be
+ * populated (get_mempolicy(MPOL_F_NODE | MPOL_F_ADDR)). Returns the node,
+ * or -ENOSYS when built without libnuma on a machine with several nodes
+ * (it cannot tell), or -errno.
+ */
+int pp_os_addr_node(const void *addr);
+
+/*
+ * pp_os_bind_range - bind [@addr, @addr + @len) to @node (MPOL_BIND), so a
+ * fault there takes memory only from @node. Returns 0 or -errno.
+ */
+int pp_os_bind_range(void *addr, size_t len, int node);
+
+/*
+ * pp_os_policy_bind / pp_os_policy_restore - bind the calling thread's
+ * memory policy to @node, and put the previous one back. Needed around
+ * pp_os_populate_file(): fallocate() has no mapping whose policy could
+ * apply, so the kernel allocates by the thread's policy.
+ * @saved is opaque storage for the previous policy.
+ */
+struct pp_os_policy {
+	int mode;
+	unsigned long mask[16]; /* 1024 nodes, the kernel's default maximum */
+	bool changed;
+};
+int pp_os_policy_bind(int node, struct pp_os_policy *saved);
+void pp_os_policy_restore(const struct pp_os_policy *saved);
+
+/* ---- os_sysfs.c: nodes and hugepage counts ---- */
+
+/* pp_os_node_online - whether @node exists and is online. */
+bool pp_os_node_online(int node);
+
+/* pp_os_node_count - how many nodes are online (at least 1). */
+int pp_os_node_count(void);
+
+/* Whether the kernel offers hugepages of @page_size (its sysfs dir exists). */
+bool pp_os_hugepage_size_supported(size_t page_size);
+
+/*
+ * pp_os_hugepages_free / _total - free_hugepages / nr_hugepages of
+ * @page_size on @node, or on the whole machine for a negative @node.
+ * Returns the count or -errno (-ENOENT: no such size or node).
+ */
+long pp_os_hugepages_free(size_t page_size, int node);
+long pp_os_hugepages_total(size_t page_size, int node);
+
+/*
+ * pp_os_hugepages_reserved - resv_hugepages of @page_size: pages counted
+ * free that mappings have reserved but not yet touched. Machine-wide only
+ * (sysfs keeps no per-node figure). Returns the count or -errno.
+ */
+long pp_os_hugepages_reserved(size_t page_size);
+
+/*
+ * pp_os_hugepages_path - the sysfs file @leaf ("nr_hugepages", ...) for
+ * @page_size on @node (machine-wide for a negative @node) written into
+ * @buf; for messages that tell the operator what to write where.
+ */
+void pp_os_hugepages_path(char *buf, size_t len, size_t page_size, int node,
+			  const char *leaf);
+
+#endif /* PP_OS_PRIV_H */
