@@ -78,12 +78,14 @@ enum pp_iova_mode pp_dma_mode(const struct pp_dma *dma);
  * pp_dma_map_arena - make every segment of @arena addressable.
  * Returns 0 or -errno: -EPERM when pagemap hides PFNs (PA mode without
  * CAP_SYS_ADMIN; the message says so), -EFAULT for a page not present,
- * -EEXIST when already mapped, or the backend's error. Nothing stays mapped
- * on failure.
+ * -EEXIST when already mapped, -ENOSPC past 32 mapped arenas, or the
+ * backend's segment_map error (segments mapped before it are unmapped).
+ * Nothing stays mapped on failure. Control path; any thread.
  */
 int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena);
 
-/* Returns 0, or -ENOENT when @arena was not mapped. */
+/* Returns 0, or -ENOENT when @arena was not mapped. No other thread may
+ * still map pages of @arena during the call. */
 int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena);
 
 /*

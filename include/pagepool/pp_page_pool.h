@@ -43,6 +43,13 @@ enum pp_pool_flags {
 	PP_POOL_F_DMA_SYNC_DEV = 1u << 1, /* sync max_len for device on recycle */
 };
 
+/*
+ * Internal, in pp_pool_alloc_cache.flags only: set by pp_pool_destroy() so
+ * that the owner's puts stop going into the cache. The inline put path tests
+ * it in the same mask as PP_POOL_F_DMA_SYNC_DEV, so it costs nothing there.
+ */
+#define PP_POOL_F_NO_DIRECT_ (1u << 31)
+
 enum pp_pool_refill {
 	PP_REFILL_ARRAY = 0, /* one bulk array call of 64 (the default) */
 	PP_REFILL_LIST = 1,  /* one bulk list call of 64 */
@@ -141,8 +148,14 @@ static inline struct pp_pool_alloc_cache *pp_pool_cache_(struct pp_pool *pool)
 	return (struct pp_pool_alloc_cache *)(void *)pool;
 }
 
+/*
+ * Owner-only counters: a relaxed store of the owner's own plain read (no
+ * atomic read-modify-write; a plain add on x86) so that pp_pool_get_stats()
+ * may read them from another thread without a data race.
+ */
 #if PP_STATS
-#define PP_POOL_STAT_INC_(field) ((field)++)
+#define PP_POOL_STAT_INC_(field) \
+	__atomic_store_n(&(field), (field) + 1, __ATOMIC_RELAXED)
 #else
 #define PP_POOL_STAT_INC_(field) ((void)0)
 #endif
@@ -155,10 +168,13 @@ static inline struct pp_pool_alloc_cache *pp_pool_cache_(struct pp_pool *pool)
 static inline struct pp_page *pp_pool_alloc_pages(struct pp_pool *pool)
 {
 	struct pp_pool_alloc_cache *c = pp_pool_cache_(pool);
+	unsigned int n = c->count;
 
-	if (PP_LIKELY(c->count)) {
+	if (PP_LIKELY(n)) {
 		PP_POOL_STAT_INC_(c->alloc_stats.fast);
-		return c->cache[--c->count];
+		/* Relaxed store: pp_pool_get_stats() reads the count. */
+		__atomic_store_n(&c->count, n - 1, __ATOMIC_RELAXED);
+		return c->cache[n - 1];
 	}
 	return pp_pool_alloc_pages_slow(pool);
 }
@@ -196,11 +212,16 @@ static inline void pp_pool_put_page(struct pp_pool *pool, struct pp_page *page,
 {
 	struct pp_pool_alloc_cache *c = pp_pool_cache_(pool);
 
+	/* Non-owners pass allow_direct false and never read the cache. */
 	if (PP_LIKELY(allow_direct && c->count < PP_POOL_CACHE_SIZE &&
-		      !(c->flags & PP_POOL_F_DMA_SYNC_DEV) &&
+		      !(c->flags & (PP_POOL_F_DMA_SYNC_DEV |
+				    PP_POOL_F_NO_DIRECT_)) &&
 		      pp_page_ref_count(page) == 1)) {
+		unsigned int n = c->count;
+
 		PP_POOL_STAT_INC_(c->recycle_cached);
-		c->cache[c->count++] = page;
+		c->cache[n] = page;
+		__atomic_store_n(&c->count, n + 1, __ATOMIC_RELAXED);
 		return;
 	}
 	pp_pool_put_page_slow(pool, page, dma_sync_size, allow_direct);
@@ -216,6 +237,9 @@ static inline void pp_pool_recycle_direct(struct pp_pool *pool,
 /*
  * pp_pool_put_pages_bulk - return @n pages from any thread: one ring
  * operation for the lot; what the ring cannot take goes to the allocator.
+ * Pages whose refcount is above 1 are released from the pool as in
+ * pp_pool_put_page(). @pages itself is not modified. After
+ * pp_pool_destroy() every page goes straight to the allocator.
  */
 void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 			    unsigned int n);
@@ -248,8 +272,9 @@ uint64_t pp_pool_inflight(struct pp_pool *pool);
 /*
  * pp_pool_check - invariant walker: cache + ring + in flight == held minus
  * released; every cached and ringed page belongs to this pool, has
- * refcount 1 and (with DMA_MAP) a mapping. Returns 0 or -EFAULT with a
- * message. Owner thread, with no concurrent returners.
+ * refcount 1 and (with DMA_MAP) a mapping, and none is stored twice.
+ * Returns 0, -EFAULT with a message naming the broken invariant, or
+ * -ENOMEM. Owner thread, with no concurrent returners; tests only.
  */
 int pp_pool_check(struct pp_pool *pool);
 

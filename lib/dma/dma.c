@@ -1,1 +1,376 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dma.c - IOVA domains: VA (IOVA = virtual address), PA (physical address
+ * from pagemap) and OPS (a caller's table).
+ *
+ * The expensive part happens once per arena in pp_dma_map_arena(): the
+ * backend's segment_map for OPS, one pagemap read per hugepage for PA.
+ * pp_dma_map_page() is then a lookup: find the mapped arena that contains
+ * the address (a linear scan; a process has a handful of arenas), and for
+ * PA add the offset to the physical base of the hugepage it lies in.
+ *
+ * Concurrency: map/unmap of arenas are control calls serialised by a mutex.
+ * The data path reads the arena table without a lock: a table entry is
+ * filled in completely before it is published with a release store, and
+ * readers load it with acquire. Unmapping an arena while another thread
+ * still maps pages of it is the caller's bug (the pages would be unusable
+ * anyway); the entry is freed only after it is unpublished.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pagepool/pp_dma.h>
+
+#include "common/pp_log_priv.h"
+#include "os/pp_pagemap_priv.h"
+
+/* A handful of arenas per process (one per NUMA node, a few in tests). */
+#define DMA_MAX_ARENAS 32
+
+struct dma_arena {
+	struct pp_arena *arena;
+	uintptr_t base;
+	size_t size;
+	/* Unit that is physically contiguous: the smallest segment page. */
+	size_t unit;
+	unsigned int unit_shift;
+	uint64_t *pa; /* PA mode: physical base of each unit */
+};
+
+struct pp_dma {
+	enum pp_iova_mode mode;
+	struct pp_dma_ops ops;
+	void *ops_ctx;
+	pthread_mutex_t lock; /* arena map/unmap; never on the data path */
+	unsigned int nr_mapped;
+	/* Slots below nr_slots may be in use; published with release. */
+	unsigned int nr_slots;
+	struct dma_arena *slots[DMA_MAX_ARENAS];
+};
+
+struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts)
+{
+	struct pp_dma *dma;
+
+	if (!opts || opts->sz < sizeof(*opts)) {
+		PP_ERR("dma: opts.sz is %zu, expected %zu: set opts.sz = sizeof(opts)",
+		       opts ? opts->sz : 0, sizeof(*opts));
+		errno = EINVAL;
+		return NULL;
+	}
+	if (opts->mode != PP_IOVA_VA && opts->mode != PP_IOVA_PA &&
+	    opts->mode != PP_IOVA_OPS) {
+		PP_ERR("dma: unknown IOVA mode %d: use PP_IOVA_VA, PP_IOVA_PA or PP_IOVA_OPS",
+		       (int)opts->mode);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (opts->mode == PP_IOVA_OPS &&
+	    (!opts->ops || opts->ops->sz < offsetof(struct pp_dma_ops, page_unmap) ||
+	     !opts->ops->page_map)) {
+		PP_ERR("dma: IOVA mode ops needs opts.ops with sz set and a page_map hook");
+		errno = EINVAL;
+		return NULL;
+	}
+	dma = calloc(1, sizeof(*dma));
+	if (!dma) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	dma->mode = opts->mode;
+	if (opts->mode == PP_IOVA_OPS) {
+		/* An older, shorter table leaves the newer hooks NULL. */
+		size_t n = opts->ops->sz < sizeof(dma->ops) ? opts->ops->sz :
+							      sizeof(dma->ops);
+
+		memcpy(&dma->ops, opts->ops, n);
+		dma->ops_ctx = opts->ops_ctx;
+	}
+	pthread_mutex_init(&dma->lock, NULL);
+	return dma;
+}
+
+int pp_dma_destroy(struct pp_dma *dma)
+{
+	unsigned int nr;
+
+	if (!dma)
+		return 0;
+	pthread_mutex_lock(&dma->lock);
+	nr = dma->nr_mapped;
+	pthread_mutex_unlock(&dma->lock);
+	if (nr) {
+		PP_ERR("dma: destroy refused, %u arena(s) still mapped: pp_dma_unmap_arena() them first",
+		       nr);
+		return -EBUSY;
+	}
+	pthread_mutex_destroy(&dma->lock);
+	free(dma);
+	return 0;
+}
+
+enum pp_iova_mode pp_dma_mode(const struct pp_dma *dma)
+{
+	return dma->mode;
+}
+
+static const char *arena_name(struct pp_arena *arena)
+{
+	const char *name = pp_arena_name(arena);
+
+	return name ? name : "(unnamed)";
+}
+
+/* Caller holds dma->lock. */
+static int find_slot(struct pp_dma *dma, const struct pp_arena *arena)
+{
+	unsigned int i;
+
+	for (i = 0; i < dma->nr_slots; i++)
+		if (dma->slots[i] && dma->slots[i]->arena == arena)
+			return (int)i;
+	return -1;
+}
+
+static void unmap_segments(struct pp_dma *dma, struct pp_arena *arena,
+			   unsigned int nr)
+{
+	struct pp_arena_segment seg;
+	unsigned int i;
+
+	if (dma->mode != PP_IOVA_OPS || !dma->ops.segment_unmap)
+		return;
+	for (i = 0; i < nr; i++)
+		if (pp_arena_segment(arena, i, &seg) == 0)
+			dma->ops.segment_unmap(dma->ops_ctx, &seg);
+}
+
+/* PA mode: one pagemap read per unit of each segment. */
+static int read_phys(struct dma_arena *a, unsigned int nr_segs)
+{
+	struct pp_arena_segment seg;
+	unsigned int i;
+	size_t u, first, n;
+	int err;
+
+	a->pa = calloc(a->size >> a->unit_shift, sizeof(*a->pa));
+	if (!a->pa)
+		return -ENOMEM;
+	for (i = 0; i < nr_segs; i++) {
+		err = pp_arena_segment(a->arena, i, &seg);
+		if (err)
+			return err;
+		first = ((uintptr_t)seg.addr - a->base) >> a->unit_shift;
+		n = seg.len >> a->unit_shift;
+		err = pp_os_virt_to_phys(seg.addr, a->unit, n, a->pa + first);
+		if (err == -EPERM) {
+			PP_ERR("dma: arena %s: pagemap hides physical addresses: run as root (CAP_SYS_ADMIN) or use IOVA mode va",
+			       arena_name(a->arena));
+			return err;
+		}
+		if (err == -EFAULT) {
+			PP_ERR("dma: arena %s: a page of segment %u is not present in /proc/self/pagemap: IOVA mode pa needs a populated, locked arena",
+			       arena_name(a->arena), i);
+			return err;
+		}
+		if (err) {
+			PP_ERR("dma: arena %s: reading /proc/self/pagemap failed (%s): IOVA mode pa needs procfs mounted",
+			       arena_name(a->arena), strerror(-err));
+			return err;
+		}
+		for (u = first; u < first + n; u++) {
+			/* A hugepage is naturally aligned in physical memory
+			 * too; anything else is not a hugepage. */
+			if (a->pa[u] & (a->unit - 1)) {
+				PP_ERR("dma: arena %s: physical address 0x%llx of a %zu KiB page is misaligned: refusing IOVA mode pa",
+				       arena_name(a->arena),
+				       (unsigned long long)a->pa[u],
+				       a->unit >> 10);
+				return -EFAULT;
+			}
+		}
+	}
+	return 0;
+}
+
+int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena)
+{
+	struct pp_arena_segment seg;
+	struct dma_arena *a;
+	unsigned int i, nr_segs, mapped = 0;
+	int slot = -1, err;
+
+	if (!dma || !arena)
+		return -EINVAL;
+	pthread_mutex_lock(&dma->lock);
+	if (find_slot(dma, arena) >= 0) {
+		err = -EEXIST;
+		goto err_unlock;
+	}
+	for (i = 0; i < DMA_MAX_ARENAS; i++) {
+		if (!dma->slots[i]) {
+			slot = (int)i;
+			break;
+		}
+	}
+	if (slot < 0) {
+		PP_ERR("dma: arena %s: already %u arenas mapped: use fewer, larger arenas",
+		       arena_name(arena), DMA_MAX_ARENAS);
+		err = -ENOSPC;
+		goto err_unlock;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		err = -ENOMEM;
+		goto err_unlock;
+	}
+	a->arena = arena;
+	a->base = (uintptr_t)pp_arena_base(arena);
+	a->size = pp_arena_size(arena);
+	a->unit = pp_arena_page_size(arena);
+	nr_segs = pp_arena_segment_count(arena);
+	for (i = 0; i < nr_segs; i++) {
+		err = pp_arena_segment(arena, i, &seg);
+		if (err)
+			goto err_free;
+		if (seg.page_size < a->unit)
+			a->unit = seg.page_size;
+	}
+	if (!a->unit || (a->unit & (a->unit - 1))) {
+		err = -EINVAL;
+		goto err_free;
+	}
+	a->unit_shift = (unsigned int)__builtin_ctzll(a->unit);
+
+	if (dma->mode == PP_IOVA_PA) {
+		err = read_phys(a, nr_segs);
+		if (err)
+			goto err_free;
+	} else if (dma->mode == PP_IOVA_OPS && dma->ops.segment_map) {
+		for (mapped = 0; mapped < nr_segs; mapped++) {
+			err = pp_arena_segment(arena, mapped, &seg);
+			if (!err)
+				err = dma->ops.segment_map(dma->ops_ctx, &seg);
+			if (err) {
+				PP_ERR("dma: arena %s: backend %s failed to map segment %u (%s)",
+				       arena_name(arena),
+				       dma->ops.name ? dma->ops.name : "ops",
+				       mapped, strerror(err < 0 ? -err : err));
+				goto err_unmap_segments;
+			}
+		}
+	}
+
+	/* Pairs with the acquire loads in find_arena(): the entry is
+	 * complete before a data-path reader can see it. */
+	__atomic_store_n(&dma->slots[slot], a, __ATOMIC_RELEASE);
+	if ((unsigned int)slot >= dma->nr_slots)
+		__atomic_store_n(&dma->nr_slots, (unsigned int)slot + 1,
+				 __ATOMIC_RELEASE);
+	dma->nr_mapped++;
+	pthread_mutex_unlock(&dma->lock);
+	return 0;
+
+err_unmap_segments:
+	unmap_segments(dma, arena, mapped);
+err_free:
+	free(a->pa);
+	free(a);
+err_unlock:
+	pthread_mutex_unlock(&dma->lock);
+	return err;
+}
+
+int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena)
+{
+	struct dma_arena *a;
+	int slot;
+
+	if (!dma || !arena)
+		return -EINVAL;
+	pthread_mutex_lock(&dma->lock);
+	slot = find_slot(dma, arena);
+	if (slot < 0) {
+		pthread_mutex_unlock(&dma->lock);
+		return -ENOENT;
+	}
+	a = dma->slots[slot];
+	__atomic_store_n(&dma->slots[slot], NULL, __ATOMIC_RELAXED);
+	unmap_segments(dma, arena, pp_arena_segment_count(arena));
+	dma->nr_mapped--;
+	pthread_mutex_unlock(&dma->lock);
+	free(a->pa);
+	free(a);
+	return 0;
+}
+
+static struct dma_arena *find_arena(struct pp_dma *dma, uintptr_t addr)
+{
+	/* Pairs with the release stores in pp_dma_map_arena(). */
+	unsigned int i, n = __atomic_load_n(&dma->nr_slots, __ATOMIC_ACQUIRE);
+	struct dma_arena *a;
+
+	for (i = 0; i < n; i++) {
+		a = __atomic_load_n(&dma->slots[i], __ATOMIC_ACQUIRE);
+		if (a && addr - a->base < a->size)
+			return a;
+	}
+	return NULL;
+}
+
+int pp_dma_map_page(struct pp_dma *dma, void *addr, unsigned int order,
+		    enum pp_dma_dir dir, uint64_t *iova)
+{
+	uintptr_t va = (uintptr_t)addr;
+	struct dma_arena *a = find_arena(dma, va);
+	size_t len, off, in;
+
+	if (PP_UNLIKELY(!a))
+		return -ENOENT;
+	if (PP_UNLIKELY(order >= 8 * sizeof(size_t) - PP_PAGE_SHIFT))
+		return -EINVAL;
+	len = PP_PAGE_SIZE << order;
+	off = va - a->base;
+	if (PP_UNLIKELY(len > a->size - off))
+		return -EINVAL;
+
+	switch (dma->mode) {
+	case PP_IOVA_VA:
+		*iova = (uint64_t)va;
+		return 0;
+	case PP_IOVA_PA:
+		/* Physically contiguous only within one unit (hugepage). */
+		in = off & (a->unit - 1);
+		if (PP_UNLIKELY(in + len > a->unit))
+			return -EINVAL;
+		*iova = a->pa[off >> a->unit_shift] + in;
+		return 0;
+	case PP_IOVA_OPS:
+		return dma->ops.page_map(dma->ops_ctx, addr, len, dir, iova);
+	}
+	return -EINVAL;
+}
+
+void pp_dma_unmap_page(struct pp_dma *dma, uint64_t iova, unsigned int order,
+		       enum pp_dma_dir dir)
+{
+	if (dma->mode == PP_IOVA_OPS && dma->ops.page_unmap)
+		dma->ops.page_unmap(dma->ops_ctx, iova, PP_PAGE_SIZE << order,
+				    dir);
+}
+
+void pp_dma_sync_for_device(struct pp_dma *dma, uint64_t iova, size_t len,
+			    enum pp_dma_dir dir)
+{
+	if (dma->mode == PP_IOVA_OPS && dma->ops.sync_for_device)
+		dma->ops.sync_for_device(dma->ops_ctx, iova, len, dir);
+}
+
+void pp_dma_sync_for_cpu(struct pp_dma *dma, uint64_t iova, size_t len,
+			 enum pp_dma_dir dir)
+{
+	if (dma->mode == PP_IOVA_OPS && dma->ops.sync_for_cpu)
+		dma->ops.sync_for_cpu(dma->ops_ctx, iova, len, dir);
+}

@@ -1,1 +1,703 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * page_pool.c - the recycling cache: create and destroy, the allocation
+ * slow path (ring, then allocator), the recycling slow paths, release, and
+ * the deferred destroy. The fast paths are inline in pp_page_pool.h.
+ *
+ * Behaviour follows the kernel's net/core/page_pool.c (5.13 and the later
+ * fixes); the code is our own.
+ *
+ * Where a page can be, and who may touch it there:
+ *   alloc cache  - the owner thread only (no atomics);
+ *   recycle ring - any thread (MPMC pp_ring);
+ *   in flight    - whoever the owner handed it to;
+ *   allocator    - not the pool's any more (released).
+ * pool->state counts pages held minus released, so it covers the first
+ * three. A page is "held" from the moment it is mapped for the pool until
+ * it is released (unmapped, pp fields cleared), and every release is
+ * followed, as the releasing thread's last touch of the pool, by
+ * subtracting it from pool->state.
+ *
+ * Deferred destroy and the returner race (CVE-2025-38129)
+ * --------------------------------------------------------
+ * The pool must be freed exactly once, by whoever drops the last count,
+ * and nobody may touch it afterwards. pool->state holds the count in its
+ * low 63 bits and PP_POOL_DESTROYING in the top bit:
+ *
+ *  1. A thread may touch the pool only while it owns part of the count:
+ *     a page of the pool it holds, or a "guard" (+1) it took while owning
+ *     something else. Its last access is the subtraction of everything it
+ *     owns (pool_put_count()); the one whose subtraction leaves exactly
+ *     PP_POOL_DESTROYING frees the pool. All changes to state are atomic
+ *     read-modify-writes with acquire-release ordering, so every thread's
+ *     accesses to the pool happen before the free.
+ *  2. The count never rises from zero once the bit is set: only a thread
+ *     that already owns some of it takes a guard, and the owner allocates
+ *     (adding held pages) only before destroy. So the transition to
+ *     DESTROYING|0 happens once, and exactly one thread frees.
+ *  3. The destroyer sets the bit and takes its own guard in one RMW, then
+ *     empties the cache and the ring, then drops the guard and the drained
+ *     pages. If nothing was in flight it frees the pool itself and returns
+ *     0; otherwise it warns and returns -EBUSY.
+ *  4. A page pushed into the ring after the destroyer drained it would be
+ *     stranded (the pool never freed, the page never returned). So a
+ *     returner that pushes into the ring holds a guard across the push and
+ *     afterwards re-reads state with an RMW: if the bit is set it drains the
+ *     ring itself (the ring is multi-consumer, so the destroyer and any
+ *     number of returners may drain at once and each page comes out once).
+ *     Why the re-check cannot miss: the returner's re-check RMW and the
+ *     destroyer's bit-setting RMW are ordered in state's modification
+ *     order. If the re-check comes later it sees the bit. If it comes
+ *     earlier, the destroyer's acquire RMW reads a value in the release
+ *     sequence of the returner's re-check, so the returner's push (before
+ *     its re-check) happens before the destroyer's drain, which sees the
+ *     page. A plain load for the re-check would not do: that is the
+ *     store-buffering pattern, where both sides can miss each other.
+ *     The guard is what lets the returner touch the pool after the push:
+ *     without it the destroyer could drain the page it just pushed, drop
+ *     the last count and free the pool under it.
+ *  5. A returner whose guard RMW already sees the bit gives its pages
+ *     straight to the allocator. The owner's puts after destroy go the
+ *     same way: destroy sets PP_POOL_F_NO_DIRECT_ first, which turns the
+ *     inline direct path off.
+ * The cost is three RMWs on one line per ring return (guard, re-check,
+ * final drop), paid once per call by pp_pool_put_pages_bulk().
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pp_log_priv.h"
+#include "page_pool/page_pool_priv.h"
+
+/* The kernel caps its ptr_ring at 32768 entries; so do we. */
+#define POOL_RING_DEFAULT 1024
+#define POOL_RING_MAX 32768
+
+/* ---- page ownership ---- */
+
+/* Make a new page the pool's: map it and stamp it. False if mapping failed. */
+static bool page_adopt(struct pp_pool *pool, struct pp_page *page)
+{
+	uint64_t iova;
+
+	if (pool->flags & PP_POOL_F_DMA_MAP) {
+		if (pp_dma_map_page(pool->dma, pp_page_address(page),
+				    pool->order, pool->dma_dir, &iova))
+			return false;
+		page->dma_addr = iova;
+		page->pp_magic = PP_POOL_MAGIC_MAPPED;
+		/* A fresh page may hold CPU writes: give the device a clean
+		 * view, as the kernel does in page_pool_dma_map(). */
+		if (pool->flags & PP_POOL_F_DMA_SYNC_DEV)
+			pp_dma_sync_for_device(pool->dma, iova + pool->offset,
+					       pool->max_len, pool->dma_dir);
+	} else {
+		page->dma_addr = 0;
+		page->pp_magic = PP_POOL_MAGIC;
+	}
+	page->pp = pool;
+	return true;
+}
+
+/*
+ * Adopt @n pages fresh from the allocator, in place: the ones that could not
+ * be mapped go back to the allocator and are dropped from @pages. Returns
+ * how many are left, which are now counted as held. Owner only.
+ */
+static unsigned int pages_adopt(struct pp_pool *pool, struct pp_page **pages,
+				unsigned int n)
+{
+	unsigned int i, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		if (PP_LIKELY(page_adopt(pool, pages[i]))) {
+			pages[kept++] = pages[i];
+			continue;
+		}
+		pp_free_pages(pool->allocator, pages[i], pool->order);
+	}
+	if (PP_UNLIKELY(kept < n))
+		POOL_STAT_ADD(pool->map_failed, n - kept);
+	if (kept) {
+		POOL_STAT_ADD(pool->hold, kept);
+		/*
+		 * Relaxed: these pages reach other threads only through later
+		 * synchronisation of the caller's own (a ring, a queue), which
+		 * orders this add before their subtraction.
+		 */
+		__atomic_fetch_add(&pool->state, kept, __ATOMIC_RELAXED);
+	}
+	return kept;
+}
+
+/* The page leaves the pool: unmap it and clear the pool's fields. */
+static void page_release(struct pp_pool *pool, struct pp_page *page)
+{
+	if (page->pp_magic == PP_POOL_MAGIC_MAPPED)
+		pp_dma_unmap_page(pool->dma, page->dma_addr, pool->order,
+				  pool->dma_dir);
+	page->pp = NULL;
+	page->pp_magic = 0;
+	page->dma_addr = 0;
+}
+
+/*
+ * Release @n pages and give them to the allocator. The caller subtracts
+ * them from pool->state afterwards (pool_put_count()).
+ */
+static void pages_return(struct pp_pool *pool, struct pp_page **pages,
+			 unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		page_release(pool, pages[i]);
+		pp_free_pages(pool->allocator, pages[i], pool->order);
+	}
+	if (n)
+		POOL_XSTAT_ADD(pool, release, n);
+}
+
+static void pool_free(struct pp_pool *pool)
+{
+	PP_DEBUG_LOG("pool %s: freed", pool->name);
+	pp_ring_free(pool->ring);
+	free(pool);
+}
+
+/*
+ * Drop @n counts (released pages and guards). The caller's last access to
+ * @pool: the one that leaves exactly PP_POOL_DESTROYING frees it.
+ * Acquire-release: every subtraction is an RMW, so they form one release
+ * sequence; the freer's acquire makes all earlier users' accesses happen
+ * before the free, and each user's release puts its own accesses first.
+ */
+static void pool_put_count(struct pp_pool *pool, uint64_t n)
+{
+	if (__atomic_sub_fetch(&pool->state, n, __ATOMIC_ACQ_REL) ==
+	    PP_POOL_DESTROYING)
+		pool_free(pool);
+}
+
+/* Empty the ring to the allocator; returns how many pages came out. The
+ * caller owns a count (a guard) and subtracts the result. */
+static uint64_t ring_drain(struct pp_pool *pool)
+{
+	struct pp_page *pages[PP_POOL_CACHE_REFILL];
+	uint64_t total = 0;
+	unsigned int n;
+
+	while ((n = pp_ring_mc_dequeue_burst(pool->ring, (void **)pages,
+					     PP_POOL_CACHE_REFILL))) {
+		pages_return(pool, pages, n);
+		total += n;
+	}
+	return total;
+}
+
+/* ---- returning pages through the ring (any thread) ---- */
+
+struct ring_return {
+	bool destroying; /* state had the bit when the guard was taken */
+	bool pushed;     /* something went into the ring */
+	uint64_t drop;   /* counts to subtract at the end, guard included */
+};
+
+/*
+ * Take a guard (point 4 of the protocol above). The caller owns at least
+ * one page of the pool, so the count is not zero and the pool is alive.
+ * Relaxed: the guard must be in the count before any page we push can be
+ * drained by another thread, and the release store of prod.tail in the
+ * push orders it so; nothing else depends on it.
+ */
+static void ring_return_begin(struct pp_pool *pool, struct ring_return *rr)
+{
+	uint64_t v = __atomic_fetch_add(&pool->state, 1, __ATOMIC_RELAXED);
+
+	rr->destroying = (v & PP_POOL_DESTROYING) != 0;
+	rr->pushed = false;
+	rr->drop = 1;
+}
+
+/* Push @n pages; what the ring cannot take (or all, while destroying)
+ * goes to the allocator. */
+static void ring_return_pages(struct pp_pool *pool, struct ring_return *rr,
+			      struct pp_page **pages, unsigned int n)
+{
+	unsigned int done = 0;
+
+	if (!rr->destroying) {
+		done = pp_ring_mp_enqueue_burst(pool->ring,
+						(void *const *)pages, n);
+		if (done) {
+			rr->pushed = true;
+			POOL_XSTAT_ADD(pool, ring, done);
+		}
+		if (PP_UNLIKELY(done < n))
+			POOL_XSTAT_ADD(pool, ring_full, n - done);
+	}
+	if (done < n) {
+		pages_return(pool, pages + done, n - done);
+		rr->drop += n - done;
+	}
+}
+
+/* Re-check for a destroy that raced the push, then drop everything: the
+ * caller's last access to the pool. */
+static void ring_return_end(struct pp_pool *pool, struct ring_return *rr)
+{
+	uint64_t v;
+
+	if (rr->pushed) {
+		/* An RMW, not a load: see point 4 above. Pairs with the
+		 * destroyer's RMW in pp_pool_destroy(). */
+		v = __atomic_fetch_or(&pool->state, 0, __ATOMIC_ACQ_REL);
+		if (PP_UNLIKELY(v & PP_POOL_DESTROYING))
+			rr->drop += ring_drain(pool);
+	}
+	pool_put_count(pool, rr->drop);
+}
+
+static inline void sync_for_device(struct pp_pool *pool, struct pp_page *page,
+				   unsigned int dma_sync_size)
+{
+	unsigned int len = dma_sync_size < pool->max_len ? dma_sync_size :
+							   pool->max_len;
+
+	pp_dma_sync_for_device(pool->dma, page->dma_addr + pool->offset, len,
+			       pool->dma_dir);
+}
+
+static bool page_is_foreign(struct pp_pool *pool, struct pp_page *page)
+{
+#if PP_DEBUG >= 1
+	if (PP_UNLIKELY(page->pp != pool ||
+			(page->pp_magic & ~1ULL) != PP_POOL_MAGIC)) {
+		PP_ERR("pool %s: page %p returned to a pool it does not belong to (pool %p): ignored; return pages to pp_page_pool(page)",
+		       pool->name, pp_page_address(page), (void *)page->pp);
+		return true;
+	}
+#else
+	(void)pool;
+	(void)page;
+#endif
+	return false;
+}
+
+/* ---- the put slow path ---- */
+
+/*
+ * Someone else still holds a reference: the page leaves the pool (the
+ * kernel's released_refcnt), and the caller's reference is dropped. The
+ * last holder frees it to the allocator as a plain page.
+ */
+static void put_shared_page(struct pp_pool *pool, struct pp_page *page)
+{
+	struct pp_allocator *alloc = pool->allocator;
+
+	page_release(pool, page);
+	POOL_XSTAT_ADD(pool, released_refcnt, 1);
+	POOL_XSTAT_ADD(pool, release, 1);
+	pool_put_count(pool, 1);
+	/* The pool may be gone now; the page is the allocator's. */
+	pp_put_page(alloc, page);
+}
+
+void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
+			   unsigned int dma_sync_size, bool allow_direct)
+{
+	struct pp_pool_alloc_cache *c = &pool->alloc;
+	struct ring_return rr;
+
+	if (page_is_foreign(pool, page))
+		return;
+	if (PP_UNLIKELY(pp_page_ref_count(page) != 1)) {
+		put_shared_page(pool, page);
+		return;
+	}
+	if (pool->flags & PP_POOL_F_DMA_SYNC_DEV)
+		sync_for_device(pool, page, dma_sync_size);
+
+	/* c->flags is read only by the owner, which alone passes true. */
+	if (allow_direct && !(c->flags & PP_POOL_F_NO_DIRECT_)) {
+		unsigned int n = c->count;
+
+		if (PP_LIKELY(n < PP_POOL_CACHE_SIZE)) {
+			POOL_STAT_ADD(c->recycle_cached, 1);
+			c->cache[n] = page;
+			__atomic_store_n(&c->count, n + 1, __ATOMIC_RELAXED);
+			return;
+		}
+		POOL_STAT_ADD(c->recycle_cache_full, 1);
+	}
+	ring_return_begin(pool, &rr);
+	ring_return_pages(pool, &rr, &page, 1);
+	ring_return_end(pool, &rr);
+}
+
+void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
+			    unsigned int n)
+{
+	struct pp_page *chunk[PP_POOL_CACHE_REFILL];
+	struct pp_allocator *alloc = pool->allocator;
+	struct ring_return rr;
+	unsigned int i, k, shared = 0;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++) {
+		if (page_is_foreign(pool, pages[i]) ||
+		    pp_page_ref_count(pages[i]) != 1)
+			shared++;
+		else if (pool->flags & PP_POOL_F_DMA_SYNC_DEV)
+			sync_for_device(pool, pages[i], (unsigned int)-1);
+	}
+
+	ring_return_begin(pool, &rr);
+	if (PP_LIKELY(!shared)) {
+		/* The common case: one ring operation for the lot. */
+		ring_return_pages(pool, &rr, pages, n);
+		ring_return_end(pool, &rr);
+		return;
+	}
+	/*
+	 * Some pages are shared (or foreign): release those, and push the
+	 * others in chunks without writing to the caller's array. The
+	 * guard keeps the pool alive until ring_return_end().
+	 */
+	for (i = 0, k = 0; i < n; i++) {
+		struct pp_page *page = pages[i];
+
+		if (PP_UNLIKELY(page->pp != pool))
+			continue; /* foreign: reported above */
+		if (pp_page_ref_count(page) != 1) {
+			page_release(pool, page);
+			POOL_XSTAT_ADD(pool, released_refcnt, 1);
+			POOL_XSTAT_ADD(pool, release, 1);
+			rr.drop++;
+			pp_put_page(alloc, page);
+			continue;
+		}
+		chunk[k++] = page;
+		if (k == PP_POOL_CACHE_REFILL) {
+			ring_return_pages(pool, &rr, chunk, k);
+			k = 0;
+		}
+	}
+	if (k)
+		ring_return_pages(pool, &rr, chunk, k);
+	ring_return_end(pool, &rr);
+}
+
+void pp_pool_release_page(struct pp_pool *pool, struct pp_page *page)
+{
+	if (page_is_foreign(pool, page))
+		return;
+	page_release(pool, page);
+	POOL_XSTAT_ADD(pool, release, 1);
+	pool_put_count(pool, 1);
+}
+
+/* ---- the allocation slow path (owner only) ---- */
+
+static void check_owner(struct pp_pool *pool)
+{
+#if PP_DEBUG >= 1
+	pthread_t owner = __atomic_load_n(&pool->owner, __ATOMIC_RELAXED);
+
+	if (PP_UNLIKELY(!pthread_equal(owner, pthread_self()) &&
+			!pool->owner_warned)) {
+		pool->owner_warned = true;
+		PP_ERR("pool %s: allocation from a thread that is not the pool's owner: call pp_pool_set_owner() from the allocating thread",
+		       pool->name);
+	}
+#else
+	(void)pool;
+#endif
+}
+
+/*
+ * Refill the empty cache from the ring, up to 64 pages in one burst.
+ * Pages from another node than the pool's are given back (waived), as the
+ * kernel does, so that a pool drifts back to local memory.
+ */
+static struct pp_page *refill_from_ring(struct pp_pool *pool)
+{
+	struct pp_pool_alloc_cache *c = &pool->alloc;
+	unsigned int i, n, kept, waived = 0;
+
+	n = pp_ring_mc_dequeue_burst(pool->ring, (void **)c->cache,
+				     PP_POOL_CACHE_REFILL);
+	if (!n) {
+		POOL_STAT_ADD(c->alloc_stats.empty, 1);
+		return NULL;
+	}
+	kept = n;
+	if (pool->nid != PP_NUMA_NODE_ANY) {
+		for (i = 0, kept = 0; i < n; i++) {
+			struct pp_page *page = c->cache[i];
+
+			if (PP_LIKELY(pp_page_to_nid(pool->allocator, page) ==
+				      pool->nid)) {
+				c->cache[kept++] = page;
+				continue;
+			}
+			pages_return(pool, &page, 1);
+			waived++;
+		}
+		if (waived) {
+			POOL_STAT_ADD(c->alloc_stats.waive, waived);
+			/* Before destroy: cannot reach DESTROYING|0. */
+			pool_put_count(pool, waived);
+		}
+		if (!kept)
+			return NULL;
+	}
+	POOL_STAT_ADD(c->alloc_stats.refill, 1);
+	__atomic_store_n(&c->count, kept - 1, __ATOMIC_RELAXED);
+	return c->cache[kept - 1];
+}
+
+/* Refill the empty cache from the allocator, the way params.refill says. */
+static struct pp_page *refill_from_allocator(struct pp_pool *pool)
+{
+	struct pp_pool_alloc_cache *c = &pool->alloc;
+	struct pp_page_list list;
+	struct pp_page *page;
+	unsigned int i, n = 0;
+
+	switch (pool->refill) {
+	case PP_REFILL_ARRAY:
+		/* The array form fills only NULL entries. */
+		memset(c->cache, 0, PP_POOL_CACHE_REFILL * sizeof(c->cache[0]));
+		pp_alloc_pages_bulk(pool->allocator, pool->nid,
+				    PP_NODEMASK_PREFERRED_ONLY,
+				    PP_POOL_CACHE_REFILL, NULL, c->cache);
+		for (i = 0; i < PP_POOL_CACHE_REFILL; i++)
+			if (c->cache[i])
+				c->cache[n++] = c->cache[i];
+		break;
+	case PP_REFILL_LIST:
+		pp_page_list_init(&list);
+		pp_alloc_pages_bulk(pool->allocator, pool->nid,
+				    PP_NODEMASK_PREFERRED_ONLY,
+				    PP_POOL_CACHE_REFILL, &list, NULL);
+		while (n < PP_POOL_CACHE_REFILL &&
+		       (page = pp_page_list_pop(&list)))
+			c->cache[n++] = page;
+		break;
+	case PP_REFILL_SINGLE:
+		page = pp_alloc_pages(pool->allocator, pool->nid, 0);
+		if (page)
+			c->cache[n++] = page;
+		break;
+	}
+	n = pages_adopt(pool, c->cache, n);
+	if (!n)
+		return NULL;
+	POOL_STAT_ADD(c->alloc_stats.slow, 1);
+	__atomic_store_n(&c->count, n - 1, __ATOMIC_RELAXED);
+	return c->cache[n - 1];
+}
+
+/* Order > 0: one block per call, handed out directly (the kernel's
+ * __page_pool_alloc_page_order()). */
+static struct pp_page *alloc_high_order(struct pp_pool *pool)
+{
+	struct pp_page *page;
+
+	page = pp_alloc_pages(pool->allocator, pool->nid, pool->order);
+	if (!page || !pages_adopt(pool, &page, 1))
+		return NULL;
+	POOL_STAT_ADD(pool->alloc.alloc_stats.slow_high_order, 1);
+	return page;
+}
+
+struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool)
+{
+	struct pp_page *page;
+
+	check_owner(pool);
+	page = refill_from_ring(pool);
+	if (page)
+		return page;
+	if (pool->order)
+		return alloc_high_order(pool);
+	return refill_from_allocator(pool);
+}
+
+/* ---- create, destroy, owner ---- */
+
+static int params_check(const struct pp_pool_params *p)
+{
+	size_t block;
+
+	if (p->sz < sizeof(*p)) {
+		PP_ERR("page_pool: params.sz is %zu, expected %zu: set params.sz = sizeof(params)",
+		       p->sz, sizeof(*p));
+		return -EINVAL;
+	}
+	if (!p->allocator) {
+		PP_ERR("page_pool: params.allocator is NULL: create the pool over a pp_allocator");
+		return -EINVAL;
+	}
+	if (p->flags & ~(unsigned int)(PP_POOL_F_DMA_MAP |
+				       PP_POOL_F_DMA_SYNC_DEV)) {
+		PP_ERR("page_pool: params.flags 0x%x has unknown bits: use PP_POOL_F_DMA_MAP and PP_POOL_F_DMA_SYNC_DEV only",
+		       p->flags);
+		return -EINVAL;
+	}
+	if ((p->flags & PP_POOL_F_DMA_MAP) && !p->dma) {
+		PP_ERR("page_pool: params.dma is NULL with PP_POOL_F_DMA_MAP: pass a pp_dma with the arena mapped");
+		return -EINVAL;
+	}
+	if ((p->flags & PP_POOL_F_DMA_SYNC_DEV) &&
+	    !(p->flags & PP_POOL_F_DMA_MAP)) {
+		PP_ERR("page_pool: params.flags has PP_POOL_F_DMA_SYNC_DEV without PP_POOL_F_DMA_MAP: nothing to sync");
+		return -EINVAL;
+	}
+	if (p->dma_dir != PP_DMA_BIDIRECTIONAL &&
+	    p->dma_dir != PP_DMA_FROM_DEVICE) {
+		/* RX buffers are written by the device (the kernel's rule);
+		 * XDP_TX needs bidirectional. */
+		PP_ERR("page_pool: params.dma_dir %d: use PP_DMA_FROM_DEVICE or PP_DMA_BIDIRECTIONAL",
+		       (int)p->dma_dir);
+		return -EINVAL;
+	}
+	if (p->order > pp_allocator_max_order(p->allocator)) {
+		PP_ERR("page_pool: params.order %u is above the allocator's largest order %u: use a smaller order or bigger arena pages",
+		       p->order, pp_allocator_max_order(p->allocator));
+		return -EINVAL;
+	}
+	if (p->pool_size > POOL_RING_MAX) {
+		PP_ERR("page_pool: params.pool_size %u is above %u: use a smaller recycle ring",
+		       p->pool_size, POOL_RING_MAX);
+		return -EINVAL;
+	}
+	if (p->nid < PP_NUMA_NODE_ANY) {
+		PP_ERR("page_pool: params.nid %d: use PP_NUMA_NODE_ANY or a node number",
+		       p->nid);
+		return -EINVAL;
+	}
+	block = PP_PAGE_SIZE << p->order;
+	if (p->offset >= block || p->max_len > block - p->offset) {
+		PP_ERR("page_pool: params.offset %u + params.max_len %u exceed the %zu-byte block: shrink them",
+		       p->offset, p->max_len, block);
+		return -EINVAL;
+	}
+	if (p->refill != PP_REFILL_ARRAY && p->refill != PP_REFILL_LIST &&
+	    p->refill != PP_REFILL_SINGLE) {
+		PP_ERR("page_pool: params.refill %d: use PP_REFILL_ARRAY, PP_REFILL_LIST or PP_REFILL_SINGLE",
+		       (int)p->refill);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static unsigned int roundup_pow2(unsigned int v)
+{
+	unsigned int r = 1;
+
+	while (r < v)
+		r <<= 1;
+	return r;
+}
+
+struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
+{
+	struct pp_pool *pool;
+	size_t bytes;
+	int err;
+
+	if (!params) {
+		PP_ERR("page_pool: params is NULL");
+		errno = EINVAL;
+		return NULL;
+	}
+	err = params_check(params);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	bytes = (sizeof(*pool) + PP_CACHE_LINE - 1) &
+		~(size_t)(PP_CACHE_LINE - 1);
+	pool = aligned_alloc(PP_CACHE_LINE, bytes);
+	if (!pool) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(pool, 0, sizeof(*pool));
+	pool->ring = pp_ring_create(roundup_pow2(params->pool_size ?
+						 params->pool_size :
+						 POOL_RING_DEFAULT), 0);
+	if (!pool->ring) {
+		err = errno;
+		goto err_free_pool;
+	}
+	pool->alloc.flags = params->flags;
+	pool->flags = params->flags;
+	pool->allocator = params->allocator;
+	pool->dma = params->dma;
+	pool->order = params->order;
+	pool->offset = params->offset;
+	pool->max_len = params->max_len ? params->max_len :
+		(unsigned int)((PP_PAGE_SIZE << params->order) -
+			       params->offset);
+	pool->nid = params->nid;
+	pool->dma_dir = params->dma_dir;
+	pool->refill = params->refill;
+	pool->owner = pthread_self();
+	snprintf(pool->name, sizeof(pool->name), "%s",
+		 params->name ? params->name : "page_pool");
+	return pool;
+
+err_free_pool:
+	free(pool);
+	errno = err;
+	return NULL;
+}
+
+int pp_pool_destroy(struct pp_pool *pool)
+{
+	struct pp_pool_alloc_cache *c;
+	char name[PP_POOL_NAME_MAX];
+	uint64_t released, v;
+
+	if (!pool)
+		return 0;
+	c = &pool->alloc;
+	/* Point 5: the owner's own puts stop using the cache. */
+	c->flags |= PP_POOL_F_NO_DIRECT_;
+	/*
+	 * Point 3: set the bit (it was clear, so adding sets it) and take a
+	 * guard in one RMW. Acquire pairs with the returners' re-check RMW
+	 * in ring_return_end(): a push they made before it is visible to the
+	 * drain below.
+	 */
+	__atomic_fetch_add(&pool->state, PP_POOL_DESTROYING + 1,
+			   __ATOMIC_ACQ_REL);
+
+	released = c->count;
+	pages_return(pool, c->cache, c->count);
+	__atomic_store_n(&c->count, 0, __ATOMIC_RELAXED);
+	released += ring_drain(pool);
+
+	/* After the subtraction below the pool may be freed by a returner. */
+	memcpy(name, pool->name, sizeof(name));
+	v = __atomic_sub_fetch(&pool->state, released + 1, __ATOMIC_ACQ_REL);
+	if (v == PP_POOL_DESTROYING) {
+		pool_free(pool);
+		return 0;
+	}
+	PP_WARN("pool %s: destroy deferred, %llu pages in flight; the pool is freed when the last one is returned",
+		name, (unsigned long long)(v & PP_POOL_COUNT_MASK));
+	return -EBUSY;
+}
+
+void pp_pool_set_owner(struct pp_pool *pool)
+{
+	__atomic_store_n(&pool->owner, pthread_self(), __ATOMIC_RELAXED);
+	pool->owner_warned = false;
+}

@@ -1,1 +1,232 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * page_pool_stats.c - reading a pool from the outside: statistics with the
+ * kernel's names, their JSON form, pages in flight, and the invariant
+ * walker that tests run after every case.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pp_log_priv.h"
+#include "page_pool/page_pool_priv.h"
+
+/* Relaxed loads throughout: the figures are a snapshot and order nothing. */
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+uint64_t pp_pool_inflight(struct pp_pool *pool)
+{
+	return LOAD(pool->state) & PP_POOL_COUNT_MASK;
+}
+
+int pp_pool_get_stats(struct pp_pool *pool, struct pp_pool_stats *out)
+{
+	const struct pp_pool_alloc_cache *c = &pool->alloc;
+	uint64_t held, stored;
+
+	memset(out, 0, sizeof(*out));
+	out->alloc.fast = LOAD(c->alloc_stats.fast);
+	out->alloc.slow = LOAD(c->alloc_stats.slow);
+	out->alloc.slow_high_order = LOAD(c->alloc_stats.slow_high_order);
+	out->alloc.empty = LOAD(c->alloc_stats.empty);
+	out->alloc.refill = LOAD(c->alloc_stats.refill);
+	out->alloc.waive = LOAD(c->alloc_stats.waive);
+	out->recycle.cached = LOAD(c->recycle_cached);
+	out->recycle.cache_full = LOAD(c->recycle_cache_full);
+	out->recycle.ring = LOAD(pool->xstats.ring);
+	out->recycle.ring_full = LOAD(pool->xstats.ring_full);
+	out->recycle.released_refcnt = LOAD(pool->xstats.released_refcnt);
+	out->hold = LOAD(pool->hold);
+	out->release = LOAD(pool->xstats.release);
+	out->map_failed = LOAD(pool->map_failed);
+	out->cache_count = LOAD(c->count);
+	out->ring_count = pp_ring_count(pool->ring);
+	/* From the live count, which exists even without PP_STATS. */
+	held = pp_pool_inflight(pool);
+	stored = out->cache_count + out->ring_count;
+	out->inflight = held > stored ? held - stored : 0;
+	return 0;
+}
+
+/* The name is the caller's string: escape what JSON cannot hold raw. */
+static int json_string(char *buf, size_t len, const char *s)
+{
+	size_t o = 0;
+	int n;
+
+#define PUT(...)                                                        \
+	do {                                                            \
+		n = snprintf(buf ? buf + (o < len ? o : len) : NULL,    \
+			     o < len ? len - o : 0, __VA_ARGS__);       \
+		if (n < 0)                                              \
+			return n;                                       \
+		o += (size_t)n;                                         \
+	} while (0)
+
+	PUT("\"");
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			PUT("\\%c", ch);
+		else if (ch < 0x20)
+			PUT("\\u%04x", ch);
+		else
+			PUT("%c", ch);
+	}
+	PUT("\"");
+#undef PUT
+	return (int)o;
+}
+
+int pp_pool_stats_json(struct pp_pool *pool, char *buf, size_t len)
+{
+	struct pp_pool_stats s;
+	size_t o;
+	int n;
+
+	pp_pool_get_stats(pool, &s);
+	n = snprintf(buf, len, "{\"name\":");
+	if (n < 0)
+		return n;
+	o = (size_t)n;
+	n = json_string(o < len ? buf + o : NULL, o < len ? len - o : 0,
+			pool->name);
+	if (n < 0)
+		return n;
+	o += (size_t)n;
+	n = snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0,
+		     ",\"alloc_fast\":%llu,\"alloc_slow\":%llu"
+		     ",\"alloc_slow_high_order\":%llu,\"alloc_empty\":%llu"
+		     ",\"alloc_refill\":%llu,\"alloc_waive\":%llu"
+		     ",\"recycle_cached\":%llu,\"recycle_cache_full\":%llu"
+		     ",\"recycle_ring\":%llu,\"recycle_ring_full\":%llu"
+		     ",\"recycle_released_refcnt\":%llu"
+		     ",\"hold\":%llu,\"release\":%llu,\"map_failed\":%llu"
+		     ",\"cache_count\":%llu,\"ring_count\":%llu"
+		     ",\"inflight\":%llu}",
+		     (unsigned long long)s.alloc.fast,
+		     (unsigned long long)s.alloc.slow,
+		     (unsigned long long)s.alloc.slow_high_order,
+		     (unsigned long long)s.alloc.empty,
+		     (unsigned long long)s.alloc.refill,
+		     (unsigned long long)s.alloc.waive,
+		     (unsigned long long)s.recycle.cached,
+		     (unsigned long long)s.recycle.cache_full,
+		     (unsigned long long)s.recycle.ring,
+		     (unsigned long long)s.recycle.ring_full,
+		     (unsigned long long)s.recycle.released_refcnt,
+		     (unsigned long long)s.hold,
+		     (unsigned long long)s.release,
+		     (unsigned long long)s.map_failed,
+		     (unsigned long long)s.cache_count,
+		     (unsigned long long)s.ring_count,
+		     (unsigned long long)s.inflight);
+	if (n < 0)
+		return n;
+	return (int)(o + (size_t)n);
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a;
+	uintptr_t y = (uintptr_t)*(void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int check_page(struct pp_pool *pool, struct pp_page *page,
+		      const char *where)
+{
+	uint64_t magic = (pool->flags & PP_POOL_F_DMA_MAP) ?
+		PP_POOL_MAGIC_MAPPED : PP_POOL_MAGIC;
+
+	if (!page) {
+		PP_ERR("pool %s check: NULL page in the %s", pool->name, where);
+		return -EFAULT;
+	}
+	if (page->pp != pool) {
+		PP_ERR("pool %s check: page %p in the %s belongs to pool %p",
+		       pool->name, pp_page_address(page), where,
+		       (void *)page->pp);
+		return -EFAULT;
+	}
+	if (pp_page_ref_count(page) != 1) {
+		PP_ERR("pool %s check: page %p in the %s has refcount %u, expected 1",
+		       pool->name, pp_page_address(page), where,
+		       pp_page_ref_count(page));
+		return -EFAULT;
+	}
+	if (page->pp_magic != magic) {
+		PP_ERR("pool %s check: page %p in the %s has signature 0x%llx, expected 0x%llx (%s)",
+		       pool->name, pp_page_address(page), where,
+		       (unsigned long long)page->pp_magic,
+		       (unsigned long long)magic,
+		       magic == PP_POOL_MAGIC_MAPPED ? "mapped" : "unmapped");
+		return -EFAULT;
+	}
+	return 0;
+}
+
+int pp_pool_check(struct pp_pool *pool)
+{
+	const struct pp_pool_alloc_cache *c = &pool->alloc;
+	struct pp_ring *r = pool->ring;
+	uint32_t head = LOAD(r->cons.tail), tail = LOAD(r->prod.tail);
+	uint64_t held = pp_pool_inflight(pool);
+	unsigned int nr_ring = tail - head, nr, i;
+	struct pp_page **all;
+	int err = 0;
+
+	if (LOAD(pool->state) & PP_POOL_DESTROYING) {
+		PP_ERR("pool %s check: called after pp_pool_destroy()", pool->name);
+		return -EFAULT;
+	}
+	if (c->count > PP_POOL_CACHE_SIZE || nr_ring > r->size) {
+		PP_ERR("pool %s check: cache count %u or ring count %u out of range",
+		       pool->name, c->count, nr_ring);
+		return -EFAULT;
+	}
+#if PP_STATS
+	if (LOAD(pool->hold) - LOAD(pool->xstats.release) != held) {
+		PP_ERR("pool %s check: held %llu - released %llu != count %llu",
+		       pool->name, (unsigned long long)LOAD(pool->hold),
+		       (unsigned long long)LOAD(pool->xstats.release),
+		       (unsigned long long)held);
+		return -EFAULT;
+	}
+#endif
+	if ((uint64_t)c->count + nr_ring > held) {
+		PP_ERR("pool %s check: cache %u + ring %u pages exceed the %llu held minus released",
+		       pool->name, c->count, nr_ring, (unsigned long long)held);
+		return -EFAULT;
+	}
+
+	nr = c->count + nr_ring;
+	all = malloc(((size_t)nr + 1) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (i = 0; i < c->count && !err; i++) {
+		all[i] = c->cache[i];
+		err = check_page(pool, all[i], "alloc cache");
+	}
+	for (i = 0; i < nr_ring && !err; i++) {
+		all[c->count + i] = r->slots[(head + i) & r->mask];
+		err = check_page(pool, all[c->count + i], "recycle ring");
+	}
+	if (!err) {
+		/* A page stored twice would be handed out twice. */
+		qsort(all, nr, sizeof(*all), cmp_ptr);
+		for (i = 1; i < nr; i++) {
+			if (all[i] == all[i - 1]) {
+				PP_ERR("pool %s check: page %p is stored twice",
+				       pool->name, pp_page_address(all[i]));
+				err = -EFAULT;
+				break;
+			}
+		}
+	}
+	free(all);
+	return err;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * page_pool_priv.h - the pool object, shared by page_pool.c (data path,
+ * create/destroy) and page_pool_stats.c (statistics and the checker).
+ */
+#ifndef PP_PAGE_POOL_PRIV_H
+#define PP_PAGE_POOL_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pagepool/pp_page_pool.h>
+#include <pagepool/pp_ring.h>
+
+/* Kept in page->pp_magic while a page belongs to a pool ("PPOOL" + tag);
+ * the low bit says whether the page holds a DMA mapping. */
+#define PP_POOL_MAGIC 0x50504f4f4c000000ULL
+#define PP_POOL_MAGIC_MAPPED (PP_POOL_MAGIC | 1ULL)
+
+/* pool->state: pages held minus released, and this bit once destroying. */
+#define PP_POOL_DESTROYING (1ULL << 63)
+#define PP_POOL_COUNT_MASK (PP_POOL_DESTROYING - 1)
+
+#define PP_POOL_NAME_MAX 32
+
+struct pp_pool {
+	/* First: the inline fast path casts the pool to it. Owner only. */
+	struct pp_pool_alloc_cache alloc;
+
+	/* Construction-only parameters, read-mostly. */
+	struct pp_allocator *allocator;
+	struct pp_dma *dma;
+	struct pp_ring *ring;
+	unsigned int order;
+	unsigned int max_len;
+	unsigned int offset;
+	unsigned int flags;    /* params.flags: alloc.flags is the owner's */
+	int nid;
+	enum pp_dma_dir dma_dir;
+	enum pp_pool_refill refill;
+	pthread_t owner;       /* relaxed atomic: for debug checks only */
+	bool owner_warned;
+	char name[PP_POOL_NAME_MAX];
+
+	/* Owner-only counters outside the inline cache struct. */
+	uint64_t hold;
+	uint64_t map_failed;
+
+	/*
+	 * Written by any thread that returns pages (relaxed atomics: they
+	 * order nothing). Kept off the owner's lines.
+	 */
+	struct {
+		uint64_t ring;
+		uint64_t ring_full;
+		uint64_t released_refcnt;
+		uint64_t release;
+	} xstats __attribute__((aligned(PP_CACHE_LINE)));
+
+	/*
+	 * Pages held minus pages released, plus PP_POOL_DESTROYING once
+	 * destroy has begun, plus one short-lived guard per thread inside a
+	 * ring return or destroy. page_pool.c explains the protocol.
+	 */
+	uint64_t state __attribute__((aligned(PP_CACHE_LINE)));
+};
+
+#if PP_STATS
+#define POOL_XSTAT_ADD(pool, field, n) \
+	__atomic_fetch_add(&(pool)->xstats.field, (n), __ATOMIC_RELAXED)
+#define POOL_STAT_ADD(field, n) \
+	__atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
+#else
+#define POOL_XSTAT_ADD(pool, field, n) ((void)(n))
+#define POOL_STAT_ADD(field, n) ((void)(n))
+#endif
+
+#endif /* PP_PAGE_POOL_PRIV_H */
