@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpdk.c - the practical peer, in the same process and run: DPDK's
+ * rte_mempool with a per-lcore cache, get_bulk + put_bulk at the bulk
+ * sizes of the allocator cases, per object. Built only when meson finds
+ * libdpdk; it is the only file that sees DPDK's headers and flags.
+ *
+ * The EAL is started with no PCI bus scan, no telemetry and no shared
+ * files, on the CPU the benchmark is pinned to, with a small, fixed amount
+ * of hugepage memory so that it does not take pages the arena or other
+ * programs need. Where too few 2 MiB pages are free it runs on ordinary
+ * memory (--no-huge): get_bulk/put_bulk move pointers through the lcore
+ * cache and never touch the objects, so the page size backing them does
+ * not enter the figure.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_mempool.h>
+#include <rte_version.h>
+
+#include "bench.h"
+#include "timing.h"
+
+/*
+ * 2^12 - 1 objects: the ring under the pool holds a power of two minus
+ * one, and the cache of 512 (RTE_MEMPOOL_CACHE_MAX_SIZE) must stay below
+ * n / 1.5. Objects of 4096 bytes, like our pages: about 17 MiB in all.
+ */
+#define DPDK_POOL_SIZE 4095
+#define DPDK_OBJ_SIZE 4096
+#define DPDK_CACHE_SIZE 512
+/* EAL memory in MiB: the pool plus the EAL's own tables. */
+#define DPDK_EAL_MB 64
+
+static struct rte_mempool *mp;
+static bool eal_up;
+
+struct dpdk_arg {
+	struct rte_mempool *mp;
+	unsigned int bulk;
+	void *objs[BENCH_MAX_BULK];
+};
+
+static long free_2m_hugepages(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
+			"r");
+	long n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+/*
+ * The EAL's arguments. --in-memory maps hugepages through memfd without a
+ * hugetlbfs mount; -m preallocates DPDK_EAL_MB and --socket-limit keeps
+ * the heap from growing, which (with RTE_MEMPOOL_F_NO_IOVA_CONTIG below)
+ * stops it from reaching for a 1 GiB page when it wants a contiguous zone.
+ * --no-huge cannot go with --in-memory; --no-shconf keeps it file-free.
+ */
+static int build_args(const struct bench_cfg *cfg, char **argv, char *buf,
+		      size_t len, bool huge)
+{
+	static char lcores[16], mem[16], limit[32];
+	int argc = 0;
+
+	snprintf(lcores, sizeof(lcores), "%d", cfg->cpu);
+	snprintf(mem, sizeof(mem), "%d", DPDK_EAL_MB);
+	snprintf(limit, sizeof(limit), "--socket-limit=%d", DPDK_EAL_MB);
+	argv[argc++] = "pp-bench";
+	argv[argc++] = "--no-pci";
+	argv[argc++] = "--no-telemetry";
+	argv[argc++] = "--log-level=error";
+	argv[argc++] = "-l";
+	argv[argc++] = lcores;
+	argv[argc++] = "-m";
+	argv[argc++] = mem;
+	if (huge) {
+		argv[argc++] = "--in-memory";
+		argv[argc++] = limit;
+	} else {
+		argv[argc++] = "--no-huge";
+		argv[argc++] = "--no-shconf";
+	}
+	argv[argc] = NULL;
+
+	buf[0] = '\0';
+	for (int i = 1; i < argc; i++) {
+		size_t used = strlen(buf);
+
+		snprintf(buf + used, len - used, "%s%s", i > 1 ? " " : "",
+			 argv[i]);
+	}
+	return argc;
+}
+
+int bench_dpdk_init(const struct bench_cfg *cfg, struct bench_dpdk_info *info)
+{
+	char *argv[16];
+	int argc;
+	bool huge = free_2m_hugepages() >= DPDK_EAL_MB / 2 + 8;
+
+	info->built = true;
+	snprintf(info->version, sizeof(info->version), "%s", rte_version());
+	info->pool_size = DPDK_POOL_SIZE;
+	info->cache_size = DPDK_CACHE_SIZE;
+	argc = build_args(cfg, argv, info->eal_args, sizeof(info->eal_args),
+			  huge);
+
+	/* The EAL logs to stdout by default, which would corrupt --json -. */
+	rte_openlog_stream(stderr);
+	if (rte_eal_init(argc, argv) < 0) {
+		snprintf(info->status, sizeof(info->status),
+			 "EAL init failed (%s): run as root, or free %d MiB of 2 MiB hugepages",
+			 rte_strerror(rte_errno), DPDK_EAL_MB);
+		return -1;
+	}
+	eal_up = true;
+
+	mp = rte_mempool_create("pp_bench", DPDK_POOL_SIZE, DPDK_OBJ_SIZE,
+				DPDK_CACHE_SIZE, 0, NULL, NULL, NULL, NULL,
+				(int)rte_socket_id(),
+				RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+	if (!mp) {
+		snprintf(info->status, sizeof(info->status),
+			 "rte_mempool_create failed (%s)",
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	snprintf(info->ops_name, sizeof(info->ops_name), "%s",
+		 rte_mempool_get_ops(mp->ops_index)->name);
+	info->ok = true;
+	snprintf(info->status, sizeof(info->status), "ok");
+	return 0;
+}
+
+static int get_put_bulk(void *p, unsigned long iters, struct bench_sample *s,
+			char *why, size_t why_len)
+{
+	struct dpdk_arg *a = p;
+	unsigned long i;
+	uint64_t t0;
+
+	t0 = tsc_begin();
+	for (i = 0; i < iters; i++) {
+		if (PP_UNLIKELY(rte_mempool_get_bulk(a->mp, a->objs, a->bulk))) {
+			snprintf(why, why_len, "rte_mempool_get_bulk failed");
+			return -1;
+		}
+		bench_barrier();
+		rte_mempool_put_bulk(a->mp, a->objs, a->bulk);
+	}
+	s->cycles = tsc_end() - t0;
+	s->ops = (uint64_t)iters * a->bulk;
+	return 0;
+}
+
+int bench_dpdk_cases(const struct bench_cfg *cfg, struct bench_results *out)
+{
+	struct dpdk_arg a;
+	unsigned int i;
+
+	if (!mp)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.mp = mp;
+	for (i = 0; i < bench_nr_bulk_sizes; i++) {
+		a.bulk = bench_bulk_sizes[i];
+		bench_run(cfg, out, BENCH_DPDK, "rte_mempool get+put bulk",
+			  a.bulk, "obj", get_put_bulk, &a);
+	}
+	return 0;
+}
+
+void bench_dpdk_fini(void)
+{
+	if (mp)
+		rte_mempool_free(mp);
+	mp = NULL;
+	if (eal_up)
+		rte_eal_cleanup();
+	eal_up = false;
+}

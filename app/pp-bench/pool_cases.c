@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pool_cases.c - page_pool's three paths, per page, as the kernel's
+ * bench_page_pool_simple measures them:
+ *
+ *   fast path     alloc from the 128-entry cache, recycle straight back
+ *                 into it (the owner thread, XDP_DROP);
+ *   ring recycle  every page returned with allow_direct=false, so it goes
+ *                 through the multi-producer ring and comes back by the
+ *                 refill-from-ring path (a page freed on another CPU);
+ *   release       every page leaves the pool (XDP_PASS into the stack) and
+ *                 is freed to the allocator, so each refill comes from the
+ *                 allocator: once per refill mode (array, list, single),
+ *                 which is where the bulk allocator pays off per page.
+ *
+ * Pools are created without DMA mapping, as in the kernel benchmark: the
+ * figures are the recycling cost, not an IOMMU's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "timing.h"
+
+struct pool_arg {
+	struct pp_pool *pool;
+	struct pp_allocator *alloc;
+};
+
+static int fast_path(void *p, unsigned long iters, struct bench_sample *s,
+		     char *why, size_t why_len)
+{
+	struct pool_arg *a = p;
+	unsigned long i;
+	uint64_t t0;
+
+	t0 = tsc_begin();
+	for (i = 0; i < iters; i++) {
+		struct pp_page *page = pp_pool_alloc_pages(a->pool);
+
+		if (PP_UNLIKELY(!page)) {
+			snprintf(why, why_len, "pp_pool_alloc_pages returned NULL");
+			return -1;
+		}
+		/* The page escapes, so the cache stores cannot be elided. */
+		bench_keep(page);
+		pp_pool_recycle_direct(a->pool, page);
+	}
+	s->cycles = tsc_end() - t0;
+	s->ops = iters;
+	return 0;
+}
+
+static int ring_recycle(void *p, unsigned long iters, struct bench_sample *s,
+			char *why, size_t why_len)
+{
+	struct pool_arg *a = p;
+	unsigned long i;
+	uint64_t t0;
+
+	t0 = tsc_begin();
+	for (i = 0; i < iters; i++) {
+		struct pp_page *page = pp_pool_alloc_pages(a->pool);
+
+		if (PP_UNLIKELY(!page)) {
+			snprintf(why, why_len, "pp_pool_alloc_pages returned NULL");
+			return -1;
+		}
+		bench_keep(page);
+		pp_pool_put_page(a->pool, page, (unsigned int)-1, false);
+	}
+	s->cycles = tsc_end() - t0;
+	s->ops = iters;
+	return 0;
+}
+
+static int release_path(void *p, unsigned long iters, struct bench_sample *s,
+			char *why, size_t why_len)
+{
+	struct pool_arg *a = p;
+	unsigned long i;
+	uint64_t t0;
+
+	t0 = tsc_begin();
+	for (i = 0; i < iters; i++) {
+		struct pp_page *page = pp_pool_alloc_pages(a->pool);
+
+		if (PP_UNLIKELY(!page)) {
+			snprintf(why, why_len, "pp_pool_alloc_pages returned NULL");
+			return -1;
+		}
+		bench_keep(page);
+		pp_pool_release_page(a->pool, page);
+		pp_free_page(a->alloc, page);
+	}
+	s->cycles = tsc_end() - t0;
+	s->ops = iters;
+	return 0;
+}
+
+static const char *const refill_names[] = {
+	[PP_REFILL_ARRAY] = "array",
+	[PP_REFILL_LIST] = "list",
+	[PP_REFILL_SINGLE] = "single",
+};
+
+static int run_one(const struct bench_cfg *cfg, struct bench_results *out,
+		   const char *name, enum pp_pool_refill refill, bench_fn fn)
+{
+	struct pp_pool_params params;
+	struct pool_arg a;
+	struct bench_result *r;
+	int ret;
+
+	memset(&params, 0, sizeof(params));
+	params.sz = sizeof(params);
+	params.allocator = cfg->alloc;
+	params.nid = PP_NUMA_NODE_ANY;
+	params.dma_dir = PP_DMA_FROM_DEVICE;
+	params.refill = refill;
+	params.name = "pp-bench";
+
+	a.alloc = cfg->alloc;
+	a.pool = pp_pool_create(&params);
+	if (!a.pool) {
+		bench_fail(out, BENCH_POOL, name, 0, "page", "pp_pool_create: %s",
+			   strerror(errno));
+		return -1;
+	}
+	r = bench_run(cfg, out, BENCH_POOL, name, 0, "page", fn, &a);
+	ret = pp_pool_destroy(a.pool);
+	if (ret && !r->failed) {
+		r->failed = true;
+		snprintf(r->why, sizeof(r->why),
+			 "pp_pool_destroy: %s (pages still in flight)",
+			 strerror(-ret));
+	}
+	return 0;
+}
+
+int bench_pool_cases(const struct bench_cfg *cfg, struct bench_results *out)
+{
+	char name[40];
+	int m;
+
+	run_one(cfg, out, "fast path (direct recycle)", PP_REFILL_ARRAY,
+		fast_path);
+	run_one(cfg, out, "ring recycle", PP_REFILL_ARRAY, ring_recycle);
+	for (m = PP_REFILL_ARRAY; m <= PP_REFILL_SINGLE; m++) {
+		snprintf(name, sizeof(name), "release, refill %s",
+			 refill_names[m]);
+		run_one(cfg, out, name, (enum pp_pool_refill)m, release_path);
+	}
+	return 0;
+}
