@@ -43,13 +43,22 @@ struct pp_page {
 	struct pp_pool *pp;     /* owning page_pool, NULL outside pools */
 	uint64_t dma_addr;      /* IOVA while a pool keeps it mapped */
 	uint32_t refcount;      /* 1 when allocated; atomic via helpers */
-	uint16_t flags;         /* PP_PAGE_F_*: allocator and debug state */
+	uint16_t flags;         /* PP_PAGE_F_*: the allocator's, always */
 	uint8_t order;          /* order of the block this page heads */
 	uint8_t zone;           /* index of its zone in the allocator */
 	uint64_t private_data;  /* the owner's: frames, requests, drivers */
 	uint64_t pp_magic;      /* debug cookie; page_pool signature */
 };
 static_assert(sizeof(struct pp_page) == 64, "descriptor is one cache line");
+
+/*
+ * page->flags bits. Only the allocator writes them, also while a page is
+ * allocated (other threads read them under the allocator's locks): owners
+ * keep their state in pp, private_data and pp_magic.
+ */
+#define PP_PAGE_F_BUDDY     0x0001u /* heads a free block in a zone */
+#define PP_PAGE_F_ALLOCATED 0x0002u /* handed out (debug_level >= 1) */
+#define PP_PAGE_F_POISONED  0x0004u /* data poisoned at free (debug_level 2) */
 
 /* A singly linked list of pages, for the list form of the bulk call. */
 struct pp_page_list {
@@ -212,8 +221,10 @@ struct pp_zone_stats {
 	unsigned long pcp_pages;       /* in all threads' caches */
 	unsigned long wmark_low;
 	/* Counted once per call (per batch for refill and drain). */
-	uint64_t alloc_calls;          /* single-page or higher-order calls */
-	uint64_t bulk_calls;
+	uint64_t alloc_calls;          /* single-page or higher-order calls,
+					* and bulk calls that took the
+					* single-page path */
+	uint64_t bulk_calls;           /* bulk calls served by the fast path */
 	uint64_t pages_allocated;
 	uint64_t pages_freed;
 	uint64_t pcp_refills;          /* zone -> thread cache batches */
@@ -267,15 +278,15 @@ static inline void pp_page_ref_inc(struct pp_page *page)
 
 /*
  * pp_page_ref_dec_and_test - drop one reference; true when it was the last.
- * Release ordering so that writes to the page happen before another thread
- * frees it; the final dropper's acquire fence pairs with it.
+ * Acquire-release: the release orders this holder's writes to the page
+ * before the drop; the acquire makes the final dropper, which frees the
+ * page, see every other holder's writes (it pairs with their releases).
+ * A locked decrement on x86 either way; and unlike a separate acquire
+ * fence, ThreadSanitizer understands it.
  */
 static inline bool pp_page_ref_dec_and_test(struct pp_page *page)
 {
-	if (__atomic_sub_fetch(&page->refcount, 1, __ATOMIC_RELEASE) != 0)
-		return false;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return true;
+	return __atomic_sub_fetch(&page->refcount, 1, __ATOMIC_ACQ_REL) == 0;
 }
 
 /* pp_put_page - drop a reference and free the block when it was the last. */

@@ -1,1 +1,1023 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * page_alloc.c - the allocator's public calls: create and destroy, the
+ * single-page and higher-order calls, the bulk order-0 call with Linux
+ * 5.13 __alloc_pages_bulk() semantics (DESIGN.md, "Bulk allocator
+ * semantics"), and the frees.
+ *
+ * The fast path, inline here: find the thread's cache (a TLS compare),
+ * take its lock (one atomic exchange), move pages between the caller and
+ * the cache's stack, touching each descriptor once (refcount on the way
+ * out, nothing on the way back in release builds), count statistics once
+ * per call, unlock. The zone lock is taken once per batch, out of line.
+ *
+ * Debug builds (PP_DEBUG from pp_config.h): level 1 keeps
+ * PP_PAGE_F_ALLOCATED on each handed-out block and reports (and ignores)
+ * double frees and foreign pages; level 2 also fills freed pages with
+ * PP_POISON_BYTE and checks it when they are handed out again. ASan builds
+ * poison freed pages' data in the shadow so that any access is reported.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pp_log_priv.h"
+#include "mem/arena_priv.h"
+#include "os/pp_os_priv.h"
+#include "page/page_alloc_priv.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define PP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PP_ASAN 1
+#endif
+#endif
+#ifndef PP_ASAN
+#define PP_ASAN 0
+#endif
+#if PP_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+#define PP_ALWAYS_INLINE inline __attribute__((always_inline))
+#define PP_NOINLINE __attribute__((noinline))
+
+/*
+ * Allocator ids, so that a thread's cache memo never matches a destroyed
+ * allocator whose address was reused (pcp_get()). Process-wide by
+ * necessity, like the pthread keys it sits beside; relaxed: only
+ * uniqueness matters, and 2^64 ids do not wrap.
+ */
+static uint64_t allocator_ids;
+
+/* Statistics, once per call: to the thread's cache, or to the zone. */
+#define COUNT(alloc, pcp, zi, field, n)                                     \
+	do {                                                                \
+		if (PP_STATS) {                                             \
+			if (pcp)                                            \
+				counter_add(&(pcp)->z[zi].c.field, (n));    \
+			else                                                \
+				zone_count(&(alloc)->zones[zi].retired.field, \
+					   (n));                            \
+		}                                                           \
+	} while (0)
+
+/* ---- debug: state flags, poison, ASan ---- */
+
+static __attribute__((unused)) void poison_check(struct pp_zone *z,
+						 struct pp_page *page)
+{
+	const unsigned char *data = page->addr;
+
+	for (size_t i = 0; i < PP_PAGE_SIZE; i++) {
+		if (data[i] == PP_POISON_BYTE)
+			continue;
+		PP_ERR("page %lu of zone %u was written after free (byte %zu is %#x, not the poison %#x): a use after free in the program; find who kept a pointer to %p",
+		       page_index(z, page), z->index, i, data[i],
+		       PP_POISON_BYTE, page->addr);
+		return;
+	}
+}
+
+/*
+ * A block leaves a cache or zone for the caller; under that cache's or
+ * zone's lock (see page_alloc_priv.h for why flags need it).
+ */
+static PP_ALWAYS_INLINE void page_on_alloc(struct pp_zone *z,
+					   struct pp_page *page,
+					   unsigned int order)
+{
+	(void)z;
+	__atomic_store_n(&page->refcount, 1, __ATOMIC_RELAXED);
+	page->order = (uint8_t)order;
+#if PP_ASAN
+	ASAN_UNPOISON_MEMORY_REGION(page->addr, PP_PAGE_SIZE << order);
+#endif
+#if PP_DEBUG >= 2
+	for (unsigned long i = 0; i < 1UL << order; i++) {
+		uint16_t f = page_flags(page + i);
+
+		if (f & PP_PAGE_F_POISONED) {
+			poison_check(z, page + i);
+			page_set_flags(page + i, f & ~PP_PAGE_F_POISONED);
+		}
+	}
+#endif
+#if PP_DEBUG >= 1
+	page_set_flags(page, page_flags(page) | PP_PAGE_F_ALLOCATED);
+#endif
+}
+
+/*
+ * The zone of a page being freed, or NULL when the free must be ignored
+ * (debug builds report why). Release builds trust the caller and, with one
+ * zone, do not even read the descriptor.
+ */
+static PP_ALWAYS_INLINE struct pp_zone *
+free_check(struct pp_allocator *alloc, struct pp_page *page,
+	   unsigned int order, const char *fn)
+{
+#if PP_DEBUG >= 1
+	struct pp_zone *z = page_zone_checked(alloc, page);
+
+	if (PP_UNLIKELY(!z)) {
+		PP_ERR("%s: %p is not a page descriptor of this allocator (a foreign page); ignored: give pages back to the allocator they came from",
+		       fn, (void *)page);
+		return NULL;
+	}
+	if (PP_UNLIKELY(!(page_flags(page) & PP_PAGE_F_ALLOCATED))) {
+		PP_ERR("%s: page %lu of zone %u (node %d) is not allocated: a double free, or not the first page of its block; ignored",
+		       fn, page_index(z, page), z->index, z->node);
+		return NULL;
+	}
+	if (PP_UNLIKELY(page->order != order)) {
+		PP_ERR("%s: page %lu of zone %u was allocated with order %u but freed with order %u; ignored: free with the order it was allocated with",
+		       fn, page_index(z, page), z->index, page->order, order);
+		return NULL;
+	}
+	return z;
+#else
+	(void)order;
+	(void)fn;
+	if (PP_LIKELY(alloc->nr_zones == 1))
+		return &alloc->zones[0];
+	return page_zone(alloc, page);
+#endif
+}
+
+/* A checked block goes back; under the lock of the cache or zone it enters. */
+static PP_ALWAYS_INLINE void page_on_free(struct pp_page *page,
+					  unsigned int order)
+{
+#if PP_DEBUG >= 2
+	for (unsigned long i = 0; i < 1UL << order; i++) {
+		memset(page[i].addr, PP_POISON_BYTE, PP_PAGE_SIZE);
+		page_set_flags(page + i,
+			       page_flags(page + i) | PP_PAGE_F_POISONED);
+	}
+#endif
+#if PP_ASAN
+	ASAN_POISON_MEMORY_REGION(page->addr, PP_PAGE_SIZE << order);
+#endif
+#if PP_DEBUG >= 1
+	page_set_flags(page, page_flags(page) & ~PP_PAGE_F_ALLOCATED);
+#endif
+	(void)page;
+	(void)order;
+}
+
+/* ---- where the pages go: the caller's array or list ---- */
+
+struct sink {
+	struct pp_page **array;		/* array form, or NULL */
+	struct pp_page_list *list;	/* list form */
+	unsigned int pos;		/* array: no NULL entry before this */
+};
+
+/* The array has a NULL entry left: the caller counted them. */
+static PP_ALWAYS_INLINE void sink_put(struct sink *s, struct pp_page *page)
+{
+	if (s->array) {
+		while (s->array[s->pos])
+			s->pos++;
+		s->array[s->pos++] = page;
+	} else {
+		pp_page_list_add_tail(s->list, page);
+	}
+}
+
+/* ---- zones for a call ---- */
+
+static inline bool node_allowed(uint64_t nodemask, int node)
+{
+	if (node < 0)
+		return nodemask == PP_NODEMASK_ALL;
+	return (nodemask >> node) & 1;
+}
+
+static int zone_of_node(const struct pp_allocator *alloc, int nid)
+{
+	for (unsigned int i = 0; i < alloc->nr_zones; i++)
+		if (alloc->zones[i].node == nid)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * The preferred zone: @nid's, or for PP_NUMA_NODE_ANY the calling
+ * thread's node's. Returns -1 for a node without a zone; zone 0 for ANY
+ * when the thread runs on a node without one.
+ */
+static int preferred_zone(const struct pp_allocator *alloc, int nid)
+{
+	int zi;
+
+	if (nid == PP_NUMA_NODE_ANY) {
+		if (alloc->nr_zones == 1)
+			return 0;
+		zi = zone_of_node(alloc, pp_os_current_node());
+		return zi < 0 ? 0 : zi;
+	}
+	return zone_of_node(alloc, nid);
+}
+
+/*
+ * The zones a bulk call may use (a bit per zone index) and, in *@pz, the
+ * one to try first: the preferred zone, or where it has none, the first
+ * allowed. Returns 0 when no zone is allowed.
+ */
+static PP_ALWAYS_INLINE uint64_t zones_allowed(struct pp_allocator *alloc,
+					       int nid, uint64_t nodemask,
+					       unsigned int *pz)
+{
+	uint64_t allowed = 0;
+	int pref;
+
+	if (PP_LIKELY(alloc->nr_zones == 1)) {
+		*pz = 0;
+		return nid == PP_NUMA_NODE_ANY || nid == alloc->zones[0].node ||
+		       node_allowed(nodemask, alloc->zones[0].node);
+	}
+	pref = preferred_zone(alloc, nid);
+	if (pref >= 0)
+		allowed = 1ULL << pref;
+	for (unsigned int i = 0; i < alloc->nr_zones; i++)
+		if (node_allowed(nodemask, alloc->zones[i].node))
+			allowed |= 1ULL << i;
+	*pz = pref >= 0 ? (unsigned int)pref :
+	      allowed ? (unsigned int)__builtin_ctzll(allowed) : 0;
+	return allowed;
+}
+
+static inline uint64_t all_zones(const struct pp_allocator *alloc)
+{
+	return alloc->nr_zones == 64 ? ~0ULL : (1ULL << alloc->nr_zones) - 1;
+}
+
+/* The kernel's check: enough free above the low mark for the request. */
+static PP_ALWAYS_INLINE bool watermark_ok(const struct pp_zone *z,
+					  unsigned int need)
+{
+	return zone_free_pages(z) >= z->wmark_low + need;
+}
+
+/* ---- thread cache operations; the cache is locked by the caller ---- */
+
+/* The stack is full: give a batch (the top, the hottest) to the zone. */
+static PP_NOINLINE void pcp_drain_batch(struct pp_allocator *alloc,
+					struct pcp_zone *pcz,
+					struct pp_zone *z)
+{
+	unsigned int n = alloc->pcp_batch;
+
+	zone_lock(z);
+	pp_zone_put_order0(z, &pcz->stack[pcz->count - n], n);
+	zone_unlock(z);
+	pcz->count -= n;
+	zone_count(&z->pcp_drains, 1);
+}
+
+/*
+ * The stack is empty and the caller needs @rem more pages: under one
+ * zone lock, take them and a batch for the stack. A request bigger than
+ * the stack can hold besides a batch is served straight to the caller,
+ * in stack-sized chunks, still under that one lock. Returns the pages
+ * given to @s.
+ */
+static PP_NOINLINE unsigned int pcp_refill(struct pp_allocator *alloc,
+					   struct pcp_zone *pcz,
+					   struct pp_zone *z, unsigned int rem,
+					   struct sink *s)
+{
+	unsigned int high = alloc->pcp_high, batch = alloc->pcp_batch;
+	unsigned int got = 0, n, take;
+
+	zone_lock(z);
+	while (rem + batch > high) {
+		take = rem < high ? rem : high;
+		n = pp_zone_take_order0(z, pcz->stack, take);
+		for (unsigned int i = 0; i < n; i++) {
+			page_on_alloc(z, pcz->stack[i], 0);
+			sink_put(s, pcz->stack[i]);
+		}
+		got += n;
+		rem -= n;
+		if (n < take) {
+			zone_unlock(z);
+			return got;
+		}
+	}
+	n = pp_zone_take_order0(z, pcz->stack, rem + batch);
+	zone_unlock(z);
+	if (n)
+		zone_count(&z->pcp_refills, 1);
+
+	take = rem < n ? rem : n;
+	for (unsigned int i = 0; i < take; i++) {
+		struct pp_page *page = pcz->stack[--n];
+
+		page_on_alloc(z, page, 0);
+		sink_put(s, page);
+	}
+	pcz->count = n;
+	return got + take;
+}
+
+/*
+ * Up to @need pages of zone @zi from the cache, refilled once. The two
+ * forms have their own loops with the cursor in a register: through
+ * @s, which the out-of-line refill also takes, it would live in memory.
+ */
+static PP_ALWAYS_INLINE unsigned int pcp_take(struct pp_allocator *alloc,
+					      struct pp_pcp *pcp,
+					      unsigned int zi,
+					      unsigned int need,
+					      struct sink *s)
+{
+	struct pcp_zone *pcz = &pcp->z[zi];
+	struct pp_zone *z = &alloc->zones[zi];
+	struct pp_page **stack = pcz->stack;
+	unsigned int count = pcz->count;
+	unsigned int got = need < count ? need : count;
+
+	if (s->array) {
+		struct pp_page **array = s->array;
+		unsigned int pos = s->pos;
+
+		for (unsigned int i = 0; i < got; i++) {
+			struct pp_page *page = stack[--count];
+
+			page_on_alloc(z, page, 0);
+			while (array[pos])
+				pos++;
+			array[pos++] = page;
+		}
+		s->pos = pos;
+	} else {
+		for (unsigned int i = 0; i < got; i++) {
+			struct pp_page *page = stack[--count];
+
+			page_on_alloc(z, page, 0);
+			pp_page_list_add_tail(s->list, page);
+		}
+	}
+	pcz->count = count;
+	if (got < need)
+		got += pcp_refill(alloc, pcz, z, need - got, s);
+	return got;
+}
+
+/* One order-0 page of zone @zi through the cache, or NULL. */
+static struct pp_page *pcp_take_one(struct pp_allocator *alloc,
+				    struct pp_pcp *pcp, unsigned int zi)
+{
+	struct pcp_zone *pcz = &pcp->z[zi];
+	struct pp_zone *z = &alloc->zones[zi];
+	struct pp_page *page = NULL;
+
+	pcp_lock(pcp);
+	if (!pcz->count) {
+		zone_lock(z);
+		pcz->count = pp_zone_take_order0(z, pcz->stack,
+						 alloc->pcp_batch);
+		zone_unlock(z);
+		if (pcz->count)
+			zone_count(&z->pcp_refills, 1);
+	}
+	if (pcz->count) {
+		page = pcz->stack[--pcz->count];
+		page_on_alloc(z, page, 0);
+	}
+	pcp_unlock(pcp);
+	return page;
+}
+
+/* Without a cache (the thread could not get memory for one). */
+static struct pp_page *zone_take_one(struct pp_allocator *alloc,
+				     unsigned int zi)
+{
+	struct pp_zone *z = &alloc->zones[zi];
+	struct pp_page *page = NULL;
+
+	zone_lock(z);
+	if (pp_zone_take_order0(z, &page, 1))
+		page_on_alloc(z, page, 0);
+	zone_unlock(z);
+	return page;
+}
+
+/*
+ * Free one checked order-0 page of zone @z into the cache (locked).
+ * Returns nothing: the caller counts.
+ */
+static PP_ALWAYS_INLINE void pcp_put(struct pp_allocator *alloc,
+				     struct pp_pcp *pcp, struct pp_zone *z,
+				     struct pp_page *page)
+{
+	struct pcp_zone *pcz = &pcp->z[z->index];
+
+	page_on_free(page, 0);
+	if (PP_UNLIKELY(pcz->count == alloc->pcp_high))
+		pcp_drain_batch(alloc, pcz, z);
+	pcz->stack[pcz->count++] = page;
+}
+
+/* ---- the single-page and higher-order paths ---- */
+
+/*
+ * One order-0 page from the zones in @allowed, @pz first, through the
+ * thread's cache; below the bulk watermark if need be, down to the last
+ * page. When all are dry, drain every thread's cache and try once more.
+ */
+static PP_NOINLINE struct pp_page *alloc_one(struct pp_allocator *alloc,
+					     uint64_t allowed, unsigned int pz)
+{
+	struct pp_pcp *pcp = pcp_get(alloc);
+	struct pp_page *page = NULL;
+	unsigned int zi = pz;
+
+	for (int pass = 0; pass < 2 && !page; pass++) {
+		uint64_t left = allowed;
+
+		zi = pz;
+		for (;;) {
+			page = pcp ? pcp_take_one(alloc, pcp, zi) :
+				     zone_take_one(alloc, zi);
+			if (page)
+				break;
+			left &= ~(1ULL << zi);
+			if (!left)
+				break;
+			zi = (unsigned int)__builtin_ctzll(left);
+		}
+		if (!page && pass == 0)
+			pp_pcp_drain_all(alloc);
+	}
+	if (page) {
+		COUNT(alloc, pcp, zi, alloc_calls, 1);
+		COUNT(alloc, pcp, zi, pages_allocated, 1);
+	} else {
+		COUNT(alloc, pcp, pz, alloc_calls, 1);
+		COUNT(alloc, pcp, pz, alloc_failed, 1);
+	}
+	return page;
+}
+
+/* A block of 2^@order pages from the buddy lists of any zone, @pz first. */
+static struct pp_page *alloc_block(struct pp_allocator *alloc,
+				   unsigned int order, unsigned int pz)
+{
+	struct pp_pcp *pcp = pcp_get(alloc);
+	struct pp_page *page = NULL;
+	unsigned int zi = pz;
+
+	for (int pass = 0; pass < 2 && !page; pass++) {
+		uint64_t left = all_zones(alloc);
+
+		zi = pz;
+		for (;;) {
+			struct pp_zone *z = &alloc->zones[zi];
+
+			zone_lock(z);
+			page = pp_zone_take_block(z, order);
+			if (page)
+				page_on_alloc(z, page, order);
+			zone_unlock(z);
+			if (page)
+				break;
+			left &= ~(1ULL << zi);
+			if (!left)
+				break;
+			zi = (unsigned int)__builtin_ctzll(left);
+		}
+		/* Cached order-0 pages may be what keeps a block split. */
+		if (!page && pass == 0)
+			pp_pcp_drain_all(alloc);
+	}
+	if (page) {
+		COUNT(alloc, pcp, zi, alloc_calls, 1);
+		COUNT(alloc, pcp, zi, pages_allocated, 1UL << order);
+	} else {
+		COUNT(alloc, pcp, pz, alloc_calls, 1);
+		COUNT(alloc, pcp, pz, alloc_failed, 1);
+	}
+	return page;
+}
+
+struct pp_page *pp_alloc_pages(struct pp_allocator *alloc, int nid,
+			       unsigned int order)
+{
+	int pz = preferred_zone(alloc, nid);
+
+	/* Another node's zone is a fallback, not a failure. */
+	if (pz < 0)
+		pz = 0;
+	if (order == 0)
+		return alloc_one(alloc, all_zones(alloc), (unsigned int)pz);
+	/* An order no zone has is a plain failure, not a reason to drain. */
+	for (unsigned int i = 0; i < alloc->nr_zones; i++)
+		if (order <= alloc->zones[i].max_order)
+			return alloc_block(alloc, order, (unsigned int)pz);
+	return NULL;
+}
+
+/* ---- the bulk call ---- */
+
+unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
+				  uint64_t nodemask, int nr_pages,
+				  struct pp_page_list *list,
+				  struct pp_page **array)
+{
+	struct sink s = { .array = array, .list = list, .pos = 0 };
+	unsigned int populated = 0, need, pz, zi, got;
+	struct pp_page *page;
+	struct pp_pcp *pcp;
+	uint64_t allowed;
+
+	if (nr_pages <= 0)
+		return 0;
+	if (array) {
+		/* Bounded by nr_pages: array[nr_pages] is never read. */
+		for (int i = 0; i < nr_pages; i++)
+			populated += array[i] != NULL;
+		if (populated == (unsigned int)nr_pages)
+			return populated;
+	}
+	need = (unsigned int)nr_pages - populated;
+
+	allowed = zones_allowed(alloc, preferred_nid, nodemask, &pz);
+	if (PP_UNLIKELY(!allowed))
+		return populated;
+	if (need == 1)
+		goto single;
+
+	/* The watermark, once per call: the preferred zone, then others. */
+	zi = pz;
+	if (PP_UNLIKELY(!watermark_ok(&alloc->zones[zi], need))) {
+		uint64_t left = allowed & ~(1ULL << pz);
+
+		for (;;) {
+			if (!left)
+				goto single;
+			zi = (unsigned int)__builtin_ctzll(left);
+			if (watermark_ok(&alloc->zones[zi], need))
+				break;
+			left &= ~(1ULL << zi);
+		}
+	}
+
+	pcp = pcp_get(alloc);
+	if (PP_UNLIKELY(!pcp))
+		goto single;
+	pcp_lock(pcp);
+	got = pcp_take(alloc, pcp, zi, need, &s);
+	if (PP_LIKELY(got)) {
+		COUNT(alloc, pcp, zi, bulk_calls, 1);
+		COUNT(alloc, pcp, zi, pages_allocated, got);
+	}
+	pcp_unlock(pcp);
+	if (PP_LIKELY(got))
+		return populated + got;
+
+single:
+	/* Progress whenever any page can be had: one single-page attempt. */
+	page = alloc_one(alloc, allowed, pz);
+	if (page) {
+		sink_put(&s, page);
+		populated++;
+	}
+	return populated;
+}
+
+/* ---- frees ---- */
+
+/* Free a block of order > 0 straight to its zone's buddy lists. */
+static void free_block(struct pp_allocator *alloc, struct pp_page *page,
+		       unsigned int order)
+{
+	struct pp_zone *z = free_check(alloc, page, order, "pp_free_pages");
+	struct pp_pcp *pcp;
+
+	if (!z)
+		return;
+	zone_lock(z);
+	page_on_free(page, order);
+	pp_zone_put_block(z, page, order);
+	zone_unlock(z);
+	pcp = pcp_get(alloc);
+	COUNT(alloc, pcp, z->index, pages_freed, 1UL << order);
+}
+
+/* Without a cache: order-0 pages straight to the zone. */
+static void free_to_zone(struct pp_allocator *alloc, struct pp_page *page,
+			 const char *fn)
+{
+	struct pp_zone *z = free_check(alloc, page, 0, fn);
+
+	if (!z)
+		return;
+	zone_lock(z);
+	page_on_free(page, 0);
+	pp_zone_put_order0(z, &page, 1);
+	zone_unlock(z);
+	COUNT(alloc, (struct pp_pcp *)NULL, z->index, pages_freed, 1);
+}
+
+void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
+		   unsigned int order)
+{
+	struct pp_pcp *pcp;
+	struct pp_zone *z;
+
+	if (PP_UNLIKELY(!page))
+		return;
+	if (PP_UNLIKELY(order)) {
+		free_block(alloc, page, order);
+		return;
+	}
+	pcp = pcp_get(alloc);
+	if (PP_UNLIKELY(!pcp)) {
+		free_to_zone(alloc, page, "pp_free_pages");
+		return;
+	}
+	pcp_lock(pcp);
+	z = free_check(alloc, page, 0, "pp_free_pages");
+	if (PP_LIKELY(z)) {
+		pcp_put(alloc, pcp, z, page);
+		COUNT(alloc, pcp, z->index, pages_freed, 1);
+	}
+	pcp_unlock(pcp);
+}
+
+/* One zone: the stack count stays in a register for the whole loop. */
+static PP_ALWAYS_INLINE void free_bulk_one_zone(struct pp_allocator *alloc,
+						struct pp_pcp *pcp,
+						struct pp_page **pages,
+						unsigned long nr)
+{
+	struct pcp_zone *pcz = &pcp->z[0];
+	struct pp_page **stack = pcz->stack;
+	unsigned int count = pcz->count, high = alloc->pcp_high;
+	unsigned long freed = 0;
+
+	for (unsigned long i = 0; i < nr; i++) {
+		struct pp_page *page = pages[i];
+
+		if (!page)
+			continue;
+		if (PP_DEBUG && !free_check(alloc, page, 0,
+					    "pp_free_pages_bulk"))
+			continue;
+		page_on_free(page, 0);
+		if (PP_UNLIKELY(count == high)) {
+			pcz->count = count;
+			pcp_drain_batch(alloc, pcz, &alloc->zones[0]);
+			count = pcz->count;
+		}
+		stack[count++] = page;
+		freed++;
+	}
+	pcz->count = count;
+	COUNT(alloc, pcp, 0, pages_freed, freed);
+}
+
+void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
+			unsigned long nr)
+{
+	struct pp_pcp *pcp = pcp_get(alloc);
+	unsigned long run = 0;
+	unsigned int run_zi = 0;
+
+	if (PP_UNLIKELY(!pcp)) {
+		for (unsigned long i = 0; i < nr; i++)
+			if (pages[i])
+				free_to_zone(alloc, pages[i],
+					     "pp_free_pages_bulk");
+		return;
+	}
+	pcp_lock(pcp);
+	if (PP_LIKELY(alloc->nr_zones == 1)) {
+		free_bulk_one_zone(alloc, pcp, pages, nr);
+		pcp_unlock(pcp);
+		return;
+	}
+	for (unsigned long i = 0; i < nr; i++) {
+		struct pp_page *page = pages[i];
+		struct pp_zone *z;
+
+		if (!page)
+			continue;
+		z = free_check(alloc, page, 0, "pp_free_pages_bulk");
+		if (!z)
+			continue;
+		pcp_put(alloc, pcp, z, page);
+		/* Counted per run of pages of one zone, not per page. */
+		if (z->index != run_zi) {
+			COUNT(alloc, pcp, run_zi, pages_freed, run);
+			run_zi = z->index;
+			run = 0;
+		}
+		run++;
+	}
+	COUNT(alloc, pcp, run_zi, pages_freed, run);
+	pcp_unlock(pcp);
+}
+
+void pp_free_page_list(struct pp_allocator *alloc, struct pp_page_list *list)
+{
+	struct pp_pcp *pcp = pcp_get(alloc);
+	struct pp_page *page = list->head;
+	unsigned long run = 0;
+	unsigned int run_zi = 0;
+
+	if (PP_UNLIKELY(!pcp)) {
+		while (page) {
+			struct pp_page *next = page->next;
+
+			free_to_zone(alloc, page, "pp_free_page_list");
+			page = next;
+		}
+		pp_page_list_init(list);
+		return;
+	}
+	pcp_lock(pcp);
+	while (page) {
+		/* Read the link first: a drain reuses it for the buddy list. */
+		struct pp_page *next = page->next;
+		struct pp_zone *z = free_check(alloc, page, 0,
+					       "pp_free_page_list");
+
+		if (z) {
+			pcp_put(alloc, pcp, z, page);
+			if (z->index != run_zi) {
+				COUNT(alloc, pcp, run_zi, pages_freed, run);
+				run_zi = z->index;
+				run = 0;
+			}
+			run++;
+		}
+		page = next;
+	}
+	COUNT(alloc, pcp, run_zi, pages_freed, run);
+	pcp_unlock(pcp);
+	pp_page_list_init(list);
+}
+
+/* ---- lookups ---- */
+
+struct pp_page *pp_virt_to_page(const struct pp_allocator *alloc,
+				const void *addr)
+{
+	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
+		const struct pp_zone *z = &alloc->zones[i];
+		uintptr_t off = (uintptr_t)addr - z->base;
+
+		if (off < z->managed_pages << PP_PAGE_SHIFT)
+			return &z->pages[off >> PP_PAGE_SHIFT];
+	}
+	return NULL;
+}
+
+struct pp_arena *pp_page_arena(const struct pp_allocator *alloc,
+			       const struct pp_page *page)
+{
+	return alloc->zones[page->zone].arena;
+}
+
+int pp_page_to_nid(const struct pp_allocator *alloc, const struct pp_page *page)
+{
+	return alloc->zones[page->zone].node;
+}
+
+unsigned int pp_allocator_max_order(const struct pp_allocator *alloc)
+{
+	return alloc->max_order;
+}
+
+unsigned int pp_allocator_zone_count(const struct pp_allocator *alloc)
+{
+	return alloc->nr_zones;
+}
+
+void pp_allocator_drain_thread(struct pp_allocator *alloc)
+{
+	struct pp_pcp *pcp = pthread_getspecific(alloc->key);
+
+	if (!pcp)
+		return;
+	pcp_lock(pcp);
+	pp_pcp_drain_locked(pcp, false);
+	pcp_unlock(pcp);
+}
+
+/* ---- create and destroy ---- */
+
+/* Bytes a newer caller added past the struct we know must be zero. */
+static bool opts_tail_zero(const struct pp_allocator_opts *opts)
+{
+	const unsigned char *p = (const unsigned char *)opts;
+
+	for (size_t i = sizeof(*opts); i < opts->sz; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static int check_opts(const struct pp_allocator_opts *opts)
+{
+	unsigned int high, batch;
+
+	if (!opts || opts->sz < sizeof(*opts) || !opts_tail_zero(opts)) {
+		PP_ERR("pp_allocator_create: opts is NULL, or opts->sz (%zu) is not sizeof(struct pp_allocator_opts) of this or a newer version with unknown fields zero",
+		       opts ? opts->sz : 0);
+		return -EINVAL;
+	}
+	if (!opts->arenas || opts->nr_arenas == 0 ||
+	    opts->nr_arenas > PP_MAX_ZONES) {
+		PP_ERR("pp_allocator_create: %u arenas given; give 1 to %d, one per NUMA node",
+		       opts->arenas ? opts->nr_arenas : 0, PP_MAX_ZONES);
+		return -EINVAL;
+	}
+	high = opts->pcp_high ? opts->pcp_high : PP_PCP_HIGH_DEFAULT;
+	batch = opts->pcp_batch ? opts->pcp_batch : PP_PCP_BATCH_DEFAULT;
+	if (batch > high) {
+		PP_ERR("pp_allocator_create: pcp_batch %u is larger than pcp_high %u; a batch must fit in the cache",
+		       batch, high);
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < opts->nr_arenas; i++) {
+		struct pp_arena *a = opts->arenas[i];
+		int node;
+
+		if (!a) {
+			PP_ERR("pp_allocator_create: arena %u is NULL", i);
+			return -EINVAL;
+		}
+		node = pp_arena_node(a);
+		if (node >= 64) {
+			PP_ERR("pp_allocator_create: arena '%s' is on node %d; node masks cover nodes 0-63 only",
+			       pp_arena_name(a), node);
+			return -EINVAL;
+		}
+		for (unsigned int j = 0; j < i; j++) {
+			struct pp_arena *b = opts->arenas[j];
+
+			if (a == b || (node >= 0 && pp_arena_node(b) == node)) {
+				PP_ERR("pp_allocator_create: arenas %u ('%s') and %u ('%s') are both on node %d; give one arena per node (a zone per node)",
+				       j, pp_arena_name(b), i, pp_arena_name(a),
+				       node);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+static void asan_poison_arenas(struct pp_allocator *alloc, bool poison)
+{
+#if PP_ASAN
+	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
+		struct pp_zone *z = &alloc->zones[i];
+		size_t len = z->managed_pages << PP_PAGE_SHIFT;
+
+		if (poison)
+			ASAN_POISON_MEMORY_REGION((void *)z->base, len);
+		else
+			ASAN_UNPOISON_MEMORY_REGION((void *)z->base, len);
+	}
+#else
+	(void)alloc;
+	(void)poison;
+#endif
+}
+
+struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts)
+{
+	struct pp_allocator *alloc;
+	unsigned int i, nr;
+	size_t size;
+	void *mem;
+	int err;
+
+	err = check_opts(opts);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	nr = opts->nr_arenas;
+	size = sizeof(*alloc) + nr * sizeof(struct pp_zone);
+	if (posix_memalign(&mem, PP_CACHE_LINE, size)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	alloc = mem;
+	memset(alloc, 0, sizeof(*alloc));
+	alloc->nr_zones = nr;
+	alloc->pcp_high = opts->pcp_high ? opts->pcp_high : PP_PCP_HIGH_DEFAULT;
+	alloc->pcp_batch = opts->pcp_batch ? opts->pcp_batch :
+					     PP_PCP_BATCH_DEFAULT;
+	alloc->max_order = PP_MAX_ORDER_LIMIT;
+
+	for (i = 0; i < nr; i++) {
+		err = pp_arena_get_user(opts->arenas[i]);
+		if (err)
+			goto err_fini_zones;
+		err = pp_zone_init(&alloc->zones[i], opts->arenas[i], i,
+				   opts->wmark_low);
+		if (err) {
+			pp_arena_put_user(opts->arenas[i]);
+			goto err_fini_zones;
+		}
+		if (alloc->zones[i].max_order < alloc->max_order)
+			alloc->max_order = alloc->zones[i].max_order;
+	}
+	err = -pthread_mutex_init(&alloc->pcp_list_lock, NULL);
+	if (err)
+		goto err_fini_zones;
+	err = -pthread_key_create(&alloc->key, pp_pcp_destructor);
+	if (err) {
+		PP_ERR("pp_allocator_create: no pthread key left for the thread caches (%s); destroy unused allocators",
+		       strerror(-err));
+		goto err_destroy_mutex;
+	}
+	alloc->id = __atomic_add_fetch(&allocator_ids, 1, __ATOMIC_RELAXED);
+	asan_poison_arenas(alloc, true);
+	return alloc;
+
+err_destroy_mutex:
+	pthread_mutex_destroy(&alloc->pcp_list_lock);
+err_fini_zones:
+	while (i--) {
+		pp_zone_fini(&alloc->zones[i]);
+		pp_arena_put_user(opts->arenas[i]);
+	}
+	free(alloc);
+	errno = -err;
+	return NULL;
+}
+
+/* The message -EBUSY comes with: pages out, per zone. */
+static void report_busy(struct pp_allocator *alloc, const unsigned long *out,
+			unsigned long total)
+{
+	char buf[384];
+	size_t len = 0;
+
+	for (unsigned int i = 0; i < alloc->nr_zones && len < sizeof(buf); i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+					"%szone %u (node %d): %lu",
+					i ? ", " : "", i,
+					alloc->zones[i].node, out[i]);
+	PP_ERR("pp_allocator_destroy: %lu pages still allocated (%s); nothing was destroyed: free them and call it again",
+	       total, buf);
+}
+
+int pp_allocator_destroy(struct pp_allocator *alloc)
+{
+	unsigned long out[PP_MAX_ZONES], total = 0;
+
+	if (!alloc)
+		return 0;
+	pthread_mutex_lock(&alloc->pcp_list_lock);
+	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next) {
+		pcp_lock(pcp);
+		pp_pcp_drain_locked(pcp, false);
+		pcp_unlock(pcp);
+	}
+	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
+		struct pp_zone *z = &alloc->zones[i];
+
+		zone_lock(z);
+		out[i] = z->managed_pages - z->free_pages;
+		zone_unlock(z);
+		total += out[i];
+	}
+	if (total) {
+		pthread_mutex_unlock(&alloc->pcp_list_lock);
+		report_busy(alloc, out, total);
+		return -EBUSY;
+	}
+
+	/*
+	 * No thread uses the allocator any more (the caller's promise).
+	 * Deleting the key first means no destructor will run for a cache
+	 * freed here, even in a thread that exits later.
+	 */
+	pthread_key_delete(alloc->key);
+	pp_pcp_free_all(alloc);
+	pthread_mutex_unlock(&alloc->pcp_list_lock);
+	pthread_mutex_destroy(&alloc->pcp_list_lock);
+	if (pp_pcp_memo.id == alloc->id) {
+		pp_pcp_memo.id = 0;
+		pp_pcp_memo.pcp = NULL;
+	}
+	asan_poison_arenas(alloc, false);
+	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
+		pp_zone_fini(&alloc->zones[i]);
+		pp_arena_put_user(alloc->zones[i].arena);
+	}
+	free(alloc);
+	return 0;
+}

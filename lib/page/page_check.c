@@ -1,1 +1,315 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * page_check.c - looking at the allocator from outside the data path:
+ * statistics per zone (zone counters plus every live thread cache's), the
+ * same as JSON, and pp_allocator_check(), the invariant walker that tests
+ * run after every step.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pp_log_priv.h"
+#include "page/page_alloc_priv.h"
+
+static void add_counters(struct pp_zone_stats *out, const struct pp_counters *c)
+{
+	out->alloc_calls += counter_read(&c->alloc_calls);
+	out->bulk_calls += counter_read(&c->bulk_calls);
+	out->pages_allocated += counter_read(&c->pages_allocated);
+	out->pages_freed += counter_read(&c->pages_freed);
+	out->alloc_failed += counter_read(&c->alloc_failed);
+}
+
+int pp_allocator_zone_stats(struct pp_allocator *alloc, unsigned int zone,
+			    struct pp_zone_stats *out)
+{
+	struct pp_zone *z;
+
+	if (!alloc || !out || zone >= alloc->nr_zones)
+		return -EINVAL;
+	z = &alloc->zones[zone];
+	memset(out, 0, sizeof(*out));
+	out->node = z->node;
+	out->managed_pages = z->managed_pages;
+	out->free_pages = zone_free_pages(z);
+	out->wmark_low = z->wmark_low;
+	out->pcp_refills = counter_read(&z->pcp_refills);
+	out->pcp_drains = counter_read(&z->pcp_drains);
+	out->remote_drains = counter_read(&z->remote_drains);
+	add_counters(out, &z->retired);
+
+	pthread_mutex_lock(&alloc->pcp_list_lock);
+	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next) {
+		/* The lock makes count exact; counters need no lock. */
+		pcp_lock(pcp);
+		out->pcp_pages += pcp->z[zone].count;
+		pcp_unlock(pcp);
+		add_counters(out, &pcp->z[zone].c);
+	}
+	pthread_mutex_unlock(&alloc->pcp_list_lock);
+	return 0;
+}
+
+/* snprintf that keeps counting past the end, as snprintf itself does. */
+struct out_buf {
+	char *buf;
+	size_t len;
+	size_t pos;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void out_printf(struct out_buf *o, const char *fmt, ...)
+{
+	size_t room = o->pos < o->len ? o->len - o->pos : 0;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->pos += (size_t)n;
+}
+
+int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf, size_t len)
+{
+	struct out_buf o = { buf, len, 0 };
+
+	if (buf && len)
+		buf[0] = '\0';
+	out_printf(&o, "{\"zones\":[");
+	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
+		struct pp_zone_stats s;
+
+		pp_allocator_zone_stats(alloc, i, &s);
+		out_printf(&o,
+			   "%s{\"zone\":%u,\"node\":%d,\"managed_pages\":%lu,"
+			   "\"free_pages\":%lu,\"pcp_pages\":%lu,"
+			   "\"wmark_low\":%lu,\"alloc_calls\":%llu,"
+			   "\"bulk_calls\":%llu,\"pages_allocated\":%llu,"
+			   "\"pages_freed\":%llu,\"pcp_refills\":%llu,"
+			   "\"pcp_drains\":%llu,\"remote_drains\":%llu,"
+			   "\"alloc_failed\":%llu}",
+			   i ? "," : "", i, s.node, s.managed_pages,
+			   s.free_pages, s.pcp_pages, s.wmark_low,
+			   (unsigned long long)s.alloc_calls,
+			   (unsigned long long)s.bulk_calls,
+			   (unsigned long long)s.pages_allocated,
+			   (unsigned long long)s.pages_freed,
+			   (unsigned long long)s.pcp_refills,
+			   (unsigned long long)s.pcp_drains,
+			   (unsigned long long)s.remote_drains,
+			   (unsigned long long)s.alloc_failed);
+	}
+	out_printf(&o, "]}");
+	return (int)o.pos;
+}
+
+/* ---- the invariant walker ---- */
+
+enum where {
+	NOWHERE = 0,
+	IN_BUDDY,
+	IN_PCP,
+	IN_CALLER,
+};
+
+#define BROKEN(...)                                                         \
+	do {                                                                \
+		PP_ERR("pp_allocator_check: " __VA_ARGS__);                 \
+		return -EFAULT;                                             \
+	} while (0)
+
+static int mark(struct pp_zone *z, unsigned char *where, unsigned long idx,
+		unsigned long n, enum where w)
+{
+	static const char *const names[] = { "nowhere", "a buddy list",
+					      "a thread cache", "the caller" };
+
+	for (unsigned long i = idx; i < idx + n; i++) {
+		if (where[i] != NOWHERE)
+			BROKEN("page %lu of zone %u is in %s and in %s", i,
+			       z->index, names[where[i]], names[w]);
+		where[i] = (unsigned char)w;
+	}
+	return 0;
+}
+
+/* Buddy lists: aligned blocks, marked heads, unmergeable, counted. */
+static int check_buddy(struct pp_zone *z, unsigned char *where)
+{
+	unsigned long pages = 0;
+
+	for (unsigned int o = 0; o <= PP_MAX_ORDER_LIMIT; o++) {
+		struct free_area *fa = &z->area[o];
+		struct pp_page *prev = NULL;
+		unsigned long blocks = 0;
+
+		if (o > z->max_order && (fa->head || fa->nr))
+			BROKEN("zone %u has blocks of order %u above its max order %u",
+			       z->index, o, z->max_order);
+		for (struct pp_page *p = fa->head; p; prev = p, p = p->next) {
+			uintptr_t off = (uintptr_t)p - (uintptr_t)z->pages;
+			unsigned long idx, buddy;
+
+			if (off >= z->managed_pages * sizeof(*p) ||
+			    off % sizeof(*p))
+				BROKEN("zone %u's order-%u list holds %p, not one of its descriptors",
+				       z->index, o, (void *)p);
+			idx = off / sizeof(*p);
+			if (p->prev != prev)
+				BROKEN("zone %u: page %lu's back link on the order-%u list is wrong",
+				       z->index, idx, o);
+			if (!(page_flags(p) & PP_PAGE_F_BUDDY) || p->order != o)
+				BROKEN("zone %u: page %lu is on the order-%u list but marked %s order %u",
+				       z->index, idx, o,
+				       page_flags(p) & PP_PAGE_F_BUDDY ?
+				       "free with" : "not free, with",
+				       p->order);
+			if (idx & ((1UL << o) - 1) ||
+			    idx + (1UL << o) > z->managed_pages)
+				BROKEN("zone %u: order-%u block at page %lu is misaligned or runs past the zone",
+				       z->index, o, idx);
+			if (PP_DEBUG >= 1 &&
+			    page_flags(p) & PP_PAGE_F_ALLOCATED)
+				BROKEN("zone %u: free block at page %lu is marked allocated",
+				       z->index, idx);
+			buddy = idx ^ (1UL << o);
+			if (o < z->max_order && buddy < z->managed_pages &&
+			    page_flags(&z->pages[buddy]) & PP_PAGE_F_BUDDY &&
+			    z->pages[buddy].order == o)
+				BROKEN("zone %u: free order-%u blocks at pages %lu and %lu are buddies left unmerged",
+				       z->index, o, idx, buddy);
+			if (mark(z, where, idx, 1UL << o, IN_BUDDY))
+				return -EFAULT;
+			if (++blocks > z->managed_pages)
+				BROKEN("zone %u: the order-%u list loops",
+				       z->index, o);
+			pages += 1UL << o;
+		}
+		if (blocks != fa->nr)
+			BROKEN("zone %u: the order-%u list holds %lu blocks but counts %lu",
+			       z->index, o, blocks, fa->nr);
+	}
+	if (pages != z->free_pages)
+		BROKEN("zone %u: the buddy lists hold %lu pages but free_pages is %lu",
+		       z->index, pages, z->free_pages);
+	return 0;
+}
+
+static int check_pcp(struct pp_allocator *alloc, struct pp_zone *z,
+		     unsigned char *where, unsigned long *cached)
+{
+	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next) {
+		struct pcp_zone *pcz = &pcp->z[z->index];
+
+		if (pcz->count > alloc->pcp_high)
+			BROKEN("a thread cache holds %u pages of zone %u, above its high mark %u",
+			       pcz->count, z->index, alloc->pcp_high);
+		for (unsigned int i = 0; i < pcz->count; i++) {
+			struct pp_page *p = pcz->stack[i];
+			unsigned long idx;
+
+			if (page_zone_checked(alloc, p) != z)
+				BROKEN("a thread cache's zone-%u stack holds %p, not a page of that zone",
+				       z->index, (void *)p);
+			idx = page_index(z, p);
+			if (page_flags(p) & PP_PAGE_F_BUDDY)
+				BROKEN("page %lu of zone %u is cached but marked as a free buddy block",
+				       idx, z->index);
+			if (PP_DEBUG >= 1 &&
+			    page_flags(p) & PP_PAGE_F_ALLOCATED)
+				BROKEN("page %lu of zone %u is cached but marked allocated",
+				       idx, z->index);
+			if (mark(z, where, idx, 1, IN_PCP))
+				return -EFAULT;
+		}
+		*cached += pcz->count;
+	}
+	return 0;
+}
+
+/* Debug builds: what is neither free nor cached is an allocated block. */
+static int check_allocated(struct pp_zone *z, unsigned char *where,
+			   unsigned long expect)
+{
+	unsigned long found = 0;
+
+	for (unsigned long idx = 0; idx < z->managed_pages; idx++) {
+		struct pp_page *p = &z->pages[idx];
+		unsigned long n;
+
+		if (where[idx] != NOWHERE)
+			continue;
+		if (!(page_flags(p) & PP_PAGE_F_ALLOCATED))
+			BROKEN("page %lu of zone %u is neither free, cached nor allocated (lost)",
+			       idx, z->index);
+		n = 1UL << p->order;
+		if (idx & (n - 1) || idx + n > z->managed_pages)
+			BROKEN("zone %u: allocated order-%u block at page %lu is misaligned",
+			       z->index, p->order, idx);
+		if (mark(z, where, idx, n, IN_CALLER))
+			return -EFAULT;
+		found += n;
+	}
+	if (found != expect)
+		BROKEN("zone %u: %lu pages are marked allocated but the counts say %lu",
+		       z->index, found, expect);
+	return 0;
+}
+
+static int check_zone(struct pp_allocator *alloc, struct pp_zone *z,
+		      unsigned long *allocated)
+{
+	unsigned long cached = 0, in_use;
+	unsigned char *where;
+	int err;
+
+	where = calloc(z->managed_pages, 1);
+	if (!where)
+		return -ENOMEM;
+	err = check_buddy(z, where);
+	if (!err)
+		err = check_pcp(alloc, z, where, &cached);
+	if (!err && z->free_pages + cached > z->managed_pages) {
+		PP_ERR("pp_allocator_check: zone %u counts %lu free and %lu cached pages of %lu",
+		       z->index, z->free_pages, cached, z->managed_pages);
+		err = -EFAULT;
+	}
+	in_use = z->managed_pages - z->free_pages - cached;
+	if (!err && PP_DEBUG >= 1)
+		err = check_allocated(z, where, in_use);
+	free(where);
+	*allocated += in_use;
+	return err;
+}
+
+int pp_allocator_check(struct pp_allocator *alloc,
+		       unsigned long *allocated_out)
+{
+	unsigned long allocated = 0;
+	int err = 0;
+
+	/* Lock order: list, every cache, every zone (page_alloc_priv.h). */
+	pthread_mutex_lock(&alloc->pcp_list_lock);
+	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next)
+		pcp_lock(pcp);
+	for (unsigned int i = 0; i < alloc->nr_zones; i++)
+		zone_lock(&alloc->zones[i]);
+
+	for (unsigned int i = 0; i < alloc->nr_zones && !err; i++)
+		err = check_zone(alloc, &alloc->zones[i], &allocated);
+
+	for (unsigned int i = alloc->nr_zones; i-- > 0;)
+		zone_unlock(&alloc->zones[i]);
+	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next)
+		pcp_unlock(pcp);
+	pthread_mutex_unlock(&alloc->pcp_list_lock);
+
+	if (!err && allocated_out)
+		*allocated_out = allocated;
+	return err;
+}

@@ -1,1 +1,198 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pcp.c - per-thread caches of order-0 pages (the kernel's pcp lists),
+ * out of line: creating a thread's cache on first use, returning it when
+ * the thread exits, and draining other threads' caches when the zones run
+ * dry. The fast path that uses a cache is inline in page_alloc.c.
+ *
+ * A cache belongs to one (thread, allocator) pair. It is found through
+ * the allocator's pthread key (whose destructor returns it at thread
+ * exit), with a one-entry thread-local memo in front (pcp_get()). Every
+ * cache is also on the allocator's list, so that a starving thread, the
+ * statistics, the invariant walker and pp_allocator_destroy() can reach
+ * caches of other threads; they take a cache's lock as its owner does.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pp_log_priv.h"
+#include "page/page_alloc_priv.h"
+
+__thread struct pcp_memo pp_pcp_memo
+	__attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/*
+ * Contended only while another thread drains this cache, which holds it
+ * for one pass over the cache's stacks. Spin briefly, then yield: the
+ * holder may be preempted (more threads than cores), and a pure spin
+ * would only burn the time slice it needs to finish.
+ */
+void pp_pcp_lock_slow(struct pp_pcp *pcp)
+{
+	for (;;) {
+		for (int i = 0; i < 128; i++) {
+			if (!__atomic_load_n(&pcp->lock, __ATOMIC_RELAXED) &&
+			    !__atomic_exchange_n(&pcp->lock, 1,
+						 __ATOMIC_ACQUIRE))
+				return;
+			cpu_relax();
+		}
+		sched_yield();
+	}
+}
+
+static struct pp_pcp *pcp_create(struct pp_allocator *alloc)
+{
+	size_t head = sizeof(struct pp_pcp) +
+		      alloc->nr_zones * sizeof(struct pcp_zone);
+	size_t stack = (size_t)alloc->pcp_high * sizeof(struct pp_page *);
+	struct pp_pcp *pcp;
+	void *mem;
+
+	head = (head + PP_CACHE_LINE - 1) & ~(size_t)(PP_CACHE_LINE - 1);
+	if (posix_memalign(&mem, PP_CACHE_LINE,
+			   head + alloc->nr_zones * stack))
+		return NULL;
+	pcp = mem;
+	memset(pcp, 0, head);
+	pcp->nr_zones = alloc->nr_zones;
+	pcp->alloc = alloc;
+	for (unsigned int i = 0; i < alloc->nr_zones; i++)
+		pcp->z[i].stack = (struct pp_page **)((char *)mem + head +
+						      i * stack);
+	return pcp;
+}
+
+struct pp_pcp *pp_pcp_get_slow(struct pp_allocator *alloc)
+{
+	struct pp_pcp *pcp = pthread_getspecific(alloc->key);
+
+	if (!pcp) {
+		pcp = pcp_create(alloc);
+		if (!pcp)
+			return NULL;
+		if (pthread_setspecific(alloc->key, pcp)) {
+			free(pcp);
+			return NULL;
+		}
+		pthread_mutex_lock(&alloc->pcp_list_lock);
+		pcp->next = alloc->pcp_list;
+		if (pcp->next)
+			pcp->next->prev = pcp;
+		alloc->pcp_list = pcp;
+		pthread_mutex_unlock(&alloc->pcp_list_lock);
+	}
+	pp_pcp_memo.id = alloc->id;
+	pp_pcp_memo.pcp = pcp;
+	return pcp;
+}
+
+void pp_pcp_drain_locked(struct pp_pcp *pcp, bool remote)
+{
+	struct pp_allocator *alloc = pcp->alloc;
+
+	for (unsigned int i = 0; i < pcp->nr_zones; i++) {
+		struct pcp_zone *pcz = &pcp->z[i];
+		struct pp_zone *z = &alloc->zones[i];
+
+		if (!pcz->count)
+			continue;
+		zone_lock(z);
+		pp_zone_put_order0(z, pcz->stack, pcz->count);
+		zone_unlock(z);
+		zone_count(remote ? &z->remote_drains : &z->pcp_drains, 1);
+		pcz->count = 0;
+	}
+}
+
+void pp_pcp_fold_counters(struct pp_pcp *pcp)
+{
+	for (unsigned int i = 0; i < pcp->nr_zones; i++) {
+		struct pp_counters *from = &pcp->z[i].c;
+		struct pp_counters *to = &pcp->alloc->zones[i].retired;
+
+		zone_count(&to->alloc_calls, counter_read(&from->alloc_calls));
+		zone_count(&to->bulk_calls, counter_read(&from->bulk_calls));
+		zone_count(&to->pages_allocated,
+			   counter_read(&from->pages_allocated));
+		zone_count(&to->pages_freed, counter_read(&from->pages_freed));
+		zone_count(&to->alloc_failed,
+			   counter_read(&from->alloc_failed));
+	}
+}
+
+static void pcp_unlink(struct pp_allocator *alloc, struct pp_pcp *pcp)
+{
+	if (pcp->prev)
+		pcp->prev->next = pcp->next;
+	else
+		alloc->pcp_list = pcp->next;
+	if (pcp->next)
+		pcp->next->prev = pcp->prev;
+}
+
+/*
+ * The key's destructor: the thread is exiting, give its pages back.
+ * If a later destructor of the same thread uses the allocator again, a
+ * new cache is made and glibc calls us once more for it.
+ */
+void pp_pcp_destructor(void *arg)
+{
+	struct pp_pcp *pcp = arg;
+	struct pp_allocator *alloc = pcp->alloc;
+
+	pthread_mutex_lock(&alloc->pcp_list_lock);
+	pcp_unlink(alloc, pcp);
+	pcp_lock(pcp);
+	pp_pcp_drain_locked(pcp, false);
+	pp_pcp_fold_counters(pcp);
+	pcp_unlock(pcp);
+	pthread_mutex_unlock(&alloc->pcp_list_lock);
+	if (pp_pcp_memo.pcp == pcp) {
+		pp_pcp_memo.id = 0;
+		pp_pcp_memo.pcp = NULL;
+	}
+	free(pcp);
+}
+
+unsigned long pp_pcp_drain_all(struct pp_allocator *alloc)
+{
+	struct pp_pcp *self = pthread_getspecific(alloc->key);
+	unsigned long moved = 0;
+
+	pthread_mutex_lock(&alloc->pcp_list_lock);
+	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next) {
+		pcp_lock(pcp);
+		for (unsigned int i = 0; i < pcp->nr_zones; i++)
+			moved += pcp->z[i].count;
+		pp_pcp_drain_locked(pcp, pcp != self);
+		pcp_unlock(pcp);
+	}
+	pthread_mutex_unlock(&alloc->pcp_list_lock);
+	return moved;
+}
+
+void pp_pcp_free_all(struct pp_allocator *alloc)
+{
+	struct pp_pcp *pcp = alloc->pcp_list;
+
+	while (pcp) {
+		struct pp_pcp *next = pcp->next;
+
+		pp_pcp_drain_locked(pcp, false);
+		free(pcp);
+		pcp = next;
+	}
+	alloc->pcp_list = NULL;
+}

@@ -1,1 +1,259 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * zone.c - one zone: the descriptor array of one arena and its buddy free
+ * lists (orders 0 to max_order), all under the zone lock.
+ *
+ * A block of order k covers 2^k pages whose first index is a multiple of
+ * 2^k; arenas are aligned to their page size (and to 2 MiB at least), and
+ * max_order is the arena's page order, so a block never crosses a
+ * hugepage. A free block is marked on its head only (PP_PAGE_F_BUDDY, with
+ * page->order), as the kernel marks PageBuddy; the rest of its pages carry
+ * nothing, so handing out or taking back a block touches one descriptor.
+ *
+ * Everything here but init/fini runs with the zone lock held.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pp_log_priv.h"
+#include "page/page_alloc_priv.h"
+
+static void area_add(struct pp_zone *z, struct pp_page *page,
+		     unsigned int order)
+{
+	struct free_area *fa = &z->area[order];
+
+	page->order = (uint8_t)order;
+	page->prev = NULL;
+	page->next = fa->head;
+	if (fa->head)
+		fa->head->prev = page;
+	fa->head = page;
+	fa->nr++;
+	page_set_flags(page, page_flags(page) | PP_PAGE_F_BUDDY);
+}
+
+static void area_del(struct pp_zone *z, struct pp_page *page,
+		     unsigned int order)
+{
+	struct free_area *fa = &z->area[order];
+
+	if (page->prev)
+		page->prev->next = page->next;
+	else
+		fa->head = page->next;
+	if (page->next)
+		page->next->prev = page->prev;
+	page->next = NULL;
+	page->prev = NULL;
+	fa->nr--;
+	page_set_flags(page, page_flags(page) & ~PP_PAGE_F_BUDDY);
+}
+
+/*
+ * Put the free pages [@start, @end) on the lists as the largest aligned
+ * blocks that fit. Used for the initial fill and for the tail of a block
+ * that was carved for order-0 pages; no block made here can merge with
+ * its buddy, which is either inside the range (already coalesced by the
+ * greedy choice) or allocated.
+ */
+static void put_range(struct pp_zone *z, unsigned long start,
+		      unsigned long end)
+{
+	while (start < end) {
+		unsigned int order = start ?
+			(unsigned int)__builtin_ctzl(start) : z->max_order;
+
+		if (order > z->max_order)
+			order = z->max_order;
+		while (start + (1UL << order) > end)
+			order--;
+		area_add(z, &z->pages[start], order);
+		start += 1UL << order;
+	}
+}
+
+/* Free one block, merging it with its buddies as far as they are free. */
+static void merge_free(struct pp_zone *z, unsigned long idx,
+		       unsigned int order)
+{
+	while (order < z->max_order) {
+		unsigned long buddy = idx ^ (1UL << order);
+		struct pp_page *b;
+
+		if (buddy >= z->managed_pages)
+			break;
+		b = &z->pages[buddy];
+		/*
+		 * The flag is read racily by design when the buddy is not
+		 * free (see page_flags()); its order is read only when it is
+		 * free, that is, owned by this zone and this lock.
+		 */
+		if (!(page_flags(b) & PP_PAGE_F_BUDDY) || b->order != order)
+			break;
+		area_del(z, b, order);
+		idx &= ~(1UL << order);
+		order++;
+	}
+	area_add(z, &z->pages[idx], order);
+}
+
+/* See zone_lock() for why a mutex, and why adaptive. */
+static int zone_lock_init(pthread_mutex_t *lock)
+{
+	pthread_mutexattr_t attr;
+	int err;
+
+	pthread_mutexattr_init(&attr);
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+	err = pthread_mutex_init(lock, &attr);
+	pthread_mutexattr_destroy(&attr);
+	return err;
+}
+
+int pp_zone_init(struct pp_zone *z, struct pp_arena *arena, unsigned int index,
+		 unsigned long wmark_low)
+{
+	size_t page_size = pp_arena_page_size(arena);
+	uintptr_t base = (uintptr_t)pp_arena_base(arena);
+	unsigned long n = pp_arena_size(arena) >> PP_PAGE_SHIFT;
+	void *mem;
+	int err;
+
+	memset(z, 0, sizeof(*z));
+	if (page_size < PP_PAGE_SIZE || (page_size & (page_size - 1)) ||
+	    page_size > PP_PAGE_SIZE << PP_MAX_ORDER_LIMIT || n == 0) {
+		PP_ERR("allocator: arena '%s' has a page size of %zu bytes and %lu pages; use an arena of 4 KiB, 2 MiB or 1 GiB pages",
+		       pp_arena_name(arena), page_size, n);
+		return -EINVAL;
+	}
+	z->max_order = (unsigned int)__builtin_ctzl(page_size >> PP_PAGE_SHIFT);
+	if (z->max_order < PP_ORDER_4K_ARENA)
+		z->max_order = PP_ORDER_4K_ARENA;
+	/* Blocks are aligned by index, so the base must be by address. */
+	if (base & ((PP_PAGE_SIZE << z->max_order) - 1)) {
+		PP_ERR("allocator: arena '%s' at %p is not aligned to %lu KiB; its buddy blocks would cross hugepages",
+		       pp_arena_name(arena), (void *)base,
+		       (PP_PAGE_SIZE << z->max_order) >> 10);
+		return -EINVAL;
+	}
+
+	/* Descriptors live apart from the data (DESIGN.md decision 2). */
+	if (posix_memalign(&mem, PP_CACHE_LINE, n * sizeof(struct pp_page)))
+		return -ENOMEM;
+	z->pages = mem;
+	memset(z->pages, 0, n * sizeof(struct pp_page));
+	for (unsigned long i = 0; i < n; i++) {
+		z->pages[i].addr = (void *)(base + (i << PP_PAGE_SHIFT));
+		z->pages[i].zone = (uint8_t)index;
+	}
+
+	err = zone_lock_init(&z->lock);
+	if (err) {
+		free(z->pages);
+		z->pages = NULL;
+		return -err;
+	}
+
+	z->arena = arena;
+	z->base = base;
+	z->managed_pages = n;
+	z->index = index;
+	z->node = pp_arena_node(arena);
+	z->wmark_low = wmark_low ? wmark_low : n / PP_WMARK_DIVISOR;
+	if (z->wmark_low == 0)
+		z->wmark_low = 1;
+	put_range(z, 0, n);
+	z->free_pages = n;
+	return 0;
+}
+
+void pp_zone_fini(struct pp_zone *z)
+{
+	if (!z->pages)
+		return;
+	pthread_mutex_destroy(&z->lock);
+	free(z->pages);
+	z->pages = NULL;
+}
+
+unsigned int pp_zone_take_order0(struct pp_zone *z, struct pp_page **out,
+				 unsigned int n)
+{
+	unsigned int got = 0;
+
+	while (got < n) {
+		struct pp_page *page = z->area[0].head;
+		unsigned long idx, size, take;
+		unsigned int order;
+
+		if (page) {
+			area_del(z, page, 0);
+			out[got++] = page;
+			continue;
+		}
+		for (order = 1; order <= z->max_order; order++)
+			if (z->area[order].head)
+				break;
+		if (order > z->max_order)
+			break;
+		/*
+		 * Carve the smallest free block: hand out its first pages
+		 * straight away, without splitting it down order by order,
+		 * and put the rest back as aligned blocks.
+		 */
+		page = z->area[order].head;
+		area_del(z, page, order);
+		idx = page_index(z, page);
+		size = 1UL << order;
+		take = n - got < size ? n - got : size;
+		/* Their order is set to 0 when they are handed out. */
+		for (unsigned long i = 0; i < take; i++)
+			out[got++] = page + i;
+		put_range(z, idx + take, idx + size);
+	}
+	zone_add_free(z, -(long)got);
+	return got;
+}
+
+void pp_zone_put_order0(struct pp_zone *z, struct pp_page **pages,
+			unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		merge_free(z, page_index(z, pages[i]), 0);
+	zone_add_free(z, n);
+}
+
+struct pp_page *pp_zone_take_block(struct pp_zone *z, unsigned int order)
+{
+	struct pp_page *page;
+	unsigned int o;
+
+	if (order > z->max_order)
+		return NULL;
+	for (o = order; o <= z->max_order; o++)
+		if (z->area[o].head)
+			break;
+	if (o > z->max_order)
+		return NULL;
+	page = z->area[o].head;
+	area_del(z, page, o);
+	/* Split: the upper halves go back, one per order on the way down. */
+	while (o > order) {
+		o--;
+		area_add(z, page + (1UL << o), o);
+	}
+	page->order = (uint8_t)order;
+	zone_add_free(z, -(long)(1UL << order));
+	return page;
+}
+
+void pp_zone_put_block(struct pp_zone *z, struct pp_page *head,
+		       unsigned int order)
+{
+	merge_free(z, page_index(z, head), order);
+	zone_add_free(z, (long)(1UL << order));
+}

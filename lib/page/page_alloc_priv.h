@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * page_alloc_priv.h - the page allocator's insides, shared by its four
+ * files: zones (zone.c), thread caches (pcp.c), the public alloc/free calls
+ * (page_alloc.c) and the statistics and invariant walker (page_check.c).
+ * Never installed.
+ *
+ * Where a page can be, and who may touch its descriptor there:
+ *   - in a zone's buddy lists (PP_PAGE_F_BUDDY on the block's head):
+ *     the zone lock holder;
+ *   - on a thread cache's stack: the cache's lock holder (its owner, or a
+ *     thread draining it, see pcp_lock());
+ *   - allocated: the caller, except page->flags, which only the allocator
+ *     writes, under the lock of the cache or zone the page enters or leaves.
+ * A zone lock may be taken while holding a cache lock, never the reverse,
+ * and the allocator's cache-list lock comes before both.
+ */
+#ifndef PP_PAGE_ALLOC_PRIV_H
+#define PP_PAGE_ALLOC_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pagepool/pp_config.h>
+#include <pagepool/pp_page.h>
+
+/* Functions shared between the allocator's files but not exported. */
+#define PP_HIDDEN __attribute__((visibility("hidden")))
+
+/* 1 GiB / 4 KiB = 2^18: the largest block, one 1 GiB hugepage. */
+#define PP_MAX_ORDER_LIMIT 18
+/* DESIGN.md: order 9 (2 MiB) for 4 KiB arenas too. */
+#define PP_ORDER_4K_ARENA 9
+/* Node masks are 64 bits wide, so zones are too. */
+#define PP_MAX_ZONES 64
+
+/* Defaults from the kernel's pcp lists (high 512 ~ 2 MiB, batch 63 ~ 64). */
+#define PP_PCP_HIGH_DEFAULT 512
+#define PP_PCP_BATCH_DEFAULT 64
+/* Zone size / 256 for the bulk watermark: 0.4 %, a few batches per GiB. */
+#define PP_WMARK_DIVISOR 256
+
+/* Debug level 2 fills freed pages with this byte and checks it on reuse. */
+#define PP_POISON_BYTE 0x6b
+
+struct free_area {
+	struct pp_page *head;	/* blocks of this order, through next/prev */
+	unsigned long nr;	/* blocks on the list */
+};
+
+/*
+ * Counters kept per zone and per thread cache. A cache's are written only
+ * by its owner thread with relaxed atomics (a load and a store, no locked
+ * instruction) and read by the statistics calls with relaxed loads; they
+ * need no ordering with anything, only to be whole. When a cache dies its
+ * counters are added to its zone's with atomic adds.
+ */
+struct pp_counters {
+	uint64_t alloc_calls;
+	uint64_t bulk_calls;
+	uint64_t pages_allocated;
+	uint64_t pages_freed;
+	uint64_t alloc_failed;
+};
+
+struct pp_zone {
+	/* Hot: under @lock, except free_pages, read racily (see below). */
+	pthread_mutex_t lock;
+	/*
+	 * Pages in the buddy lists. Written under @lock with relaxed stores
+	 * and read without it by the bulk watermark check, which is a
+	 * heuristic the kernel also makes without the lock.
+	 */
+	unsigned long free_pages;
+	struct free_area area[PP_MAX_ORDER_LIMIT + 1];
+
+	/* Read-only after pp_allocator_create(). */
+	struct pp_page *pages __attribute__((aligned(PP_CACHE_LINE)));
+	uintptr_t base;
+	unsigned long managed_pages;
+	unsigned long wmark_low;
+	unsigned int max_order;
+	unsigned int index;
+	int node;		/* the arena's node; < 0 when mixed/unknown */
+	struct pp_arena *arena;
+
+	/* Batches (under @lock or not: atomic adds) and dead caches' sums. */
+	uint64_t pcp_refills __attribute__((aligned(PP_CACHE_LINE)));
+	uint64_t pcp_drains;
+	uint64_t remote_drains;
+	struct pp_counters retired;
+} __attribute__((aligned(PP_CACHE_LINE)));
+
+/* One zone's part of a thread cache: a stack of order-0 pages. */
+struct pcp_zone {
+	unsigned int count;		/* pages on @stack, at most high */
+	struct pp_page **stack;		/* high entries; top is stack[count-1] */
+	struct pp_counters c;
+};
+
+/*
+ * struct pp_pcp - one thread's cache for one allocator (the kernel's
+ * per-cpu pages, per thread here because userspace cannot pin a thread to
+ * a CPU's data without restartable sequences).
+ *
+ * @lock is held by the owner for the length of each call: one atomic
+ * exchange, uncontended except while another thread drains this cache
+ * because its zones ran dry (pcp_drain_all()). It is what lets a starving
+ * thread take pages that a sleeping thread's cache holds.
+ */
+struct pp_pcp {
+	int lock;			/* 0 free, 1 held */
+	unsigned int nr_zones;
+	struct pp_allocator *alloc;
+	struct pp_pcp *next, *prev;	/* alloc->pcp_list, under pcp_list_lock */
+	struct pcp_zone z[];
+};
+
+struct pp_allocator {
+	/* Read by every call. */
+	uint64_t id;		/* unique per process lifetime; see pcp_get() */
+	unsigned int nr_zones;
+	unsigned int pcp_high;
+	unsigned int pcp_batch;
+	unsigned int max_order;	/* the smallest zone's */
+	pthread_key_t key;	/* this thread's struct pp_pcp */
+
+	/* The caches of all threads, for remote drain, stats and destroy. */
+	pthread_mutex_t pcp_list_lock;
+	struct pp_pcp *pcp_list;
+
+	struct pp_zone zones[];
+};
+
+/* ---- descriptors ---- */
+
+/*
+ * page->flags is read by other threads that hold only the zone lock (a
+ * buddy merge looks at its neighbour, which may sit in some cache or be
+ * allocated), so every access is a relaxed atomic. Writers never race
+ * each other: the bits change only as the page moves between zone, cache
+ * and caller, and each move is made under the lock of its destination or
+ * source.
+ */
+static inline uint16_t page_flags(const struct pp_page *page)
+{
+	return __atomic_load_n(&page->flags, __ATOMIC_RELAXED);
+}
+
+static inline void page_set_flags(struct pp_page *page, uint16_t flags)
+{
+	__atomic_store_n(&page->flags, flags, __ATOMIC_RELAXED);
+}
+
+static inline unsigned long page_index(const struct pp_zone *z,
+				       const struct pp_page *page)
+{
+	return (unsigned long)(page - z->pages);
+}
+
+static inline struct pp_zone *page_zone(struct pp_allocator *alloc,
+					const struct pp_page *page)
+{
+	return &alloc->zones[page->zone];
+}
+
+/* The zone whose descriptor array holds @page, or NULL (debug checks). */
+static inline struct pp_zone *page_zone_checked(struct pp_allocator *alloc,
+						const struct pp_page *page)
+{
+	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
+		struct pp_zone *z = &alloc->zones[i];
+		uintptr_t off = (uintptr_t)page - (uintptr_t)z->pages;
+
+		if (off < z->managed_pages * sizeof(*page) &&
+		    off % sizeof(*page) == 0)
+			return z;
+	}
+	return NULL;
+}
+
+/* ---- zone.c: the zone lock must be held for all but init/fini ---- */
+
+PP_HIDDEN int pp_zone_init(struct pp_zone *z, struct pp_arena *arena,
+			   unsigned int index, unsigned long wmark_low);
+PP_HIDDEN void pp_zone_fini(struct pp_zone *z);
+/* Take up to @n order-0 pages into @out; returns how many. */
+PP_HIDDEN unsigned int pp_zone_take_order0(struct pp_zone *z,
+					   struct pp_page **out,
+					   unsigned int n);
+/* Give back @n order-0 pages, merging buddies. */
+PP_HIDDEN void pp_zone_put_order0(struct pp_zone *z, struct pp_page **pages,
+				  unsigned int n);
+/* One block of 2^@order pages (head returned), or NULL. */
+PP_HIDDEN struct pp_page *pp_zone_take_block(struct pp_zone *z,
+					     unsigned int order);
+PP_HIDDEN void pp_zone_put_block(struct pp_zone *z, struct pp_page *head,
+				 unsigned int order);
+
+/*
+ * The zone lock: a pthread mutex, created adaptive where glibc offers it
+ * (a short spin, then the futex). Not a pure spinlock: with more threads
+ * than cores the holder may be preempted in its critical section, and
+ * spinners would burn the holder's time slice (4 threads on 2 cores
+ * livelock a naive spinlock). The lock is taken once per batch of 64
+ * pages, so its ~20 ns uncontended cost is a fraction of a ns per page.
+ */
+static inline void zone_lock(struct pp_zone *z)
+{
+	pthread_mutex_lock(&z->lock);
+}
+
+static inline void zone_unlock(struct pp_zone *z)
+{
+	pthread_mutex_unlock(&z->lock);
+}
+
+static inline void zone_add_free(struct pp_zone *z, long delta)
+{
+	/* Lock held; the relaxed store pairs with zone_free_pages(). */
+	__atomic_store_n(&z->free_pages, z->free_pages + (unsigned long)delta,
+			 __ATOMIC_RELAXED);
+}
+
+static inline unsigned long zone_free_pages(const struct pp_zone *z)
+{
+	return __atomic_load_n(&z->free_pages, __ATOMIC_RELAXED);
+}
+
+static inline void zone_count(uint64_t *counter, uint64_t n)
+{
+	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+}
+
+/* ---- pcp.c ---- */
+
+/*
+ * A one-entry memo of the last allocator this thread used: comparing an
+ * id is cheaper than pthread_getspecific(), a library call. The id, not
+ * the pointer, is compared, so that an allocator destroyed and another
+ * created at the same address never finds the dead one's cache.
+ * Initial-exec TLS: no __tls_get_addr() call from the shared library; it
+ * uses 16 bytes of the static TLS that glibc keeps spare for libraries.
+ */
+struct pcp_memo {
+	uint64_t id;
+	struct pp_pcp *pcp;
+};
+extern __thread struct pcp_memo pp_pcp_memo
+	__attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+PP_HIDDEN struct pp_pcp *pp_pcp_get_slow(struct pp_allocator *alloc);
+PP_HIDDEN void pp_pcp_lock_slow(struct pp_pcp *pcp);
+PP_HIDDEN void pp_pcp_destructor(void *arg);
+/* Return @pcp's pages of every zone (its lock held). */
+PP_HIDDEN void pp_pcp_drain_locked(struct pp_pcp *pcp, bool remote);
+/* Drain every thread's cache into the zones; returns pages moved. */
+PP_HIDDEN unsigned long pp_pcp_drain_all(struct pp_allocator *alloc);
+/* Drain and free every cache (destroy); the caller holds pcp_list_lock. */
+PP_HIDDEN void pp_pcp_free_all(struct pp_allocator *alloc);
+PP_HIDDEN void pp_pcp_fold_counters(struct pp_pcp *pcp);
+
+/* The calling thread's cache, made on first use; NULL if out of memory. */
+static inline struct pp_pcp *pcp_get(struct pp_allocator *alloc)
+{
+	if (PP_LIKELY(pp_pcp_memo.id == alloc->id))
+		return pp_pcp_memo.pcp;
+	return pp_pcp_get_slow(alloc);
+}
+
+/*
+ * Acquire pairs with the release in pcp_unlock(), by the owner or by a
+ * thread that drained the cache: the stack's contents are visible.
+ */
+static inline void pcp_lock(struct pp_pcp *pcp)
+{
+	if (PP_LIKELY(!__atomic_exchange_n(&pcp->lock, 1, __ATOMIC_ACQUIRE)))
+		return;
+	pp_pcp_lock_slow(pcp);
+}
+
+static inline void pcp_unlock(struct pp_pcp *pcp)
+{
+	__atomic_store_n(&pcp->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Owner-only counter update; see struct pp_counters. */
+static inline void counter_add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
+static inline uint64_t counter_read(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+#endif /* PP_PAGE_ALLOC_PRIV_H */
