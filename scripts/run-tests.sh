@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run-tests.sh - set up the machine, build pagepool three ways and run every
-# test suite: the release build (unit, stress, consumer, bench-smoke), an
-# ASan+UBSan build (unit) and a TSan build (stress and the threaded unit
-# tests). Ends with one line "N passed, N failed, N skipped"; exits non-zero
+# test suite: a release build with debug checks (unit, stress, consumer,
+# bench-smoke), an ASan+UBSan build (unit) and a TSan build (stress and the
+# threaded unit tests). Ends with one line "N passed, N failed, N skipped"; exits non-zero
 # when anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,10 +16,10 @@ logs=()
 build_and_test() {
 	local dir=$1 opts=$2
 	shift 2
-	local suites=() test_env=()
+	local suites=() test_env=() log=testlog.json
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--env) test_env+=(--setup "$2"); shift 2 ;;
+		--env) test_env+=(--setup "$2"); log=testlog-$2.json; shift 2 ;;
 		*) suites+=(--suite "$1"); shift ;;
 		esac
 	done
@@ -33,10 +33,10 @@ build_and_test() {
 		{ tail -50 "$dir.ninja.log"; status=1; return; }
 	meson test -C "$dir" --no-rebuild --print-errorlogs "${suites[@]}" \
 		"${test_env[@]}" || status=1
-	logs+=("$dir/meson-logs/testlog.json")
+	logs+=("$dir/meson-logs/$log")
 }
 
-build_and_test build "-Dbuildtype=release" \
+build_and_test build-test "-Dbuildtype=release -Ddebug_level=1" \
 	unit stress consumer bench-smoke
 build_and_test build-asan \
 	"-Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Ddebug_level=2 -Ddpdk=disabled" \
