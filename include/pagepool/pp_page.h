@@ -114,9 +114,13 @@ static inline struct pp_page *pp_alloc_page(struct pp_allocator *alloc)
 
 /*
  * pp_free_pages - return a block allocated with pp_alloc_pages() (or an
- * order-0 page from any bulk call). The caller holds the only reference;
- * refcount is not consulted. Any thread may free any page.
- * Debug builds report and ignore a double free or a foreign page.
+ * order-0 page from any bulk call). The caller holds the only reference,
+ * so refcount is 1 (to share a page, use pp_page_ref_inc() and
+ * pp_put_page()); order-0 pages keep that refcount while free, which is
+ * why the release build neither reads nor writes the descriptor here.
+ * Any thread may free any page.
+ * Debug builds report and ignore a double free, a foreign page, and a free
+ * while other references remain.
  */
 void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
 		   unsigned int order);
@@ -289,11 +293,17 @@ static inline bool pp_page_ref_dec_and_test(struct pp_page *page)
 	return __atomic_sub_fetch(&page->refcount, 1, __ATOMIC_ACQ_REL) == 0;
 }
 
-/* pp_put_page - drop a reference and free the block when it was the last. */
+/*
+ * pp_put_page - drop a reference and free the block when it was the last.
+ * The last holder owns the page outright, so it may put refcount back to 1
+ * with a plain store: free pages keep refcount 1 (see pp_free_pages).
+ */
 static inline void pp_put_page(struct pp_allocator *alloc, struct pp_page *page)
 {
-	if (pp_page_ref_dec_and_test(page))
+	if (pp_page_ref_dec_and_test(page)) {
+		__atomic_store_n(&page->refcount, 1, __ATOMIC_RELAXED);
 		pp_free_pages(alloc, page, page->order);
+	}
 }
 
 static inline void pp_page_list_init(struct pp_page_list *list)

@@ -7,8 +7,9 @@
  *
  * The fast path, inline here: find the thread's cache (a TLS compare),
  * take its lock (one atomic exchange), move pages between the caller and
- * the cache's stack, touching each descriptor once (refcount on the way
- * out, nothing on the way back in release builds), count statistics once
+ * the cache's stack, touching no descriptor in release builds (an order-0
+ * page keeps refcount 1 and order 0 from the moment it leaves the buddy
+ * lists: see page_prep_order0()), count statistics once
  * per call, unlock. The zone lock is taken once per batch, out of line.
  *
  * Debug builds (PP_DEBUG from pp_config.h): level 1 keeps
@@ -90,8 +91,11 @@ static PP_ALWAYS_INLINE void page_on_alloc(struct pp_zone *z,
 					   unsigned int order)
 {
 	(void)z;
-	__atomic_store_n(&page->refcount, 1, __ATOMIC_RELAXED);
-	page->order = (uint8_t)order;
+	/* Order-0 pages got refcount and order from page_prep_order0(). */
+	if (order) {
+		__atomic_store_n(&page->refcount, 1, __ATOMIC_RELAXED);
+		page->order = (uint8_t)order;
+	}
 #if PP_ASAN
 	ASAN_UNPOISON_MEMORY_REGION(page->addr, PP_PAGE_SIZE << order);
 #endif
@@ -130,6 +134,12 @@ free_check(struct pp_allocator *alloc, struct pp_page *page,
 	if (PP_UNLIKELY(!(page_flags(page) & PP_PAGE_F_ALLOCATED))) {
 		PP_ERR("%s: page %lu of zone %u (node %d) is not allocated: a double free, or not the first page of its block; ignored",
 		       fn, page_index(z, page), z->index, z->node);
+		return NULL;
+	}
+	if (PP_UNLIKELY(pp_page_ref_count(page) != 1)) {
+		PP_ERR("%s: page %lu of zone %u freed with refcount %u: other references remain; ignored: drop them with pp_put_page(), which frees the page at the last one",
+		       fn, page_index(z, page), z->index,
+		       pp_page_ref_count(page));
 		return NULL;
 	}
 	if (PP_UNLIKELY(page->order != order)) {

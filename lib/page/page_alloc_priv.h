@@ -153,6 +153,20 @@ static inline void page_set_flags(struct pp_page *page, uint16_t flags)
 	__atomic_store_n(&page->flags, flags, __ATOMIC_RELAXED);
 }
 
+/*
+ * An order-0 page leaving the buddy lists gets its handed-out state here,
+ * once: refcount 1, order 0. It keeps that state while it moves between
+ * callers and thread caches, because a free requires the caller to hold
+ * the only reference (pp_put_page() restores refcount 1 before freeing),
+ * so the hot paths through a thread cache write no descriptor at all, as
+ * DPDK's mempool cache touches no object.
+ */
+static inline void page_prep_order0(struct pp_page *page)
+{
+	__atomic_store_n(&page->refcount, 1, __ATOMIC_RELAXED);
+	page->order = 0;
+}
+
 static inline unsigned long page_index(const struct pp_zone *z,
 				       const struct pp_page *page)
 {

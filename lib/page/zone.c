@@ -192,6 +192,7 @@ unsigned int pp_zone_take_order0(struct pp_zone *z, struct pp_page **out,
 
 		if (page) {
 			area_del(z, page, 0);
+			page_prep_order0(page);
 			out[got++] = page;
 			continue;
 		}
@@ -210,9 +211,10 @@ unsigned int pp_zone_take_order0(struct pp_zone *z, struct pp_page **out,
 		idx = page_index(z, page);
 		size = 1UL << order;
 		take = n - got < size ? n - got : size;
-		/* Their order is set to 0 when they are handed out. */
-		for (unsigned long i = 0; i < take; i++)
+		for (unsigned long i = 0; i < take; i++) {
+			page_prep_order0(page + i);
 			out[got++] = page + i;
+		}
 		put_range(z, idx + take, idx + size);
 	}
 	zone_add_free(z, -(long)got);
