@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * null.c - the null poll-mode driver: an endless source and a bottomless
+ * sink, with no privileges and no device.
+ *
+ * RX does what a NIC's DMA would: it takes a buffer from the queue's
+ * page_pool, writes an Ethernet header and a per-queue sequence number
+ * into the page after the headroom, and reports a frame of the configured
+ * size. TX completes at once: each page goes back to its pool, directly
+ * when the sending thread owns that pool (a poll flushing its own frames),
+ * through the pool's ring otherwise.
+ *
+ * Keys: size=<60..PAGE-headroom> (frame length, default 64).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pagepool/pp_net_driver.h>
+
+#include "common/pp_log_priv.h"
+#include "drivers.h"
+
+/* The minimum Ethernet frame without FCS; smaller frames are runts. */
+#define NULL_SIZE_MIN 60
+#define NULL_SIZE_DEFAULT 64
+/* Local-experimental EtherType (IEEE 802 88B5) marks fabricated frames. */
+#define NULL_ETHERTYPE 0x88b5
+
+struct null_rxq {
+	uint64_t seq;
+	unsigned int size;
+	uint16_t headroom;
+} __attribute__((aligned(PP_CACHE_LINE)));
+
+struct null_port {
+	unsigned int size;
+	struct null_rxq rxq[];
+};
+
+/* dst 02:00:00:00:00:02, src 02:00:00:00:00:01 (locally administered). */
+static const uint8_t null_hdr[PP_NULL_HDR_LEN] = {
+	0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01,
+	NULL_ETHERTYPE >> 8, NULL_ETHERTYPE & 0xff,
+};
+
+static unsigned int null_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct null_rxq *nq = rxq->priv;
+	struct pp_pool *pool = rxq->pool;
+	uint64_t seq = nq->seq;
+	unsigned int i, got;
+
+	/*
+	 * Two passes: take the buffers and announce the writes first, then
+	 * write. A page that went through another core (a veth peer copied
+	 * it) has its line shared there; prefetching for write overlaps
+	 * those ownership requests instead of paying them one by one.
+	 */
+	for (i = 0; i < n; i++) {
+		struct pp_page *page = pp_pool_alloc_pages(pool);
+
+		if (PP_UNLIKELY(!page))
+			break;
+		frames[i].page = page;
+		frames[i].offset = pp_net_buf_color(page, nq->headroom,
+						    nq->size);
+		frames[i].headroom = nq->headroom;
+		frames[i].len = (uint16_t)nq->size;
+		__builtin_prefetch(pp_frame_data(&frames[i]), 1);
+	}
+	got = i;
+	for (i = 0; i < got; i++) {
+		uint8_t *data = pp_frame_data(&frames[i]);
+
+		memcpy(data, null_hdr, PP_NULL_HDR_LEN);
+		memcpy(data + PP_NULL_HDR_LEN, &seq, sizeof(seq));
+		seq++;
+	}
+	nq->seq = seq;
+	/* The wire always has frames: a missing buffer is a drop. */
+	if (PP_UNLIKELY(got < n))
+		pp_net_stat_add(&rxq->stats.drops, n - got);
+	return got;
+}
+
+static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct pp_pool *napi = txq->napi_pool;
+	struct pp_page *other[PP_NET_BURST];
+	unsigned int i, nr_other = 0;
+
+	for (i = 0; i < n; i++) {
+		struct pp_page *page = frames[i].page;
+
+		if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
+			pp_pool_recycle_direct(napi, page);
+			continue;
+		}
+		other[nr_other++] = page;
+		if (nr_other == PP_NET_BURST) {
+			pp_net_return_pages(txq->port->allocator, NULL, other,
+					    nr_other);
+			nr_other = 0;
+		}
+	}
+	if (nr_other)
+		pp_net_return_pages(txq->port->allocator, NULL, other,
+				    nr_other);
+	return n;
+}
+
+static int null_probe(struct pp_port *port, const struct pp_devargs *da)
+{
+	unsigned long size = NULL_SIZE_DEFAULT;
+	unsigned long max = PP_PAGE_SIZE - port->conf.headroom;
+	struct null_port *np;
+	unsigned int q;
+
+	if (max > UINT16_MAX)
+		max = UINT16_MAX;
+	if (pp_devargs_uint(da, "size", NULL_SIZE_MIN, max, &size))
+		return -EINVAL;
+	np = aligned_alloc(PP_CACHE_LINE,
+			   sizeof(*np) + port->nr_rxq * sizeof(np->rxq[0]));
+	if (!np)
+		return -ENOMEM;
+	np->size = (unsigned int)size;
+	for (q = 0; q < port->nr_rxq; q++) {
+		memset(&np->rxq[q], 0, sizeof(np->rxq[q]));
+		np->rxq[q].size = (unsigned int)size;
+		np->rxq[q].headroom = (uint16_t)port->conf.headroom;
+		port->rxq[q].priv = &np->rxq[q];
+	}
+	port->priv = np;
+	return 0;
+}
+
+static void null_remove(struct pp_port *port)
+{
+	free(port->priv);
+	port->priv = NULL;
+}
+
+static const char *const null_keys[] = { "size", NULL };
+
+const struct pp_net_driver pp_net_null_driver = {
+	.name = "null",
+	.keys = null_keys,
+	.help = "size=<60..4096 minus headroom> (frame length, default 64)",
+	.ops = {
+		.probe = null_probe,
+		.remove = null_remove,
+		.rx_burst = null_rx_burst,
+		.tx_burst = null_tx_burst,
+	},
+};

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * veth.c - an in-process veth pair: what one end sends, the other end
+ * receives, possibly on another thread.
+ *
+ * Each RX queue has a lock-free pointer ring (pp_ring). TX queue i of one
+ * end is the only producer of RX ring i of the other end and that queue's
+ * poller is its only consumer, so the rings are single-producer and
+ * single-consumer (hence the rule nr_txq <= nr_rxq). A frame travels as
+ * its page pointer; offset, headroom and length ride in the page
+ * descriptor's private_data, which belongs to the page's holder, so the
+ * data page itself carries no metadata.
+ *
+ * RX follows the kernel's veth XDP path for frames that are not its own:
+ * the receiving queue takes a fresh page from its own page_pool for every
+ * frame, copies the frame into it and gives the sender's page back to the
+ * sender's pool (through that pool's ring: the sender's pool is owned by
+ * another thread). The program then runs on the copy. So the sender's pool
+ * keeps recycling its pages, and when the program PASSes frames to the
+ * stack it is the receiver's pool that loses a page per frame and refills
+ * from the allocator, 64 at a time with the bulk array call: the workload
+ * of the 5.13 bulk-allocator series.
+ *
+ * Keys: peer=<name> (required: the other end, created with this one),
+ *       ring=<64..65536> (slots per RX ring, a power of two; default the
+ *       port's ring_size).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pagepool/pp_net_driver.h>
+#include <pagepool/pp_ring.h>
+
+#include "common/pp_log_priv.h"
+#include "drivers.h"
+
+#define VETH_RING_MIN 64
+#define VETH_RING_MAX 65536
+/* Internal key naming the end whose probe creates this one. Not in
+ * veth_keys, so no device string can set it. */
+#define VETH_PAIR_KEY "_pair"
+
+struct veth_port {
+	unsigned int ring_size;
+	struct pp_ring *rings[]; /* one per RX queue */
+};
+
+/* Frames ahead to prefetch; twice that for descriptors. */
+#define VETH_PREFETCH 8
+
+static inline void prefetch_data(const struct pp_page *page)
+{
+	uint64_t meta = page->private_data;
+
+	__builtin_prefetch((const char *)pp_page_address(page) +
+			   (meta >> 32) + ((meta >> 16) & 0xffff));
+}
+
+static inline uint64_t meta_pack(const struct pp_frame *f)
+{
+	return (uint64_t)f->offset << 32 | (uint64_t)f->headroom << 16 |
+	       f->len;
+}
+
+/*
+ * Copy a frame into a fresh page. Small frames (the common 64-byte case)
+ * are copied in whole cache lines inline, which both buffers have room
+ * for; a call into libc's memcpy cost more than the copy itself there.
+ */
+static inline void copy_frame(char *dst, const char *src, uint32_t len,
+			      uint32_t dst_room, uint32_t src_room)
+{
+	uint32_t lines = (len + PP_CACHE_LINE - 1) / PP_CACHE_LINE;
+
+	if (PP_LIKELY(lines <= 2 && lines * PP_CACHE_LINE <= dst_room &&
+		      lines * PP_CACHE_LINE <= src_room)) {
+		__builtin_memcpy(dst, src, PP_CACHE_LINE);
+		if (lines == 2)
+			__builtin_memcpy(dst + PP_CACHE_LINE,
+					 src + PP_CACHE_LINE, PP_CACHE_LINE);
+		return;
+	}
+	memcpy(dst, src, len);
+}
+
+static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct pp_port *peer = txq->port->peer;
+	unsigned int done = 0;
+	struct pp_ring *ring;
+
+	if (PP_UNLIKELY(!peer))
+		return 0;   /* carrier down: the caller keeps the frames */
+	ring = peer->rxq[txq->idx].priv;
+	while (done < n) {
+		void *objs[PP_NET_BURST];
+		unsigned int chunk = n - done, i, enq;
+
+		if (chunk > PP_NET_BURST)
+			chunk = PP_NET_BURST;
+		for (i = 0; i < chunk; i++) {
+			struct pp_frame *f = &frames[done + i];
+			uint64_t meta = meta_pack(f);
+
+			/*
+			 * Store only a change: a page cycling with the same
+			 * geometry keeps its descriptor line shared between
+			 * the two cores instead of bouncing it per frame.
+			 */
+			if (f->page->private_data != meta)
+				f->page->private_data = meta;
+			objs[i] = f->page;
+		}
+		/*
+		 * The ring's release store of the producer tail orders the
+		 * private_data and payload writes before the consumer's
+		 * acquire of it (pp_ring pairs them).
+		 */
+		enq = pp_ring_sp_enqueue_burst(ring, objs, chunk);
+		done += enq;
+		if (enq < chunk)
+			break;
+	}
+	return done;
+}
+
+static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct pp_pool *pool = rxq->pool;
+	struct pp_port *port = rxq->port;
+	const uint16_t hr = (uint16_t)port->conf.headroom;
+	const uint32_t room = (uint32_t)PP_PAGE_SIZE - hr;
+	struct pp_page *in[PP_NET_BURST], *ret[PP_NET_BURST];
+	unsigned int got, i, k = 0, nr_ret = 0, nobuf = 0, bad = 0;
+
+	if (n > PP_NET_BURST)
+		n = PP_NET_BURST;
+	got = pp_ring_sc_dequeue_burst(rxq->priv, (void **)in, n);
+	if (!got)
+		return 0;
+	/*
+	 * The descriptors and data come from the sender's core. Prefetch in
+	 * a pipeline (descriptors 2 * VETH_PREFETCH frames ahead, data
+	 * VETH_PREFETCH ahead) rather than all 64 at once: a core tracks
+	 * only so many misses, and prefetches beyond that are dropped.
+	 */
+	for (i = 0; i < got && i < 2 * VETH_PREFETCH; i++)
+		__builtin_prefetch(in[i]);
+	for (i = 0; i < got && i < VETH_PREFETCH; i++)
+		prefetch_data(in[i]);
+
+	for (i = 0; i < got; i++) {
+		struct pp_page *src = in[i], *dst;
+		uint32_t off, doff;
+		uint16_t shr, len;
+		uint64_t meta;
+
+		if (i + 2 * VETH_PREFETCH < got)
+			__builtin_prefetch(in[i + 2 * VETH_PREFETCH]);
+		if (i + VETH_PREFETCH < got)
+			prefetch_data(in[i + VETH_PREFETCH]);
+		meta = src->private_data;
+		off = (uint32_t)(meta >> 32);
+		shr = (uint16_t)(meta >> 16);
+		len = (uint16_t)meta;
+
+		if (PP_UNLIKELY(pp_page_pool(src) == pool)) {
+			/* Our own page came back (a loop): no copy needed. */
+			frames[k].page = src;
+			frames[k].offset = off;
+			frames[k].headroom = shr;
+			frames[k].len = len;
+			k++;
+			continue;
+		}
+		ret[nr_ret++] = src;
+		/* In-process, but still a device's word: clamp it. */
+		if (PP_UNLIKELY(len > room ||
+				off + shr + len > (PP_PAGE_SIZE << src->order))) {
+			bad++;
+			continue;
+		}
+		dst = pp_pool_alloc_pages(pool);
+		if (PP_UNLIKELY(!dst)) {
+			nobuf++;
+			continue;
+		}
+		doff = pp_net_buf_color(dst, hr, len);
+		copy_frame((char *)pp_page_address(dst) + doff + hr,
+			   (char *)pp_page_address(src) + off + shr, len,
+			   room - doff,
+			   (PP_PAGE_SIZE << src->order) - off - shr);
+		frames[k].page = dst;
+		frames[k].offset = doff;
+		frames[k].headroom = hr;
+		frames[k].len = len;
+		k++;
+	}
+	/* Sender pages go home in one ring operation per pool. */
+	if (nr_ret)
+		pp_net_return_pages(port->allocator, pool, ret, nr_ret);
+	if (PP_UNLIKELY(nobuf))
+		pp_net_stat_add(&rxq->stats.drops, nobuf);
+	if (PP_UNLIKELY(bad))
+		pp_net_stat_add(&rxq->stats.errors, bad);
+	return k;
+}
+
+static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
+{
+	unsigned long ring = port->conf.ring_size;
+	struct veth_port *vp;
+	unsigned int q;
+
+	if (port->nr_txq > port->nr_rxq) {
+		PP_ERR("device '%s': veth needs at least as many RX as TX queues (%u TX, %u RX): each TX queue feeds one RX ring of the peer",
+		       da->devstr, port->nr_txq, port->nr_rxq);
+		return -EINVAL;
+	}
+	if (pp_devargs_uint(da, "ring", VETH_RING_MIN, VETH_RING_MAX, &ring))
+		return -EINVAL;
+	if (ring & (ring - 1)) {
+		PP_ERR("device '%s': ring=%lu is not a power of two (try %lu)",
+		       da->devstr, ring, 1UL << (64 - __builtin_clzl(ring)));
+		return -EINVAL;
+	}
+	vp = calloc(1, sizeof(*vp) + port->nr_rxq * sizeof(vp->rings[0]));
+	if (!vp)
+		return -ENOMEM;
+	vp->ring_size = (unsigned int)ring;
+	for (q = 0; q < port->nr_rxq; q++) {
+		vp->rings[q] = pp_ring_create(vp->ring_size,
+					      PP_RING_F_SP_ENQ |
+					      PP_RING_F_SC_DEQ);
+		if (!vp->rings[q])
+			goto err_free_rings;
+		port->rxq[q].priv = vp->rings[q];
+	}
+	port->priv = vp;
+	return 0;
+
+err_free_rings:
+	while (q--)
+		pp_ring_free(vp->rings[q]);
+	free(vp);
+	return -ENOMEM;
+}
+
+static void veth_remove(struct pp_port *port)
+{
+	struct veth_port *vp = port->priv;
+	unsigned int q;
+
+	if (!vp)
+		return;
+	for (q = 0; q < port->nr_rxq; q++) {
+		struct pp_page *pages[PP_NET_BURST];
+		unsigned int got;
+
+		/* In-flight frames go back to their pools (any thread). */
+		while ((got = pp_ring_sc_dequeue_burst(vp->rings[q],
+						       (void **)pages,
+						       PP_NET_BURST)))
+			pp_net_return_pages(port->allocator, NULL, pages, got);
+		pp_ring_free(vp->rings[q]);
+		port->rxq[q].priv = NULL;
+	}
+	free(vp);
+	port->priv = NULL;
+}
+
+static int veth_probe(struct pp_port *port, const struct pp_devargs *da)
+{
+	const char *peer_name = pp_devargs_get(da, "peer");
+	struct pp_devargs pda;
+	struct pp_port *peer;
+	size_t n;
+	int ret;
+
+	if (pp_devargs_get(da, VETH_PAIR_KEY))
+		return veth_setup(port, da);  /* we are the created peer */
+	if (!peer_name) {
+		PP_ERR("device '%s': veth needs peer=<name> for the other end of the pair",
+		       da->devstr);
+		return -EINVAL;
+	}
+	n = strlen(peer_name);
+	if (n >= sizeof(pda.name) || !strcmp(peer_name, da->name)) {
+		PP_ERR("device '%s': bad value '%s' for key 'peer': give another port name of at most %zu characters",
+		       da->devstr, peer_name, sizeof(pda.name) - 1);
+		return -EINVAL;
+	}
+	ret = veth_setup(port, da);
+	if (ret)
+		return ret;
+
+	/* The peer shares our conf and ring size. */
+	memset(&pda, 0, sizeof(pda));
+	pda.devstr = da->devstr;
+	memcpy(pda.name, peer_name, n + 1);
+	memcpy(pda.driver, "veth", sizeof("veth"));
+	pda.key[0] = VETH_PAIR_KEY;
+	pda.value[0] = da->name;
+	pda.nr = 1;
+	if (pp_devargs_get(da, "ring")) {
+		pda.key[1] = "ring";
+		pda.value[1] = pp_devargs_get(da, "ring");
+		pda.nr = 2;
+	}
+	peer = pp_net_port_create(&pp_net_veth_driver, &pda, &port->conf);
+	if (!peer) {
+		veth_remove(port);
+		return -errno;
+	}
+	peer->peer = port;
+	peer->peer_owned = true;
+	port->peer = peer;
+	return 0;
+}
+
+static const char *const veth_keys[] = { "peer", "ring", NULL };
+
+const struct pp_net_driver pp_net_veth_driver = {
+	.name = "veth",
+	.keys = veth_keys,
+	.help = "peer=<name> (required), ring=<64..65536, power of two>",
+	.ops = {
+		.probe = veth_probe,
+		.remove = veth_remove,
+		.rx_burst = veth_rx_burst,
+		.tx_burst = veth_tx_burst,
+	},
+};

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_net.h - ports, queues, frames and XDP-like programs.
+ *
+ * A port is opened from a device string in the style of DPDK's vdev
+ * arguments ("null0,size=64", "veth0,peer=veth1"). It has RX and TX queues.
+ * Each RX queue owns one page_pool: every received frame sits in a page of
+ * that pool. A frame is the kernel's xdp_buff/xdp_frame reduced to what a
+ * userspace path needs: a page, where the buffer starts in it, the headroom
+ * in front of the data and the data length. Frames are passed by value in
+ * arrays, so frame metadata never lands on a DMA-mapped data page.
+ *
+ * Two ways to move frames:
+ *   - pp_port_rx_burst()/pp_port_tx_burst(): raw bursts, DPDK style; the
+ *     caller owns what it received and what a TX burst did not take.
+ *   - pp_port_poll(): the NAPI-style loop: receive a burst, run the port's
+ *     program over it (one call per burst, like an XDP program run over a
+ *     batch), then act on each verdict: DROP recycles the page straight into
+ *     the RX queue's pool, TX bounces it out of the same port, REDIRECT
+ *     queues it for another port's TX queue (flushed in bulk at the end of
+ *     the poll, like the kernel's xdp_do_flush), PASS releases the page
+ *     from its pool and hands it to the port's stack consumer, which frees
+ *     it through the allocator.
+ *
+ * Threading: one thread at a time per RX queue, and per TX queue. A thread
+ * that polls an RX queue becomes the owner of the queue's pool (the NAPI
+ * context); handing a queue to another thread is allowed between polls.
+ * Control calls (open, close, set_prog, set_stack) run while no thread
+ * polls the port. Statistics can be read from any thread at any time.
+ */
+#ifndef PAGEPOOL_PP_NET_H
+#define PAGEPOOL_PP_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pagepool/pp_common.h>
+#include <pagepool/pp_dma.h>
+#include <pagepool/pp_page.h>
+#include <pagepool/pp_page_pool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pp_port;
+
+/*
+ * Room in front of the data, as the kernel's XDP_PACKET_HEADROOM: enough
+ * for a program to push encapsulation headers without copying.
+ */
+#define PP_FRAME_HEADROOM 256
+
+/*
+ * Frames fabricated by the null driver: a 14-byte Ethernet header
+ * (EtherType 0x88b5, local experimental) followed by the RX queue's
+ * 64-bit sequence number in host byte order.
+ */
+#define PP_NULL_HDR_LEN 14
+#define PP_NULL_SEQ_OFF PP_NULL_HDR_LEN
+
+/* The largest burst one poll handles at once (the NAPI budget). */
+#define PP_NET_BURST 64
+
+/* Redirect targets a program can name (the size of its "devmap"). */
+#define PP_PROG_MAX_TARGETS 8
+
+/*
+ * struct pp_frame - one packet buffer, 16 bytes, four to a cache line.
+ * The data is at page address + offset + headroom and is len bytes long;
+ * the buffer ends at the end of the page block. A received frame's page
+ * belongs to the RX queue's pool (page->pp) until the frame is recycled,
+ * sent or passed.
+ */
+struct pp_frame {
+	struct pp_page *page;
+	uint32_t offset;   /* buffer start in the block (data_hard_start) */
+	uint16_t headroom; /* bytes between buffer start and data */
+	uint16_t len;      /* data length */
+};
+
+static inline void *pp_frame_data(const struct pp_frame *f)
+{
+	return (char *)pp_page_address(f->page) + f->offset + f->headroom;
+}
+
+/* Bytes the data may grow to at its end: the block minus what precedes. */
+static inline uint32_t pp_frame_room(const struct pp_frame *f)
+{
+	return (uint32_t)(PP_PAGE_SIZE << f->page->order) - f->offset -
+	       f->headroom;
+}
+
+/*
+ * pp_frame_adjust_head - move the data start by @delta bytes (negative:
+ * push a header, positive: pull one), as bpf_xdp_adjust_head(). Returns 0,
+ * or -1 (frame unchanged) when the headroom or data would go negative.
+ */
+static inline int pp_frame_adjust_head(struct pp_frame *f, int delta)
+{
+	int hr = (int)f->headroom + delta;
+	int len = (int)f->len - delta;
+
+	if (hr < 0 || len < 0)
+		return -1;
+	f->headroom = (uint16_t)hr;
+	f->len = (uint16_t)len;
+	return 0;
+}
+
+/* Verdicts, numbered as the kernel's XDP actions. */
+enum pp_xdp_action {
+	PP_XDP_ABORTED = 0, /* program error: dropped and counted as error */
+	PP_XDP_DROP = 1,
+	PP_XDP_PASS = 2,
+	PP_XDP_TX = 3,
+	PP_XDP_REDIRECT = 4, /* to target 0; PP_XDP_REDIRECT_TO(i) for others */
+};
+
+/*
+ * A redirect verdict carries its target's index in the program's table in
+ * the high byte (bpf_redirect_map() with a devmap of PP_PROG_MAX_TARGETS).
+ */
+#define PP_XDP_REDIRECT_TO(idx) \
+	((uint16_t)(PP_XDP_REDIRECT | ((unsigned int)(idx) << 8)))
+
+/* What a program learns about where its frames came from (xdp_rxq_info). */
+struct pp_prog_ctx {
+	struct pp_port *port;
+	unsigned int queue;
+	void *arg; /* pp_prog.arg */
+};
+
+/*
+ * A program sets verdicts[i] for each of the @n frames. It may change the
+ * data (and adjust head or length within the buffer) but must not keep,
+ * free or recycle the frames: the verdict says what becomes of them.
+ * It runs on the thread that polls the queue.
+ */
+typedef void (*pp_prog_fn)(const struct pp_prog_ctx *ctx,
+			   struct pp_frame *frames, uint16_t *verdicts,
+			   unsigned int n);
+
+struct pp_prog {
+	size_t sz;        /* sizeof(struct pp_prog) */
+	pp_prog_fn fn;
+	void *arg;
+	/* Redirect table; target i receives on TX queue (rx queue % its
+	 * TX queues). A target may be the port itself. */
+	struct pp_port *targets[PP_PROG_MAX_TARGETS];
+	unsigned int nr_targets;
+};
+
+/*
+ * The stack consumer receives PASSed frames. Their pages have left the
+ * pool already (pp_pool_release_page): they are plain allocator pages with
+ * refcount 1, and the consumer owns them and frees each one through the
+ * allocator (pp_free_page(), pp_free_pages_bulk()), now or later, from any
+ * thread. It runs on the polling thread. Without a consumer, pp_port_poll
+ * frees passed pages at once.
+ */
+typedef void (*pp_stack_fn)(void *arg, struct pp_port *port,
+			    struct pp_frame *frames, unsigned int n);
+
+struct pp_port_conf {
+	size_t sz;                      /* sizeof(struct pp_port_conf) */
+	struct pp_allocator *allocator; /* required */
+	struct pp_dma *dma;             /* NULL: pools do not map pages */
+	unsigned int nr_rxq;            /* 0: 1 */
+	unsigned int nr_txq;            /* 0: as many as RX queues */
+	unsigned int ring_size;         /* per-queue ring (veth); 0: 1024 */
+	unsigned int pool_size;         /* each pool's recycle ring; 0: 1024 */
+	unsigned int headroom;          /* 0: PP_FRAME_HEADROOM */
+	enum pp_pool_refill refill;     /* how RX pools refill */
+	int nid;                        /* PP_NUMA_NODE_ANY or a node */
+};
+
+/*
+ * pp_port_open - open a port from a device string "<driver><n>[,key=value]
+ * ...": the driver is the name without its trailing digits ("null0" is a
+ * null port named null0). Keys are the driver's (doc/net.md lists them).
+ * Returns the port, or NULL with errno:
+ *   EINVAL  unknown driver, key or value (the message names the bad part
+ *           and what is accepted), bad conf;
+ *   ENOMEM  no memory for the port, its rings or its pools.
+ * A veth device string creates both ends of the pair (as "ip link add ...
+ * type veth peer name ..." does); pp_port_peer() returns the other end.
+ * The calling thread owns the RX pools until a poll on another thread.
+ */
+struct pp_port *pp_port_open(const char *devstr,
+			     const struct pp_port_conf *conf);
+
+/*
+ * pp_port_close - stop and free a port (and a veth port's peer: closing
+ * one end deletes the pair). Frames in the port's rings go back to their
+ * pools; then each RX pool is destroyed. Returns 0, or -EBUSY when some
+ * pool still has pages in flight elsewhere (another port's ring, a stack
+ * consumer): the port is gone all the same, and those pools are freed
+ * when their last page returns (the pool logs how many were out).
+ * Context: no thread may poll or send on the port (or its peer).
+ */
+int pp_port_close(struct pp_port *port);
+
+const char *pp_port_name(const struct pp_port *port);
+const char *pp_port_driver(const struct pp_port *port);
+unsigned int pp_port_nr_rxq(const struct pp_port *port);
+unsigned int pp_port_nr_txq(const struct pp_port *port);
+/* The other end of a veth pair, or NULL. */
+struct pp_port *pp_port_peer(const struct pp_port *port);
+struct pp_allocator *pp_port_allocator(const struct pp_port *port);
+/* The pool of RX queue @q, or NULL for a bad index. */
+struct pp_pool *pp_port_rxq_pool(const struct pp_port *port, unsigned int q);
+
+/*
+ * Data-path calls do not check @q: it must be below the queue count.
+ *
+ * pp_port_rx_burst - receive up to @n frames from RX queue @q into
+ * @frames; returns how many. The caller owns them: it sends, recycles
+ * (pp_pool_recycle_direct on this thread) or releases each one.
+ * Context: the queue's thread (it becomes the owner of the queue's pool).
+ */
+unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
+			      struct pp_frame *frames, unsigned int n);
+
+/*
+ * pp_port_tx_burst - send up to @n frames on TX queue @q; returns how many
+ * the port took (from the front of @frames). The rest stay the caller's.
+ * Context: one thread at a time per TX queue.
+ */
+unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
+			      struct pp_frame *frames, unsigned int n);
+
+/*
+ * pp_port_poll - one NAPI poll of RX queue @q: receive up to @budget frames
+ * (in bursts of PP_NET_BURST), run the program and act on the verdicts,
+ * then flush redirected and bounced frames in bulk. Without a program
+ * every frame is dropped (recycled). Frames a full TX queue refuses are
+ * recycled and counted as that TX queue's drops.
+ * Returns the number of frames received.
+ * Context: the queue's thread; it also sends on the targets' TX queues
+ * with the same index (modulo their count), so give each such TX queue to
+ * one polling thread only.
+ */
+unsigned int pp_port_poll(struct pp_port *port, unsigned int q,
+			  unsigned int budget);
+
+/*
+ * pp_port_set_prog - install @prog (copied), or remove it with NULL.
+ * Returns 0, or -EINVAL (no fn, too many or NULL targets, bad sz).
+ */
+int pp_port_set_prog(struct pp_port *port, const struct pp_prog *prog);
+
+/* pp_port_set_stack - set the PASS consumer (NULL: free at once). */
+void pp_port_set_stack(struct pp_port *port, pp_stack_fn fn, void *arg);
+
+struct pp_rxq_stats {
+	uint64_t packets;   /* frames received */
+	uint64_t bytes;
+	uint64_t drops;     /* frames lost before the program: no buffer */
+	uint64_t errors;    /* ABORTED or unknown verdicts */
+	uint64_t xdp_drop;  /* verdict counts */
+	uint64_t xdp_pass;
+	uint64_t xdp_tx;
+	uint64_t xdp_redirect;
+};
+
+struct pp_txq_stats {
+	uint64_t packets;   /* frames the port took */
+	uint64_t bytes;
+	uint64_t drops;     /* frames refused (queue full) and recycled */
+	uint64_t errors;    /* frames the driver could not send */
+};
+
+/* Returns 0, or -EINVAL for a bad queue index. Any thread. */
+int pp_port_rxq_stats(const struct pp_port *port, unsigned int q,
+		      struct pp_rxq_stats *out);
+int pp_port_txq_stats(const struct pp_port *port, unsigned int q,
+		      struct pp_txq_stats *out);
+
+/*
+ * pp_port_stats_json - the port's per-queue statistics, with each RX
+ * pool's statistics, as one JSON object. Returns snprintf's length.
+ */
+int pp_port_stats_json(const struct pp_port *port, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAGEPOOL_PP_NET_H */

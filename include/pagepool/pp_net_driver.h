@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_net_driver.h - the driver SDK: what a poll-mode driver implements and
+ * the port internals it may touch. Applications include pp_net.h only.
+ *
+ * A driver is a struct pp_net_driver: a name, the device-string keys it
+ * takes, and ops. pp_port_open() finds it in a table (the built-in table
+ * holds null and veth; pp_net_port_open_table() takes a caller's table, so
+ * a driver can live outside this tree without any constructor magic).
+ * lib/net parses the device string, checks keys against the driver's list,
+ * allocates the port and its queues and creates each RX queue's page_pool;
+ * the driver's probe() then parses its values and sets up its private
+ * state. The data path is two functions over frame arrays.
+ */
+#ifndef PAGEPOOL_PP_NET_DRIVER_H
+#define PAGEPOOL_PP_NET_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pagepool/pp_net.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PP_DEVARGS_MAX 16
+#define PP_PORT_NAME_MAX 32
+
+/* A parsed device string: "null0,size=64" -> name "null0", driver "null",
+ * one key "size" with value "64". Strings point into a private copy. */
+struct pp_devargs {
+	const char *devstr;   /* the whole string, for messages */
+	char name[PP_PORT_NAME_MAX];
+	char driver[PP_PORT_NAME_MAX];
+	unsigned int nr;
+	const char *key[PP_DEVARGS_MAX];
+	const char *value[PP_DEVARGS_MAX];
+	char buf[256];
+};
+
+/*
+ * pp_devargs_get - the value of @key, or NULL when absent.
+ * pp_devargs_uint - parse @key as a decimal in [@min, @max] into *@out
+ * (left alone when absent). Returns 0, or -EINVAL with a message naming
+ * the key, the bad value and the accepted range.
+ */
+const char *pp_devargs_get(const struct pp_devargs *da, const char *key);
+int pp_devargs_uint(const struct pp_devargs *da, const char *key,
+		    unsigned long min, unsigned long max, unsigned long *out);
+
+struct pp_rxq {
+	/* Hot: the polling thread's. */
+	struct pp_port *port;
+	struct pp_pool *pool;
+	void *priv;                     /* the driver's per-queue state */
+	unsigned int idx;
+	const void *owner;              /* thread that owns the pool */
+	struct pp_rxq_stats stats;      /* owner writes, anyone reads */
+} __attribute__((aligned(PP_CACHE_LINE)));
+
+struct pp_txq {
+	struct pp_port *port;
+	void *priv;
+	unsigned int idx;
+	/*
+	 * The pool whose owner thread is sending right now (set by
+	 * pp_port_poll while it flushes), or NULL: a driver that frees sent
+	 * frames recycles pages of this pool directly and returns others
+	 * through their pool's ring (the kernel's napi_direct rule).
+	 */
+	struct pp_pool *napi_pool;
+	struct pp_txq_stats stats;
+} __attribute__((aligned(PP_CACHE_LINE)));
+
+struct pp_net_driver_ops {
+	/* Parse the devargs, set port->priv and each queue's priv. 0 or
+	 * -errno, with a message naming the bad part. */
+	int (*probe)(struct pp_port *port, const struct pp_devargs *da);
+	/* Return every frame the driver still holds to its pool, free priv. */
+	void (*remove)(struct pp_port *port);
+	unsigned int (*rx_burst)(struct pp_rxq *rxq, struct pp_frame *frames,
+				 unsigned int n);
+	unsigned int (*tx_burst)(struct pp_txq *txq, struct pp_frame *frames,
+				 unsigned int n);
+};
+
+struct pp_net_driver {
+	const char *name;
+	const char *const *keys;   /* NULL-terminated accepted keys */
+	const char *help;          /* one line: "size=<60..3840>" */
+	struct pp_net_driver_ops ops;
+};
+
+struct pp_port {
+	unsigned int (*rx_burst)(struct pp_rxq *rxq, struct pp_frame *frames,
+				 unsigned int n);
+	unsigned int (*tx_burst)(struct pp_txq *txq, struct pp_frame *frames,
+				 unsigned int n);
+	struct pp_rxq *rxq;
+	struct pp_txq *txq;
+	unsigned int nr_rxq;
+	unsigned int nr_txq;
+	struct pp_allocator *allocator;
+	struct pp_port_conf conf;
+	const struct pp_net_driver *drv;
+	void *priv;                 /* the driver's */
+	struct pp_port *peer;       /* veth: the other end */
+	bool peer_owned;            /* created by the peer's open, closed with it */
+	struct pp_prog prog;        /* fn == NULL: drop everything */
+	pp_stack_fn stack_fn;
+	void *stack_arg;
+	char name[PP_PORT_NAME_MAX];
+};
+
+/*
+ * pp_net_port_open_table - pp_port_open() over a caller's driver table
+ * (NULL-terminated). Same returns and errors.
+ */
+struct pp_port *pp_net_port_open_table(const struct pp_net_driver *const *table,
+				       const char *devstr,
+				       const struct pp_port_conf *conf);
+
+/*
+ * pp_net_port_create - for drivers that create a second port from their
+ * probe (veth's peer): a port named @name of @drv with @conf and its RX
+ * pools; @da is passed to probe. NULL with errno as pp_port_open().
+ */
+struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
+				   const struct pp_devargs *da,
+				   const struct pp_port_conf *conf);
+
+/* Free a port made by pp_net_port_create() without calling remove();
+ * returns as pp_port_close(). */
+int pp_net_port_free(struct pp_port *port);
+
+/*
+ * pp_net_return_pages - give pages back to their pools from a driver:
+ * pages of @napi_pool (may be NULL) are recycled directly, pages of other
+ * pools go through the pool's ring in one bulk call per run of pages of
+ * one pool, and pages of no pool are freed to @alloc.
+ */
+void pp_net_return_pages(struct pp_allocator *alloc, struct pp_pool *napi_pool,
+			 struct pp_page **pages, unsigned int n);
+
+/*
+ * pp_net_buf_color - where a driver starts the buffer in an order-0 page:
+ * one of 16 cache lines, chosen by the page's address. Every page's data
+ * would otherwise start at the same offset 4 KiB apart, all in the same
+ * few L1/L2 sets, and a burst of 64 frames would evict itself (DPDK pads
+ * its mbufs to 2176 bytes for the same reason). Returns 0 when the frame
+ * would not fit behind the colour.
+ */
+#define PP_NET_COLORS 16
+
+static inline uint32_t pp_net_buf_color(const struct pp_page *page,
+					uint32_t headroom, uint32_t len)
+{
+	uint32_t c = (uint32_t)(((uintptr_t)pp_page_address(page) >>
+				 PP_PAGE_SHIFT) % PP_NET_COLORS) *
+		     PP_CACHE_LINE;
+
+	return c + headroom + len <= PP_PAGE_SIZE ? c : 0;
+}
+
+/* Statistics counters: written by one thread, read by any (relaxed). */
+static inline void pp_net_stat_add(uint64_t *ctr, uint64_t v)
+{
+	__atomic_store_n(ctr, __atomic_load_n(ctr, __ATOMIC_RELAXED) + v,
+			 __ATOMIC_RELAXED);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAGEPOOL_PP_NET_DRIVER_H */

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * poll.c - the NAPI-style poll: receive a burst, run the port's program
+ * over it once, act on every verdict, flush in bulk.
+ *
+ * Page ownership through a poll (the invariant the tests check: every page
+ * is in exactly one pool, one ring or one consumer's hands):
+ *   DROP      recycled straight into the queue's alloc cache (this thread
+ *             owns the pool, so no atomics: the kernel's XDP_DROP fast path);
+ *   TX        queued for the port's own TX queue with the same index;
+ *   REDIRECT  queued per target (the kernel's per-CPU devmap bulk queue)
+ *             and sent with one tx_burst per target per burst, as
+ *             xdp_do_flush() does at the end of a NAPI poll;
+ *   PASS      released from the pool (unmapped, counted as released) and
+ *             handed to the stack consumer, who frees it to the allocator.
+ * While flushing, the TX queue learns which pool this thread owns, so a
+ * driver that completes TX at once (null) recycles directly too.
+ */
+#include <string.h>
+
+#include "net/net_priv.h"
+
+struct poll_burst {
+	struct pp_frame frames[PP_NET_BURST];
+	uint16_t verdicts[PP_NET_BURST];
+	struct pp_frame tx[PP_NET_BURST];
+	struct pp_frame pass[PP_NET_BURST];
+	struct pp_frame redir[PP_PROG_MAX_TARGETS][PP_NET_BURST];
+	unsigned int nr_redir[PP_PROG_MAX_TARGETS];
+};
+
+/* Send @n frames on @port's TX queue for RX queue @rxq; drop the rest. */
+static void flush_tx(struct pp_rxq *rxq, struct pp_port *port,
+		     struct pp_frame *frames, unsigned int n)
+{
+	struct pp_txq *txq = &port->txq[rxq->idx % port->nr_txq];
+	struct pp_page *rest[PP_NET_BURST];
+	uint64_t bytes = 0;
+	unsigned int sent, i;
+
+	txq->napi_pool = rxq->pool;
+	sent = port->tx_burst(txq, frames, n);
+	txq->napi_pool = NULL;
+	for (i = 0; i < sent; i++)
+		bytes += frames[i].len;
+	pp_net_stat_add(&txq->stats.packets, sent);
+	pp_net_stat_add(&txq->stats.bytes, bytes);
+	if (PP_LIKELY(sent == n))
+		return;
+	for (i = sent; i < n; i++)
+		rest[i - sent] = frames[i].page;
+	pp_net_return_pages(port->allocator, rxq->pool, rest, n - sent);
+	pp_net_stat_add(&txq->stats.drops, n - sent);
+}
+
+static void pass_to_stack(struct pp_port *port, struct pp_frame *frames,
+			  unsigned int n)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		pp_pool_release_page(pp_page_pool(frames[i].page),
+				     frames[i].page);
+	if (port->stack_fn) {
+		port->stack_fn(port->stack_arg, port, frames, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		pages[i] = frames[i].page;
+	pp_free_pages_bulk(port->allocator, pages, n);
+}
+
+static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
+		      struct poll_burst *b, unsigned int n)
+{
+	const struct pp_prog *prog = &port->prog;
+	unsigned int i, t, nr_tx = 0, nr_pass = 0;
+	uint64_t bytes = 0, drop = 0, err = 0, redirect = 0;
+
+	if (PP_LIKELY(prog->fn)) {
+		struct pp_prog_ctx ctx = {
+			.port = port, .queue = rxq->idx, .arg = prog->arg,
+		};
+
+		prog->fn(&ctx, b->frames, b->verdicts, n);
+	} else {
+		for (i = 0; i < n; i++)
+			b->verdicts[i] = PP_XDP_DROP;
+	}
+
+	for (i = 0; i < n; i++) {
+		struct pp_frame *f = &b->frames[i];
+		unsigned int v = b->verdicts[i];
+
+		bytes += f->len;
+		switch (v & 0xff) {
+		case PP_XDP_REDIRECT:
+			t = v >> 8;
+			if (PP_UNLIKELY(t >= prog->nr_targets))
+				goto error;
+			b->redir[t][b->nr_redir[t]++] = *f;
+			redirect++;
+			break;
+		case PP_XDP_DROP:
+			pp_pool_recycle_direct(rxq->pool, f->page);
+			drop++;
+			break;
+		case PP_XDP_PASS:
+			b->pass[nr_pass++] = *f;
+			break;
+		case PP_XDP_TX:
+			b->tx[nr_tx++] = *f;
+			break;
+		default:
+error:
+			pp_pool_recycle_direct(rxq->pool, f->page);
+			err++;
+			break;
+		}
+	}
+
+	for (t = 0; t < prog->nr_targets; t++) {
+		if (b->nr_redir[t]) {
+			flush_tx(rxq, prog->targets[t], b->redir[t],
+				 b->nr_redir[t]);
+			b->nr_redir[t] = 0;
+		}
+	}
+	if (nr_tx)
+		flush_tx(rxq, port, b->tx, nr_tx);
+	if (nr_pass)
+		pass_to_stack(port, b->pass, nr_pass);
+
+	pp_net_stat_add(&rxq->stats.packets, n);
+	pp_net_stat_add(&rxq->stats.bytes, bytes);
+	pp_net_stat_add(&rxq->stats.xdp_redirect, redirect);
+	pp_net_stat_add(&rxq->stats.xdp_drop, drop);
+	pp_net_stat_add(&rxq->stats.xdp_pass, nr_pass);
+	pp_net_stat_add(&rxq->stats.xdp_tx, nr_tx);
+	if (PP_UNLIKELY(err))
+		pp_net_stat_add(&rxq->stats.errors, err);
+}
+
+unsigned int pp_port_poll(struct pp_port *port, unsigned int q,
+			  unsigned int budget)
+{
+	struct pp_rxq *rxq = &port->rxq[q];
+	struct poll_burst b;
+	unsigned int total = 0;
+
+	net_rxq_claim(rxq);
+	memset(b.nr_redir, 0, sizeof(b.nr_redir));
+	while (total < budget) {
+		unsigned int want = budget - total, got;
+
+		if (want > PP_NET_BURST)
+			want = PP_NET_BURST;
+		got = port->rx_burst(rxq, b.frames, want);
+		if (!got)
+			break;
+		run_burst(port, rxq, &b, got);
+		total += got;
+		if (got < want)
+			break;
+	}
+	return total;
+}

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * port.c - a port's life: open from a device string, its queues and the
+ * page_pool of each RX queue, the program and stack settings, close; and
+ * the raw rx/tx bursts. The NAPI-style poll is in poll.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/pp_log_priv.h"
+#include "net/net_priv.h"
+
+__thread char net_thread_marker __attribute__((tls_model("initial-exec")));
+
+/* The 1024 default ring matches a NIC's usual RX descriptor count. */
+#define NET_RING_DEFAULT 1024
+#define NET_QUEUES_MAX 64
+
+static int conf_fill(const struct pp_port_conf *in, struct pp_port_conf *out,
+		     const char *devstr)
+{
+	if (!in || in->sz < offsetof(struct pp_port_conf, nid) + sizeof(int) ||
+	    in->sz > sizeof(*in)) {
+		PP_ERR("device '%s': pp_port_conf.sz must be sizeof(struct pp_port_conf)",
+		       devstr);
+		return -EINVAL;
+	}
+	*out = *in;
+	out->sz = sizeof(*out);
+	if (!out->allocator) {
+		PP_ERR("device '%s': pp_port_conf.allocator is required (the RX pools refill from it)",
+		       devstr);
+		return -EINVAL;
+	}
+	if (!out->nr_rxq)
+		out->nr_rxq = 1;
+	if (!out->nr_txq)
+		out->nr_txq = out->nr_rxq;
+	if (out->nr_rxq > NET_QUEUES_MAX || out->nr_txq > NET_QUEUES_MAX) {
+		PP_ERR("device '%s': %u RX / %u TX queues asked, at most %d each",
+		       devstr, out->nr_rxq, out->nr_txq, NET_QUEUES_MAX);
+		return -EINVAL;
+	}
+	if (!out->ring_size)
+		out->ring_size = NET_RING_DEFAULT;
+	if (!out->headroom)
+		out->headroom = PP_FRAME_HEADROOM;
+	/*
+	 * Leave 2 KiB behind the headroom: a full 1518-byte Ethernet frame
+	 * plus the cache colour (pp_net_buf_color) must fit in the page.
+	 */
+	if (out->headroom > PP_PAGE_SIZE - 2048) {
+		PP_ERR("device '%s': headroom %u leaves no room for a frame (at most %lu)",
+		       devstr, out->headroom, PP_PAGE_SIZE - 2048);
+		return -EINVAL;
+	}
+	if (out->refill != PP_REFILL_ARRAY && out->refill != PP_REFILL_LIST &&
+	    out->refill != PP_REFILL_SINGLE) {
+		PP_ERR("device '%s': unknown refill mode %d", devstr,
+		       (int)out->refill);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Destroy the pools (each on this thread, made owner first). */
+static int port_destroy_pools(struct pp_port *port)
+{
+	int busy = 0;
+	unsigned int q;
+
+	for (q = 0; q < port->nr_rxq; q++) {
+		struct pp_pool *pool = port->rxq[q].pool;
+
+		if (!pool)
+			continue;
+		pp_pool_set_owner(pool);
+		if (pp_pool_destroy(pool) == -EBUSY)
+			busy = -EBUSY;
+		port->rxq[q].pool = NULL;
+	}
+	return busy;
+}
+
+int pp_net_port_free(struct pp_port *port)
+{
+	int ret;
+
+	if (!port)
+		return 0;
+	ret = port_destroy_pools(port);
+	free(port->rxq);
+	free(port->txq);
+	free(port);
+	return ret;
+}
+
+static int port_create_pools(struct pp_port *port)
+{
+	unsigned int q;
+
+	for (q = 0; q < port->nr_rxq; q++) {
+		char name[PP_PORT_NAME_MAX + 16];
+		struct pp_pool_params pp = {
+			.sz = sizeof(pp),
+			.allocator = port->allocator,
+			.dma = port->conf.dma,
+			.flags = port->conf.dma ? PP_POOL_F_DMA_MAP : 0,
+			.order = 0,
+			.pool_size = port->conf.pool_size,
+			.nid = port->conf.nid,
+			/* XDP_TX sends what was received: both ways. */
+			.dma_dir = PP_DMA_BIDIRECTIONAL,
+			.offset = port->conf.headroom,
+			.refill = port->conf.refill,
+			.name = name,
+		};
+
+		/* The pool copies its name. */
+		snprintf(name, sizeof(name), "%s-rx%u", port->name, q);
+
+		port->rxq[q].pool = pp_pool_create(&pp);
+		if (!port->rxq[q].pool) {
+			int err = errno;
+
+			PP_ERR("port %s: cannot create the page_pool of RX queue %u: %s",
+			       port->name, q, strerror(err));
+			return -err;
+		}
+		port->rxq[q].owner = net_self();
+	}
+	return 0;
+}
+
+struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
+				   const struct pp_devargs *da,
+				   const struct pp_port_conf *conf)
+{
+	struct pp_port *port;
+	unsigned int q;
+	int err;
+
+	port = calloc(1, sizeof(*port));
+	if (!port) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (conf_fill(conf, &port->conf, da->devstr)) {
+		err = EINVAL;
+		goto err_free_port;
+	}
+	memcpy(port->name, da->name, sizeof(port->name));
+	port->drv = drv;
+	port->rx_burst = drv->ops.rx_burst;
+	port->tx_burst = drv->ops.tx_burst;
+	port->allocator = port->conf.allocator;
+	port->nr_rxq = port->conf.nr_rxq;
+	port->nr_txq = port->conf.nr_txq;
+	port->rxq = aligned_alloc(PP_CACHE_LINE,
+				  port->nr_rxq * sizeof(*port->rxq));
+	port->txq = aligned_alloc(PP_CACHE_LINE,
+				  port->nr_txq * sizeof(*port->txq));
+	if (!port->rxq || !port->txq) {
+		err = ENOMEM;
+		goto err_free_queues;
+	}
+	memset(port->rxq, 0, port->nr_rxq * sizeof(*port->rxq));
+	memset(port->txq, 0, port->nr_txq * sizeof(*port->txq));
+	for (q = 0; q < port->nr_rxq; q++) {
+		port->rxq[q].port = port;
+		port->rxq[q].idx = q;
+	}
+	for (q = 0; q < port->nr_txq; q++) {
+		port->txq[q].port = port;
+		port->txq[q].idx = q;
+	}
+	err = -port_create_pools(port);
+	if (err)
+		goto err_destroy_pools;
+	err = -drv->ops.probe(port, da);
+	if (err)
+		goto err_destroy_pools;
+	return port;
+
+err_destroy_pools:
+	port_destroy_pools(port);
+err_free_queues:
+	free(port->rxq);
+	free(port->txq);
+err_free_port:
+	free(port);
+	errno = err;
+	return NULL;
+}
+
+struct pp_port *pp_net_port_open_table(const struct pp_net_driver *const *table,
+				       const char *devstr,
+				       const struct pp_port_conf *conf)
+{
+	const struct pp_net_driver *const *d;
+	struct pp_devargs da;
+	char known[128] = "";
+
+	if (net_devargs_parse(devstr, &da)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (d = table; d && *d; d++) {
+		if (!strcmp((*d)->name, da.driver))
+			break;
+		if (strlen(known) + strlen((*d)->name) + 3 < sizeof(known)) {
+			if (known[0])
+				strcat(known, ", ");
+			strcat(known, (*d)->name);
+		}
+	}
+	if (!d || !*d) {
+		/* Finish the list of known drivers for the message. */
+		PP_ERR("device '%s': unknown driver '%s' (known drivers: %s)",
+		       devstr, da.driver, known[0] ? known : "none");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (net_devargs_check_keys(&da, *d)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return pp_net_port_create(*d, &da, conf);
+}
+
+int pp_port_close(struct pp_port *port)
+{
+	struct pp_port *peer;
+	int ret, ret_peer = 0;
+
+	if (!port)
+		return 0;
+	/*
+	 * Both ends' drivers give back what their rings hold before either
+	 * end's pools go: a veth ring holds pages of the other end's pools.
+	 */
+	peer = port->peer;
+	if (port->drv->ops.remove)
+		port->drv->ops.remove(port);
+	if (peer && peer->drv->ops.remove)
+		peer->drv->ops.remove(peer);
+	if (peer) {
+		peer->peer = NULL;
+		ret_peer = pp_net_port_free(peer);
+	}
+	ret = pp_net_port_free(port);
+	return ret ? ret : ret_peer;
+}
+
+const char *pp_port_name(const struct pp_port *port)
+{
+	return port->name;
+}
+
+const char *pp_port_driver(const struct pp_port *port)
+{
+	return port->drv->name;
+}
+
+unsigned int pp_port_nr_rxq(const struct pp_port *port)
+{
+	return port->nr_rxq;
+}
+
+unsigned int pp_port_nr_txq(const struct pp_port *port)
+{
+	return port->nr_txq;
+}
+
+struct pp_port *pp_port_peer(const struct pp_port *port)
+{
+	return port->peer;
+}
+
+struct pp_allocator *pp_port_allocator(const struct pp_port *port)
+{
+	return port->allocator;
+}
+
+struct pp_pool *pp_port_rxq_pool(const struct pp_port *port, unsigned int q)
+{
+	return q < port->nr_rxq ? port->rxq[q].pool : NULL;
+}
+
+int pp_port_set_prog(struct pp_port *port, const struct pp_prog *prog)
+{
+	unsigned int i;
+
+	if (!prog) {
+		memset(&port->prog, 0, sizeof(port->prog));
+		return 0;
+	}
+	if (prog->sz != sizeof(*prog) || !prog->fn ||
+	    prog->nr_targets > PP_PROG_MAX_TARGETS) {
+		PP_ERR("port %s: bad program (sz must be sizeof(struct pp_prog), fn set, at most %d targets)",
+		       port->name, PP_PROG_MAX_TARGETS);
+		return -EINVAL;
+	}
+	for (i = 0; i < prog->nr_targets; i++) {
+		if (!prog->targets[i]) {
+			PP_ERR("port %s: redirect target %u of the program is NULL",
+			       port->name, i);
+			return -EINVAL;
+		}
+	}
+	port->prog = *prog;
+	return 0;
+}
+
+void pp_port_set_stack(struct pp_port *port, pp_stack_fn fn, void *arg)
+{
+	port->stack_fn = fn;
+	port->stack_arg = arg;
+}
+
+unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
+			      struct pp_frame *frames, unsigned int n)
+{
+	struct pp_rxq *rxq = &port->rxq[q];
+	uint64_t bytes = 0;
+	unsigned int got, i;
+
+	net_rxq_claim(rxq);
+	got = port->rx_burst(rxq, frames, n);
+	for (i = 0; i < got; i++)
+		bytes += frames[i].len;
+	pp_net_stat_add(&rxq->stats.packets, got);
+	pp_net_stat_add(&rxq->stats.bytes, bytes);
+	return got;
+}
+
+unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
+			      struct pp_frame *frames, unsigned int n)
+{
+	struct pp_txq *txq = &port->txq[q];
+	uint64_t bytes = 0;
+	unsigned int sent, i;
+
+	sent = port->tx_burst(txq, frames, n);
+	for (i = 0; i < sent; i++)
+		bytes += frames[i].len;
+	pp_net_stat_add(&txq->stats.packets, sent);
+	pp_net_stat_add(&txq->stats.bytes, bytes);
+	return sent;
+}
+
+void pp_net_return_pages(struct pp_allocator *alloc, struct pp_pool *napi_pool,
+			 struct pp_page **pages, unsigned int n)
+{
+	unsigned int i = 0;
+
+	while (i < n) {
+		struct pp_pool *pool = pp_page_pool(pages[i]);
+		unsigned int j = i + 1;
+
+		if (pool && pool == napi_pool) {
+			pp_pool_recycle_direct(pool, pages[i++]);
+			continue;
+		}
+		if (!pool) {
+			pp_put_page(alloc, pages[i++]);
+			continue;
+		}
+		/* One ring operation per run of pages of one foreign pool. */
+		while (j < n && pp_page_pool(pages[j]) == pool)
+			j++;
+		pp_pool_put_pages_bulk(pool, &pages[i], j - i);
+		i = j;
+	}
+}

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# fwd-bench.sh - the seed's workload, end to end: null RX -> XDP-like
+# REDIRECT into veth0 -> veth1 RX -> PASS to the stack, one core per side,
+# with veth1's page_pool refilled by the single-page call, the bulk list
+# and the bulk array. Beside it: null -> null redirect on one core, and
+# DPDK testpmd io-forward on two net_null ports (when DPDK is installed).
+#
+# Builds build/ (release) if needed, prints a table, and writes
+# out/fwd-bench.json and out/fwd-bench.png (with gnuplot). Each figure is
+# the median of PP_FWD_REPEAT runs of PP_FWD_DURATION seconds; the refill
+# modes are interleaved so that drift in machine load hits them alike.
+#
+#   PP_FWD_DURATION  seconds per run (default 3)
+#   PP_FWD_REPEAT    runs per configuration (default 5)
+#   PP_BUILD_DIR     build directory (default build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dur=${PP_FWD_DURATION:-3}
+rep=${PP_FWD_REPEAT:-5}
+build=${PP_BUILD_DIR:-build}
+outdir=out/fwd-bench
+mkdir -p "$outdir"
+rm -f "$outdir"/*.json "$outdir"/*.log
+
+step() { printf '==> %s\n' "$*"; }
+
+# ---- build ----
+if [ ! -f "$build/build.ninja" ]; then
+	step "configuring $build/ (release)"
+	meson setup "$build" -Dbuildtype=release >"$outdir/setup.log" 2>&1 ||
+		{ cat "$outdir/setup.log"; exit 1; }
+fi
+step "building the forwarder"
+targets=(examples/fwd/fwd)
+if ninja -C "$build" -t targets all 2>/dev/null | grep -q '^app/pp-bench/pp-bench:'; then
+	targets+=(app/pp-bench/pp-bench)
+fi
+ninja -C "$build" "${targets[@]}" >"$outdir/build.log" 2>&1 ||
+	{ tail -40 "$outdir/build.log"; exit 1; }
+fwd=$build/examples/fwd/fwd
+
+# ---- memory: fwd wants about 64 MiB of 2 MiB pages per run ----
+free2m=$(awk '/^HugePages_Free/ {print $2}' /proc/meminfo)
+if [ "${free2m:-0}" -lt 32 ]; then
+	h2=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+	if [ -w "$h2" ]; then
+		step "reserving 32 more 2 MiB hugepages"
+		echo $(( $(cat "$h2") + 32 - free2m )) >"$h2" 2>/dev/null || true
+		free2m=$(awk '/^HugePages_Free/ {print $2}' /proc/meminfo)
+	fi
+	[ "${free2m:-0}" -ge 32 ] ||
+		echo "warning: too few free 2 MiB hugepages ($free2m): fwd falls back to 4 KiB pages (slower; run scripts/setup.sh as root)" >&2
+fi
+
+# ---- runs ----
+total=$(( rep * 4 ))
+n=0
+run_fwd() { # name, then fwd arguments
+	local name=$1
+	shift
+	n=$((n + 1))
+	step "[$n/$total] fwd $* (${dur}s)"
+	"$fwd" "$@" --duration "$dur" --json "$outdir/$name.json" |
+		sed -u 's/^/    /'
+}
+for i in $(seq "$rep"); do
+	for r in single list array; do
+		run_fwd "pass-$r-$i" --port null0 --port veth0,peer=veth1 \
+			--mode pass --refill "$r"
+	done
+	run_fwd "redirect-null-$i" --port null0 --port null1 --mode redirect
+done
+
+if command -v dpdk-testpmd >/dev/null; then
+	step "DPDK testpmd io-forward, net_null0 + net_null1, 1 forwarding core ($((dur + 3))s)"
+	# Non-interactive testpmd waits for Enter: the sleep's closing pipe
+	# ends it. 256 MiB of EAL memory, no files in hugetlbfs.
+	(sleep $((dur + 3))) | timeout $((dur + 30)) dpdk-testpmd -l 0,1 \
+		--no-pci --in-memory -m 256 --vdev net_null0 --vdev net_null1 \
+		--log-level=lib.eal:warning -- --forward-mode=io \
+		--stats-period 1 --no-lsc-interrupt \
+		>"$outdir/testpmd.log" 2>&1 || true
+	grep -q 'Rx-pps' "$outdir/testpmd.log" ||
+		{ echo "warning: testpmd gave no statistics; see $outdir/testpmd.log" >&2; }
+else
+	echo "note: dpdk-testpmd not installed (apt-get install dpdk): no DPDK column" >&2
+fi
+
+if [ -x "$build/app/pp-bench/pp-bench" ]; then
+	step "pp-bench --quick: the allocation cost per page of each refill"
+	"$build/app/pp-bench/pp-bench" --quick --no-dpdk --arena-mb 64 \
+		--json "$outdir/pp-bench.json" >"$outdir/pp-bench.log" 2>&1 ||
+		echo "warning: pp-bench failed; see $outdir/pp-bench.log" >&2
+fi
+
+# ---- report ----
+python3 - "$outdir" "$dur" "$rep" <<'EOF'
+import glob, json, os, platform, re, statistics, sys
+
+outdir, dur, rep = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+
+def runs(prefix):
+    out = []
+    for f in sorted(glob.glob(f"{outdir}/{prefix}-*.json")):
+        with open(f) as fh:
+            out.append(json.load(fh))
+    return out
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+res = {"machine": {"cpus": os.cpu_count(), "kernel": platform.release(),
+                   "cpu": next((l.split(":", 1)[1].strip()
+                                for l in open("/proc/cpuinfo")
+                                if l.startswith("model name")), "?")},
+       "duration_s": dur, "repeat": rep, "pass": {}, "notes": []}
+leaks = 0
+for r in ("single", "list", "array"):
+    rs = runs(f"pass-{r}")
+    leaks += sum(x["leaked_pages"] for x in rs)
+    res["pass"][r] = {
+        "pps": med([x["pps"] for x in rs]),
+        "pps_runs": [x["pps"] for x in rs],
+        "drops_per_s": med([x["drops"] / x["duration_s"] for x in rs]),
+        "alloc_ns_per_page_fwd": med([x["alloc_ns_per_page"] for x in rs]),
+    }
+nn = runs("redirect-null")
+leaks += sum(x["leaked_pages"] for x in nn)
+res["redirect_null"] = {"pps": med([x["pps"] for x in nn]),
+                        "pps_runs": [x["pps"] for x in nn]}
+res["leaked_pages"] = leaks
+
+# testpmd: per period, one Rx-pps line per port; sum the pair, skip the
+# warm-up periods (zero), take the median.
+tp = None
+try:
+    vals = [int(v) for v in re.findall(r"Rx-pps:\s+(\d+)",
+                                       open(f"{outdir}/testpmd.log").read())]
+    sums = [vals[i] + vals[i + 1] for i in range(0, len(vals) - 1, 2)]
+    sums = [s for s in sums if s > 0][1:]   # first partial period
+    tp = med(sums)
+except (OSError, ValueError):
+    pass
+res["testpmd_io_pps"] = tp
+
+# pp-bench: release + refill per page, by refill mode.
+try:
+    pb = json.load(open(f"{outdir}/pp-bench.json"))
+    for c in pb["cases"]:
+        m = re.match(r"release, refill (\w+)", c.get("name", ""))
+        if c.get("group") == "page_pool" and m and m.group(1) in res["pass"]:
+            res["pass"][m.group(1)]["alloc_ns_per_page_ppbench"] = c["ns"]["median"]
+except (OSError, ValueError, KeyError):
+    pass
+
+base = res["pass"]["single"]["pps"]
+kernel = {"single": (3771046, ""), "list": (3940242, "+4.49%"),
+          "array": (4249224, "+12.68%")}
+print()
+print(f"XDP-redirect into veth, PASS to the stack: null0 -> veth0 -> veth1, "
+      f"one core per side, median of {rep} x {dur:g} s")
+print(f"{'refill':8} {'Mpps':>8} {'vs single':>10} {'drops/s':>10} "
+      f"{'alloc ns/page':>14} {'pp-bench':>9}   {'kernel 5.13 pps':>22}")
+for r in ("single", "list", "array"):
+    p = res["pass"][r]
+    delta = (p["pps"] / base - 1) * 100 if base else 0
+    p["delta_pct"] = delta
+    pb = p.get("alloc_ns_per_page_ppbench")
+    print(f"{r:8} {p['pps'] / 1e6:8.2f} {delta:+9.2f}% "
+          f"{p['drops_per_s'] / 1e6:9.2f}M {p['alloc_ns_per_page_fwd']:14.2f} "
+          f"{(f'{pb:.2f}' if pb is not None else '-'):>9}   "
+          f"{kernel[r][0]:>12,} {kernel[r][1]:>9}")
+print("  alloc ns/page: the pool's allocation path per page, pages leaving "
+      "as on PASS (fwd's probe);")
+print("  pp-bench: 'release, refill <mode>' per page (release + refill), "
+      "when pp-bench is built")
+nnp = res["redirect_null"]["pps"]
+print()
+print(f"null0 -> null1 redirect, one core:            {nnp / 1e6:8.2f} Mpps")
+if tp:
+    res["ratio_vs_testpmd"] = nnp / tp
+    print(f"DPDK testpmd io-forward, 2 x net_null, 1 core: {tp / 1e6:8.2f} Mpps"
+          f"   (ours / DPDK = {nnp / tp:.2f}x)")
+else:
+    print("DPDK testpmd io-forward: not measured")
+print(f"pages leaked over all runs: {leaks}")
+
+with open("out/fwd-bench.json", "w") as f:
+    json.dump(res, f, indent=1)
+with open(f"{outdir}/plot.dat", "w") as f:
+    for r in ("single", "list", "array"):
+        f.write(f'"PASS {r}" {res["pass"][r]["pps"] / 1e6:.3f}\n')
+    f.write(f'"null->null" {nnp / 1e6:.3f}\n')
+    if tp:
+        f.write(f'"testpmd io" {tp / 1e6:.3f}\n')
+print("results: out/fwd-bench.json")
+sys.exit(1 if leaks else 0)
+EOF
+
+if command -v gnuplot >/dev/null; then
+	gnuplot <<EOF 2>"$outdir/gnuplot.log" &&
+set terminal pngcairo size 900,500 noenhanced
+set output 'out/fwd-bench.png'
+set title "pagepool fwd: veth PASS by refill mode, null->null redirect, DPDK testpmd io (Mpps, median of $rep x ${dur}s)"
+set style fill solid 0.8
+set boxwidth 0.6
+set yrange [0:*]
+set offsets 0, 0, graph 0.12, 0
+set ylabel 'Mpps'
+set grid ytics
+unset key
+plot '$outdir/plot.dat' using 0:2:xtic(1) with boxes lc rgb '#3a6ea5', \
+     '' using 0:2:(sprintf('%.1f', \$2)) with labels offset 0,1
+EOF
+		echo "plot: out/fwd-bench.png" ||
+		echo "warning: gnuplot failed; see $outdir/gnuplot.log" >&2
+else
+	echo "note: gnuplot not installed (scripts/setup.sh installs it): no plot" >&2
+fi

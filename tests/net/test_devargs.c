@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_devargs.c - device strings: good ones open the right driver with
+ * the right settings; bad ones fail with EINVAL and a message that names
+ * the bad part.
+ */
+#include "net_test.h"
+
+static struct net_env env;
+
+/* Opening @dev fails with EINVAL and a message containing @needle. */
+static void bad(const char *dev, const char *needle)
+{
+	struct pp_port *p;
+
+	pp_test_log_reset();
+	errno = 0;
+	p = pp_port_open(dev, &env.conf);
+	CHECK(p == NULL);
+	CHECK_EQ(errno, EINVAL);
+	if (!pp_test_log_has(needle)) {
+		fprintf(stderr, "device '%s': message lacks '%s'\n", dev, needle);
+		pp_test_failures++;
+	}
+	if (p)
+		pp_port_close(p);
+}
+
+static void test_bad_strings(void)
+{
+	bad("", "empty device string");
+	bad("foo0", "unknown driver 'foo'");
+	bad("foo0", "known drivers: null, veth");
+	bad("null0,sz=64", "unknown key 'sz'");
+	bad("null0,sz=64", "size=");
+	bad("null0,size=abc", "bad value 'abc' for key 'size'");
+	bad("null0,size=10", "bad value '10' for key 'size'");
+	bad("null0,size=9999", "from 60 to");
+	bad("null0,size", "'size' is not key=value");
+	bad("null0,size=64,size=65", "key 'size' given twice");
+	bad("null0,,size=64", "empty field");
+	bad("null0,size=64,", "empty field");
+	bad(",size=64", "no port name");
+	bad("0,size=64", "no driver part");
+	bad("null-0", "only letters, digits");
+	bad("veth0", "needs peer=<name>");
+	bad("veth0,peer=veth0", "bad value 'veth0' for key 'peer'");
+	bad("veth0,peer=veth1,ring=1000", "not a power of two");
+	bad("veth0,peer=veth1,ring=16", "bad value '16' for key 'ring'");
+	bad("veth0,peer=veth1,_pair=x", "unknown key '_pair'");
+}
+
+static void test_bad_conf(void)
+{
+	struct pp_port_conf c = env.conf;
+
+	c.allocator = NULL;
+	pp_test_log_reset();
+	errno = 0;
+	CHECK(pp_port_open("null0", &c) == NULL);
+	CHECK_EQ(errno, EINVAL);
+	CHECK(pp_test_log_has("allocator is required"));
+
+	c = env.conf;
+	c.sz = 3;
+	errno = 0;
+	CHECK(pp_port_open("null0", &c) == NULL);
+	CHECK_EQ(errno, EINVAL);
+
+	c = env.conf;
+	c.nr_rxq = 1;
+	c.nr_txq = 2;
+	pp_test_log_reset();
+	CHECK(pp_port_open("veth0,peer=veth1", &c) == NULL);
+	CHECK(pp_test_log_has("as many RX as TX queues"));
+}
+
+static void test_good_strings(void)
+{
+	struct pp_frame f[4];
+	struct pp_port *p, *v;
+
+	p = net_open(&env, "null7,size=1500");
+	CHECK(!strcmp(pp_port_name(p), "null7"));
+	CHECK(!strcmp(pp_port_driver(p), "null"));
+	CHECK_EQ(pp_port_nr_rxq(p), 1);
+	CHECK(pp_port_peer(p) == NULL);
+	CHECK_EQ(pp_port_rx_burst(p, 0, f, 4), 4);
+	CHECK_EQ(f[0].len, 1500);
+	CHECK_EQ(f[0].headroom, PP_FRAME_HEADROOM);
+	CHECK_EQ(pp_port_tx_burst(p, 0, f, 4), 4);
+	CHECK_EQ(pp_port_close(p), 0);
+
+	/* No digits: the name is the driver. */
+	p = net_open(&env, "null");
+	CHECK(!strcmp(pp_port_driver(p), "null"));
+	CHECK_EQ(pp_port_close(p), 0);
+
+	v = net_open(&env, "veth0,peer=vpeer,ring=64");
+	CHECK(!strcmp(pp_port_driver(v), "veth"));
+	REQUIRE(pp_port_peer(v) != NULL);
+	CHECK(!strcmp(pp_port_name(pp_port_peer(v)), "vpeer"));
+	CHECK(pp_port_peer(pp_port_peer(v)) == v);
+	CHECK_EQ(pp_port_close(v), 0);
+}
+
+int main(void)
+{
+	pp_test_capture_log();
+	net_env_init(&env, 8 << 20);
+	RUN_TEST(test_bad_strings);
+	RUN_TEST(test_bad_conf);
+	RUN_TEST(test_good_strings);
+	net_env_fini(&env);
+	return pp_test_result();
+}
