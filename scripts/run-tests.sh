@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run-tests.sh - set up the machine, build pagepool three ways and run every
-# test suite: a release build with debug checks (unit, stress, consumer,
+# test suite: a release build with debug checks (unit, stress, fwd, consumer,
 # bench-smoke), an ASan+UBSan build (unit) and a TSan build (stress and the
 # threaded unit tests). Ends with one line "N passed, N failed, N skipped"; exits non-zero
 # when anything failed.
@@ -37,7 +37,7 @@ build_and_test() {
 }
 
 build_and_test build-test "-Dbuildtype=release -Ddebug_level=1" \
-	unit stress consumer bench-smoke
+	unit stress fwd consumer bench-smoke
 build_and_test build-asan \
 	"-Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Ddebug_level=2 -Ddpdk=disabled" \
 	--env asan unit
