@@ -42,6 +42,13 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
+/*
+ * In a release build without ASan, handing out or taking back an order-0
+ * page through a thread cache touches nothing but pointers, so the bulk
+ * paths may move them with plain copies.
+ */
+#define PAGE_HOOKS_NOOP (PP_DEBUG == 0 && !PP_ASAN)
+
 #define PP_ALWAYS_INLINE inline __attribute__((always_inline))
 #define PP_NOINLINE __attribute__((noinline))
 
@@ -184,6 +191,7 @@ struct sink {
 	struct pp_page **array;		/* array form, or NULL */
 	struct pp_page_list *list;	/* list form */
 	unsigned int pos;		/* array: no NULL entry before this */
+	bool empty;			/* array: every entry from pos is NULL */
 };
 
 /* The array has a NULL entry left: the caller counted them. */
@@ -352,7 +360,12 @@ static PP_ALWAYS_INLINE unsigned int pcp_take(struct pp_allocator *alloc,
 	unsigned int count = pcz->count;
 	unsigned int got = need < count ? need : count;
 
-	if (s->array) {
+	if (s->array && PAGE_HOOKS_NOOP && s->empty) {
+		/* The common refill of an empty array: one copy. */
+		count -= got;
+		memcpy(&s->array[s->pos], &stack[count], got * sizeof(*stack));
+		s->pos += got;
+	} else if (s->array) {
 		struct pp_page **array = s->array;
 		unsigned int pos = s->pos;
 
@@ -540,7 +553,8 @@ unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
 				  struct pp_page_list *list,
 				  struct pp_page **array)
 {
-	struct sink s = { .array = array, .list = list, .pos = 0 };
+	struct sink s = { .array = array, .list = list, .pos = 0,
+			  .empty = false };
 	unsigned int populated = 0, need, pz, zi, got;
 	struct pp_page *page;
 	struct pp_pcp *pcp;
@@ -554,6 +568,7 @@ unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
 			populated += array[i] != NULL;
 		if (populated == (unsigned int)nr_pages)
 			return populated;
+		s.empty = populated == 0;
 	}
 	need = (unsigned int)nr_pages - populated;
 
@@ -672,6 +687,21 @@ static PP_ALWAYS_INLINE void free_bulk_one_zone(struct pp_allocator *alloc,
 	unsigned int count = pcz->count, high = alloc->pcp_high;
 	unsigned long freed = 0;
 
+	if (PAGE_HOOKS_NOOP && nr <= high - count) {
+		/*
+		 * Room for all: skip NULL entries without a branch. A NULL
+		 * is stored at stack[count] and overwritten by the next page
+		 * or left above the top; count + i < high keeps it in bounds.
+		 */
+		for (unsigned long i = 0; i < nr; i++) {
+			stack[count] = pages[i];
+			count += pages[i] != NULL;
+		}
+		freed = count - pcz->count;
+		pcz->count = count;
+		COUNT(alloc, pcp, 0, pages_freed, freed);
+		return;
+	}
 	for (unsigned long i = 0; i < nr; i++) {
 		struct pp_page *page = pages[i];
 

@@ -38,6 +38,38 @@ static void test_null_only_fill(void)
 	test_done(alloc);
 }
 
+/*
+ * A bulk free skips NULL entries, both when the thread cache has room for
+ * the lot (the branchless copy) and when it must drain on the way.
+ */
+static void test_free_bulk_skips_null(void)
+{
+	struct pp_allocator *alloc = test_alloc(NULL);
+	enum { SMALL = 24, LARGE = 1500 };
+	static struct pp_page *pages[LARGE];
+	unsigned long freed = 0;
+
+	for (int round = 0; round < 2; round++) {
+		int nr = round ? LARGE : SMALL;
+		unsigned long out = 0;
+
+		memset(pages, 0, sizeof(pages));
+		for (int i = 0; i < nr; i++) {
+			if (i % 3 == 1)
+				continue;
+			pages[i] = pp_alloc_page(alloc);
+			REQUIRE(pages[i]);
+			out++;
+		}
+		CHECK_ALLOCATED(alloc, out);
+		pp_free_pages_bulk(alloc, pages, (unsigned long)nr);
+		freed += out;
+		CHECK_EQ(STAT(alloc, pages_freed), freed);
+		CHECK_ALLOCATED(alloc, 0);
+	}
+	test_done(alloc);
+}
+
 /* Entries already set are kept, and counted in the return value. */
 static void test_prepopulated_kept(void)
 {
@@ -687,6 +719,7 @@ int main(int argc, char **argv)
 	test_setup(argc, argv);
 	RUN_TEST(test_null_only_fill);
 	RUN_TEST(test_prepopulated_kept);
+	RUN_TEST(test_free_bulk_skips_null);
 	RUN_TEST(test_full_array_no_overread);
 	RUN_TEST(test_nr_pages_zero_negative);
 	RUN_TEST(test_one_missing_single_path);
