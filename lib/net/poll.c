@@ -57,17 +57,24 @@ static void pass_to_stack(struct pp_port *port, struct pp_frame *frames,
 			  unsigned int n)
 {
 	struct pp_page *pages[PP_NET_BURST];
-	unsigned int i;
+	unsigned int i, run = 0;
 
-	for (i = 0; i < n; i++)
-		pp_pool_release_page(pp_page_pool(frames[i].page),
-				     frames[i].page);
+	/* One release per run of pages from the same pool (usually all). */
+	for (i = 0; i < n; i++) {
+		pages[i] = frames[i].page;
+		if (pp_page_pool(pages[i]) != pp_page_pool(pages[run])) {
+			pp_pool_release_pages_bulk(pp_page_pool(pages[run]),
+						   &pages[run], i - run);
+			run = i;
+		}
+	}
+	if (n)
+		pp_pool_release_pages_bulk(pp_page_pool(pages[run]),
+					   &pages[run], n - run);
 	if (port->stack_fn) {
 		port->stack_fn(port->stack_arg, port, frames, n);
 		return;
 	}
-	for (i = 0; i < n; i++)
-		pages[i] = frames[i].page;
 	pp_free_pages_bulk(port->allocator, pages, n);
 }
 

@@ -393,11 +393,24 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 
 void pp_pool_release_page(struct pp_pool *pool, struct pp_page *page)
 {
-	if (page_is_foreign(pool, page))
+	pp_pool_release_pages_bulk(pool, &page, 1);
+}
+
+void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
+				unsigned int n)
+{
+	unsigned int i, released = 0;
+
+	for (i = 0; i < n; i++) {
+		if (page_is_foreign(pool, pages[i]))
+			continue;
+		page_release(pool, pages[i]);
+		released++;
+	}
+	if (!released)
 		return;
-	page_release(pool, page);
-	POOL_XSTAT_ADD(pool, release, 1);
-	pool_put_count(pool, 1);
+	POOL_XSTAT_ADD(pool, release, released);
+	pool_put_count(pool, released);
 }
 
 /* ---- the allocation slow path (owner only) ---- */

@@ -377,9 +377,16 @@ static void test_release(void)
 
 	for (i = 0; i < N; i++)
 		REQUIRE((pages[i] = pp_pool_alloc_pages(pool)) != NULL);
-	for (i = 0; i < N; i++) {
+	/* One at a time, then the rest in one bulk call. */
+	for (i = 0; i < N / 2; i++)
 		pp_pool_release_page(pool, pages[i]);
+	s = stats(pool);
+	CHECK_EQ(s.release, N / 2);
+	CHECK_EQ(s.inflight, N - N / 2);
+	pp_pool_release_pages_bulk(pool, &pages[N / 2], N - N / 2);
+	for (i = 0; i < N; i++) {
 		CHECK(pp_page_pool(pages[i]) == NULL);
+		CHECK_EQ(pp_page_dma_addr(pages[i]), 0);
 	}
 	s = stats(pool);
 	CHECK_EQ(s.release, N);
