@@ -32,10 +32,7 @@ if [ ! -f "$build/build.ninja" ]; then
 		{ cat "$outdir/setup.log"; exit 1; }
 fi
 step "building the forwarder"
-targets=(examples/fwd/fwd)
-if ninja -C "$build" -t targets all 2>/dev/null | grep -q '^app/pp-bench/pp-bench:'; then
-	targets+=(app/pp-bench/pp-bench)
-fi
+targets=(examples/fwd/fwd app/pp-bench/pp-bench)
 ninja -C "$build" "${targets[@]}" >"$outdir/build.log" 2>&1 ||
 	{ tail -40 "$outdir/build.log"; exit 1; }
 fwd=$build/examples/fwd/fwd
