@@ -37,6 +37,25 @@ ninja -C "$build" "${targets[@]}" >"$outdir/build.log" 2>&1 ||
 	{ tail -40 "$outdir/build.log"; exit 1; }
 fwd=$build/examples/fwd/fwd
 
+# ---- AF_XDP row (root, af_xdp built): fwd's RX on the near end of a veth
+# pair whose far end is in a netns, where xdp_bench sends on CPU 1 ----
+afxdp=0
+if [ "$(id -u)" = 0 ] &&
+	ninja -C "$build" tests/netns/xdp_bench >>"$outdir/build.log" 2>&1; then
+	xns=ppfwd$$ xnear=ppfw$(( $$ % 100000 ))a xfar=ppfw$(( $$ % 100000 ))b
+	trap 'ip link del "$xnear" >/dev/null 2>&1; ip netns del "$xns" >/dev/null 2>&1' EXIT
+	ip netns add "$xns" &&
+		ip link add "$xnear" type veth peer name "$xfar" netns "$xns" &&
+		ip link set "$xnear" up && ip -n "$xns" link set "$xfar" up &&
+		afxdp=1
+fi
+run_afxdp() { # name
+	taskset -c 1 "$build/tests/netns/xdp_bench" send "$xns" "$xfar" \
+		$((dur + 2)) >"$outdir/$1.send.log" &
+	run_fwd "$1" --port "af_xdp:$xnear" --port null0 --mode redirect
+	wait
+}
+
 # ---- memory: fwd wants about 64 MiB of 2 MiB pages per run ----
 free2m=$(awk '/^HugePages_Free/ {print $2}' /proc/meminfo)
 if [ "${free2m:-0}" -lt 32 ]; then
@@ -51,7 +70,7 @@ if [ "${free2m:-0}" -lt 32 ]; then
 fi
 
 # ---- runs ----
-total=$(( rep * 4 ))
+total=$(( rep * (4 + afxdp) ))
 n=0
 run_fwd() { # name, then fwd arguments
 	local name=$1
@@ -67,6 +86,7 @@ for i in $(seq "$rep"); do
 			--mode pass --refill "$r"
 	done
 	run_fwd "redirect-null-$i" --port null0 --port null1 --mode redirect
+	[ $afxdp = 0 ] || run_afxdp "afxdp-$i"
 done
 
 if command -v dpdk-testpmd >/dev/null; then
@@ -126,6 +146,11 @@ nn = runs("redirect-null")
 leaks += sum(x["leaked_pages"] for x in nn)
 res["redirect_null"] = {"pps": med([x["pps"] for x in nn]),
                         "pps_runs": [x["pps"] for x in nn]}
+ax = runs("afxdp")
+leaks += sum(x["leaked_pages"] for x in ax)
+if ax:
+    res["afxdp_rx_redirect"] = {"pps": med([x["in_pps"] for x in ax]),
+                                "pps_runs": [x["in_pps"] for x in ax]}
 res["leaked_pages"] = leaks
 
 # testpmd: per period, one Rx-pps line per port; sum the pair, skip the
@@ -181,6 +206,10 @@ if tp:
           f"   (ours / DPDK = {nnp / tp:.2f}x)")
 else:
     print("DPDK testpmd io-forward: not measured")
+if ax:
+    axp = res["afxdp_rx_redirect"]["pps"]
+    print(f"AF_XDP RX (veth, AF_PACKET sender in a netns on the other core) -> null redirect: "
+          f"{axp / 1e6:.2f} Mpps")
 print(f"pages leaked over all runs: {leaks}")
 
 with open("out/fwd-bench.json", "w") as f:

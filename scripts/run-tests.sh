@@ -37,7 +37,7 @@ build_and_test() {
 }
 
 build_and_test build-test "-Dbuildtype=release -Ddebug_level=1" \
-	unit stress fwd consumer bench-smoke
+	unit stress fwd consumer bench-smoke netns qemu dpdk
 build_and_test build-asan \
 	"-Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Ddebug_level=2 -Ddpdk=disabled" \
 	--env asan unit

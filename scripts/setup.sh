@@ -23,6 +23,8 @@ packages=(
 	libnuma-dev numactl
 	dpdk-dev
 	gnuplot-nox
+	libxdp-dev libbpf-dev clang llvm iproute2
+	qemu-system-x86 busybox-static cpio xz-utils
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -64,3 +66,10 @@ else
 	log "no 1 GiB hugepage support: those tests will skip"
 fi
 
+
+# The af_xdp driver's libxdp keeps its state in bpffs (the driver mounts
+# it too when it runs as root; mounting here makes it visible to tools).
+if [ -d /sys/fs/bpf ] && ! mountpoint -q /sys/fs/bpf; then
+	mount -t bpf bpf /sys/fs/bpf && log "mounted bpffs at /sys/fs/bpf" ||
+		log "cannot mount bpffs at /sys/fs/bpf: af_xdp tests will skip"
+fi

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "tlb.h"
 
 #define DEFAULT_RUNS 7
 #define DEFAULT_ARENA_MB 256
@@ -43,7 +44,10 @@ static void usage(FILE *f)
 		"                  and the table goes to stderr)\n"
 		"  --quick         %d short runs per case: a smoke test, rough figures\n"
 		"  --no-dpdk       skip the DPDK column even when built with it\n"
-		"  -h, --help      this text\n",
+		"  -h, --help      this text\n"
+		"\n"
+		"pp-bench tlb [options]: the page-size (TLB) benchmark of huge\n"
+		"vmalloc areas; 'pp-bench tlb --help' lists its options.\n",
 		DEFAULT_RUNS, DEFAULT_ARENA_MB, DEFAULT_RUN_MS, QUICK_RUNS);
 }
 
@@ -260,6 +264,9 @@ int main(int argc, char **argv)
 	FILE *json = NULL, *table = stdout;
 	int ret = 0;
 
+	/* A subcommand with options of its own; the default is unchanged. */
+	if (argc > 1 && !strcmp(argv[1], "tlb"))
+		return bench_tlb_main(argc - 1, argv + 1);
 	parse_args(argc, argv, &cfg);
 	pin_cpu(&cfg);
 	if (cfg.json_path && !strcmp(cfg.json_path, "-")) {

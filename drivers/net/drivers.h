@@ -7,5 +7,11 @@
 
 extern const struct pp_net_driver pp_net_null_driver;
 extern const struct pp_net_driver pp_net_veth_driver;
+#ifdef PP_HAVE_AF_XDP
+extern const struct pp_net_driver pp_net_af_xdp_driver;
+#endif
+#ifdef PP_HAVE_E1000E
+extern const struct pp_net_driver pp_net_e1000e_driver;
+#endif
 
 #endif /* PP_DRIVERS_H */

@@ -7,6 +7,7 @@
 #include <pagepool/pp_config.h>
 #include <pagepool/pp_arena.h>
 #include <pagepool/pp_page.h>
+#include <pagepool/pp_vmalloc.h>
 #include <pagepool/pp_dma.h>
 #include <pagepool/pp_page_pool.h>
 

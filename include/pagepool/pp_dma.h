@@ -10,7 +10,8 @@
  * Backends: VA (IOVA = virtual address), PA (physical address from
  * /proc/self/pagemap, which needs CAP_SYS_ADMIN), and OPS (a caller-supplied
  * table, for IOMMUs this library does not drive itself, and for tests that
- * inject mapping failures).
+ * inject mapping failures), and VFIO (the IOMMU behind a VFIO container: each
+ * segment mapped once with VFIO_IOMMU_MAP_DMA; see doc/vfio.md).
  */
 #ifndef PAGEPOOL_PP_DMA_H
 #define PAGEPOOL_PP_DMA_H
@@ -33,6 +34,25 @@ enum pp_iova_mode {
 	PP_IOVA_VA = 0,
 	PP_IOVA_PA = 1,
 	PP_IOVA_OPS = 2,
+	PP_IOVA_VFIO = 3,
+};
+
+/* How a VFIO domain picks IOVAs (pp_dma_opts.vfio_iova). */
+enum pp_vfio_iova {
+	/* IOVA = VA when the arena lies inside the IOMMU's IOVA ranges,
+	 * else allocated from them (what DPDK's EAL does for VA mode). */
+	PP_VFIO_IOVA_AUTO = 0,
+	PP_VFIO_IOVA_VA = 1,    /* identity only; refuse an arena that does not fit */
+	PP_VFIO_IOVA_ALLOC = 2, /* always allocate from the IOVA ranges */
+};
+
+enum pp_vfio_flags {
+	/*
+	 * Accept a container whose only IOMMU type is VFIO_NOIOMMU_IOMMU
+	 * (the device can then DMA anywhere: no isolation at all). Without
+	 * this flag such a container is refused.
+	 */
+	PP_VFIO_F_UNSAFE_NOIOMMU = 1u << 0,
 };
 
 enum pp_dma_dir {
@@ -64,10 +84,41 @@ struct pp_dma_opts {
 	enum pp_iova_mode mode;
 	const struct pp_dma_ops *ops; /* PP_IOVA_OPS only */
 	void *ops_ctx;
+	/* PP_IOVA_VFIO: the device whose IOMMU group is added first (more
+	 * with pp_dma_vfio_add_device()); NULL: add one later. */
+	const char *vfio_pci_addr;      /* "0000:00:02.0" */
+	enum pp_vfio_iova vfio_iova;
+	unsigned int vfio_flags;        /* enum pp_vfio_flags */
 };
 
-/* Returns NULL with errno EINVAL (bad mode or opts) or ENOMEM. */
+/*
+ * pp_dma_create - an IOVA domain. Returns NULL with errno EINVAL (bad mode
+ * or opts) or ENOMEM; in VFIO mode also ENODEV (no /dev/vfio/vfio, or no
+ * such device), EPERM (group not viable: a device of the group is bound to
+ * another driver; the message lists them) or the ioctl's errno.
+ */
 struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts);
+
+/*
+ * pp_dma_vfio_add_device - add the IOMMU group of PCI device @pci_addr to a
+ * VFIO domain (a no-op when the group is in already). Arenas mapped before
+ * are mapped for the new group too (type1 replays them). Returns 0, -EINVAL
+ * (not a VFIO domain), -ENODEV, -EPERM (group not viable) or -errno.
+ * Control path.
+ */
+int pp_dma_vfio_add_device(struct pp_dma *dma, const char *pci_addr);
+
+/*
+ * pp_dma_vfio_device_fd - the VFIO device file of @pci_addr, whose group
+ * is added first if needed. The caller owns and closes the descriptor.
+ * Returns the descriptor or -errno as pp_dma_vfio_add_device().
+ */
+int pp_dma_vfio_device_fd(struct pp_dma *dma, const char *pci_addr);
+
+/* The IOVA a VFIO domain gave @arena's base, for tests and tools;
+ * -ENOENT when not mapped, -EINVAL when not a VFIO domain. */
+int pp_dma_vfio_arena_iova(struct pp_dma *dma, const struct pp_arena *arena,
+			   uint64_t *iova);
 
 /* Returns 0, or -EBUSY while arenas are still mapped. */
 int pp_dma_destroy(struct pp_dma *dma);
@@ -78,7 +129,10 @@ enum pp_iova_mode pp_dma_mode(const struct pp_dma *dma);
  * pp_dma_map_arena - make every segment of @arena addressable.
  * Returns 0 or -errno: -EPERM when pagemap hides PFNs (PA mode without
  * CAP_SYS_ADMIN; the message says so), -EFAULT for a page not present,
- * -EEXIST when already mapped, -ENOSPC past 32 mapped arenas, or the
+ * in VFIO mode -ENODEV (no group added yet), -ENOMEM (RLIMIT_MEMLOCK),
+ * -ENOSPC (dma_entry_limit, or no IOVA range left), -ERANGE (vfio_iova VA
+ * and the arena lies outside the IOVA ranges), -EEXIST when already
+ * mapped (or, VFIO, when the kernel has the IOVA range mapped already), -ENOSPC past 32 mapped arenas, or the
  * backend's segment_map error (segments mapped before it are unmapped).
  * Nothing stays mapped on failure. Control path; any thread.
  */

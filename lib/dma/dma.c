@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dma.c - IOVA domains: VA (IOVA = virtual address), PA (physical address
- * from pagemap) and OPS (a caller's table).
+ * from pagemap), OPS (a caller's table) and VFIO (the container and IOVA
+ * allocation live in vfio.c; here each arena keeps its IOVA base).
  *
  * The expensive part happens once per arena in pp_dma_map_arena(): the
  * backend's segment_map for OPS, one pagemap read per hugepage for PA.
@@ -24,6 +25,7 @@
 #include <pagepool/pp_dma.h>
 
 #include "common/pp_log_priv.h"
+#include "dma/pp_vfio_dma_priv.h"
 #include "os/pp_pagemap_priv.h"
 
 /* A handful of arenas per process (one per NUMA node, a few in tests). */
@@ -37,12 +39,14 @@ struct dma_arena {
 	size_t unit;
 	unsigned int unit_shift;
 	uint64_t *pa; /* PA mode: physical base of each unit */
+	uint64_t iova; /* VFIO mode: IOVA of base; pages at iova + offset */
 };
 
 struct pp_dma {
 	enum pp_iova_mode mode;
 	struct pp_dma_ops ops;
 	void *ops_ctx;
+	struct pp_vfio *vfio; /* VFIO mode */
 	pthread_mutex_t lock; /* arena map/unmap; never on the data path */
 	unsigned int nr_mapped;
 	/* Slots below nr_slots may be in use; published with release. */
@@ -61,8 +65,8 @@ struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts)
 		return NULL;
 	}
 	if (opts->mode != PP_IOVA_VA && opts->mode != PP_IOVA_PA &&
-	    opts->mode != PP_IOVA_OPS) {
-		PP_ERR("dma: unknown IOVA mode %d: use PP_IOVA_VA, PP_IOVA_PA or PP_IOVA_OPS",
+	    opts->mode != PP_IOVA_OPS && opts->mode != PP_IOVA_VFIO) {
+		PP_ERR("dma: unknown IOVA mode %d: use PP_IOVA_VA, PP_IOVA_PA, PP_IOVA_OPS or PP_IOVA_VFIO",
 		       (int)opts->mode);
 		errno = EINVAL;
 		return NULL;
@@ -88,6 +92,16 @@ struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts)
 		memcpy(&dma->ops, opts->ops, n);
 		dma->ops_ctx = opts->ops_ctx;
 	}
+	if (opts->mode == PP_IOVA_VFIO) {
+		dma->vfio = pp_vfio_create(opts);
+		if (!dma->vfio) {
+			int err = errno;
+
+			free(dma);
+			errno = err;
+			return NULL;
+		}
+	}
 	pthread_mutex_init(&dma->lock, NULL);
 	return dma;
 }
@@ -106,6 +120,7 @@ int pp_dma_destroy(struct pp_dma *dma)
 		       nr);
 		return -EBUSY;
 	}
+	pp_vfio_destroy(dma->vfio);
 	pthread_mutex_destroy(&dma->lock);
 	free(dma);
 	return 0;
@@ -261,6 +276,10 @@ int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena)
 				goto err_unmap_segments;
 			}
 		}
+	} else if (dma->mode == PP_IOVA_VFIO) {
+		err = pp_vfio_map_arena(dma->vfio, arena, &a->iova);
+		if (err)
+			goto err_free;
 	}
 
 	/* Pairs with the acquire loads in find_arena(): the entry is
@@ -299,6 +318,8 @@ int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena)
 	a = dma->slots[slot];
 	__atomic_store_n(&dma->slots[slot], NULL, __ATOMIC_RELAXED);
 	unmap_segments(dma, arena, pp_arena_segment_count(arena));
+	if (dma->mode == PP_IOVA_VFIO)
+		pp_vfio_unmap_arena(dma->vfio, arena, a->iova);
 	dma->nr_mapped--;
 	pthread_mutex_unlock(&dma->lock);
 	free(a->pa);
@@ -349,6 +370,10 @@ int pp_dma_map_page(struct pp_dma *dma, void *addr, unsigned int order,
 		return 0;
 	case PP_IOVA_OPS:
 		return dma->ops.page_map(dma->ops_ctx, addr, len, dir, iova);
+	case PP_IOVA_VFIO:
+		/* The arena is mapped as one IOVA-contiguous range. */
+		*iova = a->iova + off;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -373,4 +398,35 @@ void pp_dma_sync_for_cpu(struct pp_dma *dma, uint64_t iova, size_t len,
 {
 	if (dma->mode == PP_IOVA_OPS && dma->ops.sync_for_cpu)
 		dma->ops.sync_for_cpu(dma->ops_ctx, iova, len, dir);
+}
+
+int pp_dma_vfio_add_device(struct pp_dma *dma, const char *pci_addr)
+{
+	if (!dma || dma->mode != PP_IOVA_VFIO || !pci_addr)
+		return -EINVAL;
+	return pp_vfio_add_device(dma->vfio, pci_addr);
+}
+
+int pp_dma_vfio_device_fd(struct pp_dma *dma, const char *pci_addr)
+{
+	if (!dma || dma->mode != PP_IOVA_VFIO || !pci_addr)
+		return -EINVAL;
+	return pp_vfio_device_fd(dma->vfio, pci_addr);
+}
+
+int pp_dma_vfio_arena_iova(struct pp_dma *dma, const struct pp_arena *arena,
+			   uint64_t *iova)
+{
+	int slot, err = 0;
+
+	if (!dma || dma->mode != PP_IOVA_VFIO)
+		return -EINVAL;
+	pthread_mutex_lock(&dma->lock);
+	slot = find_slot(dma, arena);
+	if (slot < 0)
+		err = -ENOENT;
+	else
+		*iova = dma->slots[slot]->iova;
+	pthread_mutex_unlock(&dma->lock);
+	return err;
 }

@@ -186,3 +186,19 @@ void pp_os_unlock(void *addr, size_t len)
 {
 	syscall(SYS_munlock, addr, len);
 }
+
+int pp_os_map_anon_fixed(void *addr, size_t len)
+{
+	void *p;
+
+	p = mmap(addr, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	return 0;
+}
+
+int pp_os_no_thp(void *addr, size_t len)
+{
+	return madvise(addr, len, MADV_NOHUGEPAGE) < 0 ? -errno : 0;
+}

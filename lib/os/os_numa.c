@@ -127,3 +127,74 @@ void pp_os_policy_restore(const struct pp_os_policy *saved)
 		set_mempolicy(saved->mode, saved->mask, POLICY_MAX_NODES + 1);
 #endif
 }
+
+uint64_t pp_os_online_node_mask(void)
+{
+	int left = pp_os_node_count();
+	uint64_t mask = 0;
+
+	for (int n = 0; n < 64 && left > 0; n++) {
+		if (pp_os_node_online(n)) {
+			mask |= 1ULL << n;
+			left--;
+		}
+	}
+	return mask ? mask : 1;
+}
+
+#if PP_HAVE_NUMA
+/* Copy a 64-bit node mask into the kernel's unsigned long layout. */
+static void mask_from_u64(unsigned long *mask, size_t words, uint64_t m)
+{
+	memset(mask, 0, words * sizeof(*mask));
+	for (unsigned int n = 0; n < 64; n++)
+		if (m & (1ULL << n))
+			mask[n / (8 * sizeof(*mask))] |=
+				1UL << (n % (8 * sizeof(*mask)));
+}
+#endif
+
+int pp_os_interleave_range(void *addr, size_t len, uint64_t mask)
+{
+	if (!mask)
+		return -EINVAL;
+#if PP_HAVE_NUMA
+	{
+		unsigned long m[POLICY_MAX_NODES / (8 * sizeof(long))];
+
+		mask_from_u64(m, sizeof(m) / sizeof(m[0]), mask);
+		if (mbind(addr, len, MPOL_INTERLEAVE, m, POLICY_MAX_NODES + 1,
+			  0) < 0)
+			return -errno;
+		return 0;
+	}
+#else
+	(void)addr;
+	(void)len;
+	/* One node: interleaving over it is where the memory goes anyway. */
+	return mask == 1 && pp_os_node_count() == 1 ? 0 : -ENOSYS;
+#endif
+}
+
+int pp_os_policy_interleave(uint64_t mask, struct pp_os_policy *saved)
+{
+	saved->changed = false;
+	if (!mask)
+		return -EINVAL;
+#if PP_HAVE_NUMA
+	{
+		unsigned long m[POLICY_MAX_NODES / (8 * sizeof(long))];
+
+		if (get_mempolicy(&saved->mode, saved->mask,
+				  POLICY_MAX_NODES + 1, NULL, 0) < 0)
+			return -errno;
+		mask_from_u64(m, sizeof(m) / sizeof(m[0]), mask);
+		if (set_mempolicy(MPOL_INTERLEAVE, m, POLICY_MAX_NODES + 1) < 0)
+			return -errno;
+		saved->changed = true;
+		return 0;
+	}
+#else
+	return mask == 1 && pp_os_node_count() == 1 ? 0 : -ENOSYS;
+#endif
+}

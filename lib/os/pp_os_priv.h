@@ -77,6 +77,20 @@ int pp_os_populate_file(int fd, size_t len);
  */
 int pp_os_populate_map(void *addr, size_t len);
 
+/*
+ * pp_os_map_anon_fixed - private anonymous read-write memory over
+ * [@addr, @addr + @len), which must lie inside a reservation. Not yet
+ * backed: populate it with pp_os_populate_map(). Returns 0 or -errno.
+ */
+int pp_os_map_anon_fixed(void *addr, size_t len);
+
+/*
+ * pp_os_no_thp - keep transparent hugepages off [@addr, @addr + @len)
+ * (MADV_NOHUGEPAGE), so memory meant to be 4 KiB pages stays 4 KiB pages.
+ * Returns 0 or -errno.
+ */
+int pp_os_no_thp(void *addr, size_t len);
+
 /* pp_os_lock - mlock(); -ENOMEM/-EPERM when RLIMIT_MEMLOCK is too small. */
 int pp_os_lock(void *addr, size_t len);
 void pp_os_unlock(void *addr, size_t len);
@@ -120,6 +134,25 @@ struct pp_os_policy {
 };
 int pp_os_policy_bind(int node, struct pp_os_policy *saved);
 void pp_os_policy_restore(const struct pp_os_policy *saved);
+
+/*
+ * pp_os_interleave_range - spread the pages of [@addr, @addr + @len) over
+ * the nodes in @mask (bit n: node n), one page each in turn
+ * (MPOL_INTERLEAVE), for faults after the call. Returns 0, -EINVAL for an
+ * empty mask, or -ENOSYS without libnuma when @mask names more than node 0.
+ */
+int pp_os_interleave_range(void *addr, size_t len, uint64_t mask);
+
+/*
+ * pp_os_policy_interleave - the calling thread's policy becomes
+ * MPOL_INTERLEAVE over @mask until pp_os_policy_restore(@saved); for
+ * fallocate() of hugetlb files, which allocates by the thread's policy and
+ * interleaves by page index. Returns 0 or -errno as above.
+ */
+int pp_os_policy_interleave(uint64_t mask, struct pp_os_policy *saved);
+
+/* pp_os_online_node_mask - bit n set for each online node n < 64. */
+uint64_t pp_os_online_node_mask(void);
 
 /* ---- os_sysfs.c: nodes and hugepage counts ---- */
 

@@ -84,6 +84,7 @@ struct pp_zone {
 	unsigned int index;
 	int node;		/* the arena's node; < 0 when mixed/unknown */
 	struct pp_arena *arena;
+	struct pp_vm_area *pages_area;	/* @pages' area; NULL: heap */
 
 	/* Batches (under @lock or not: atomic adds) and dead caches' sums. */
 	uint64_t pcp_refills __attribute__((aligned(PP_CACHE_LINE)));

@@ -16,8 +16,53 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pagepool/pp_vmalloc.h>
+
 #include "common/pp_log_priv.h"
 #include "page/page_alloc_priv.h"
+
+/*
+ * Descriptor arrays of at least one 2 MiB page (arenas of 128 MiB and up)
+ * go in a huge vmalloc area on the zone's node, as the kernel's vmemmap is
+ * mapped with huge pages: a 1 GiB arena's 16 MiB of descriptors then cost
+ * 8 TLB entries instead of 4096. Smaller ones stay on the heap, where a
+ * huge mapping would buy nothing. Falling back to base pages is allowed:
+ * the descriptors must never fail for want of hugepages the arena itself
+ * did not need.
+ */
+#define DESC_VMALLOC_MIN PP_PAGE_SIZE_2M
+
+static struct pp_page *descs_alloc(struct pp_zone *z, struct pp_arena *arena,
+				   unsigned long n)
+{
+	size_t bytes = n * sizeof(struct pp_page);
+	struct pp_vmalloc_opts o = {
+		.sz = sizeof(o),
+		.numa_node = pp_arena_node(arena),
+		.name = "pp-descriptors",
+	};
+	void *mem;
+
+	if (bytes >= DESC_VMALLOC_MIN) {
+		z->pages_area = pp_vmalloc(bytes, &o);
+		/* Zeroed, like the memset below. */
+		return z->pages_area ? pp_vm_area_addr(z->pages_area) : NULL;
+	}
+	if (posix_memalign(&mem, PP_CACHE_LINE, bytes))
+		return NULL;
+	memset(mem, 0, bytes);
+	return mem;
+}
+
+static void descs_free(struct pp_zone *z)
+{
+	if (z->pages_area)
+		pp_vfree(z->pages_area);
+	else
+		free(z->pages);
+	z->pages_area = NULL;
+	z->pages = NULL;
+}
 
 static void area_add(struct pp_zone *z, struct pp_page *page,
 		     unsigned int order)
@@ -120,7 +165,6 @@ int pp_zone_init(struct pp_zone *z, struct pp_arena *arena, unsigned int index,
 	size_t page_size = pp_arena_page_size(arena);
 	uintptr_t base = (uintptr_t)pp_arena_base(arena);
 	unsigned long n = pp_arena_size(arena) >> PP_PAGE_SHIFT;
-	void *mem;
 	int err;
 
 	memset(z, 0, sizeof(*z));
@@ -142,10 +186,9 @@ int pp_zone_init(struct pp_zone *z, struct pp_arena *arena, unsigned int index,
 	}
 
 	/* Descriptors live apart from the data (DESIGN.md decision 2). */
-	if (posix_memalign(&mem, PP_CACHE_LINE, n * sizeof(struct pp_page)))
+	z->pages = descs_alloc(z, arena, n);
+	if (!z->pages)
 		return -ENOMEM;
-	z->pages = mem;
-	memset(z->pages, 0, n * sizeof(struct pp_page));
 	for (unsigned long i = 0; i < n; i++) {
 		z->pages[i].addr = (void *)(base + (i << PP_PAGE_SHIFT));
 		z->pages[i].zone = (uint8_t)index;
@@ -153,8 +196,7 @@ int pp_zone_init(struct pp_zone *z, struct pp_arena *arena, unsigned int index,
 
 	err = zone_lock_init(&z->lock);
 	if (err) {
-		free(z->pages);
-		z->pages = NULL;
+		descs_free(z);
 		return -err;
 	}
 
@@ -176,8 +218,7 @@ void pp_zone_fini(struct pp_zone *z)
 	if (!z->pages)
 		return;
 	pthread_mutex_destroy(&z->lock);
-	free(z->pages);
-	z->pages = NULL;
+	descs_free(z);
 }
 
 unsigned int pp_zone_take_order0(struct pp_zone *z, struct pp_page **out,

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp-mempool-perf - DPDK's mempool_perf_autotest matrix, comparing two
+ * rte_mempool ops drivers in one run: ring_mp_mc (DPDK's default) and
+ * pagepool (loaded as a plugin with -d, as applications load it).
+ *
+ * Each lcore repeatedly gets n_keep objects in bulks of `bulk` and puts
+ * them back the same way, as mempool_perf does; the figure is objects
+ * got and put per second, summed over lcores. Cells: lcores 1/2 x cache
+ * 0/512 x bulk 1/4/32/128. With cache 0 every call reaches the driver,
+ * so that column measures the backend; with 512 DPDK's lcore cache
+ * serves most calls and the driver is behind it.
+ *
+ * Runs alternate the order of the two drivers (ring first on even runs,
+ * pagepool first on odd ones) and the table gives medians over runs and
+ * the median of the per-run ratios. Prints a table; --json FILE writes
+ * the same as JSON. A benchmark: it prints figures and checks none.
+ *
+ * usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [--runs N]
+ *        [--ms MS] [--json FILE] [--cores LIST]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_mempool.h>
+#include <rte_version.h>
+
+/* mempool_perf_autotest's element size and its larger n_keep. */
+#define ELT_SIZE 2048
+#define N_KEEP 128
+/*
+ * Pool size: per lcore, n_keep held plus a full cache and its flush
+ * threshold (1.5 x 512), for two lcores, as a power of two minus one
+ * (the ring under ring_mp_mc holds 2^k - 1).
+ */
+#define POOL_SIZE 4095
+/* EAL heap in MiB: the ring pool's objects (about 9 MiB) and caches. */
+#define EAL_MB 64
+#define MAX_RUNS 32
+
+static const char *const ops_names[2] = { "ring_mp_mc", "pagepool" };
+static const unsigned int caches[] = { 0, 512 };
+static const unsigned int bulks[] = { 1, 4, 32, 128 };
+
+struct job {
+	struct rte_mempool *mp;
+	unsigned int bulk;
+	uint64_t cycles;        /* how long each lcore runs */
+	atomic_uint ready;
+	atomic_bool go;
+	uint64_t objs[RTE_MAX_LCORE];
+	uint64_t spent[RTE_MAX_LCORE];
+	atomic_uint failed;
+};
+
+/* One lcore's loop, after mempool_perf's per_lcore_mempool_test. */
+static int lcore_loop(void *arg)
+{
+	struct job *j = arg;
+	unsigned int id = rte_lcore_id();
+	void *objs[N_KEEP];
+	uint64_t start, end, n = 0;
+
+	atomic_fetch_add(&j->ready, 1);
+	while (!atomic_load_explicit(&j->go, memory_order_acquire))
+		rte_pause();
+	start = rte_rdtsc();
+	end = start + j->cycles;
+	do {
+		for (int rep = 0; rep < 64; rep++) {
+			for (unsigned int i = 0; i < N_KEEP; i += j->bulk)
+				if (rte_mempool_get_bulk(j->mp, objs + i,
+							 j->bulk) < 0) {
+					atomic_fetch_add(&j->failed, 1);
+					return -1;
+				}
+			for (unsigned int i = 0; i < N_KEEP; i += j->bulk)
+				rte_mempool_put_bulk(j->mp, objs + i, j->bulk);
+			n += N_KEEP;
+		}
+	} while (rte_rdtsc() < end);
+	j->spent[id] = rte_rdtsc() - start;
+	j->objs[id] = n;
+	return 0;
+}
+
+static struct rte_mempool *pool_make(const char *ops, unsigned int cache)
+{
+	struct rte_mempool *mp;
+
+	mp = rte_mempool_create_empty("pp_perf", POOL_SIZE, ELT_SIZE, cache, 0,
+				      (int)rte_socket_id(), 0);
+	if (!mp)
+		return NULL;
+	if (rte_mempool_set_ops_byname(mp, ops, NULL) != 0 ||
+	    rte_mempool_populate_default(mp) < 0) {
+		rte_mempool_free(mp);
+		return NULL;
+	}
+	return mp;
+}
+
+/* Objects per second over @cores lcores, or a negative value. */
+static double cell_run(const char *ops, unsigned int cores,
+		       unsigned int cache, unsigned int bulk, unsigned int ms)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	unsigned int lcore, launched = 0;
+	double rate = 0;
+
+	if (!j)
+		return -1;
+	j->mp = pool_make(ops, cache);
+	if (!j->mp) {
+		fprintf(stderr, "pp-mempool-perf: pool with ops %s: %s\n", ops,
+			rte_strerror(rte_errno));
+		free(j);
+		return -1;
+	}
+	j->bulk = bulk;
+	j->cycles = rte_get_tsc_hz() / 1000 * ms;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (launched + 1 >= cores)
+			break;
+		if (rte_eal_remote_launch(lcore_loop, j, lcore) == 0)
+			launched++;
+	}
+	while (atomic_load(&j->ready) < launched)
+		rte_pause();
+	atomic_store_explicit(&j->go, true, memory_order_release);
+	lcore_loop(j);
+	rte_eal_mp_wait_lcore();
+	if (atomic_load(&j->failed)) {
+		rate = -1;
+	} else {
+		for (unsigned int i = 0; i < RTE_MAX_LCORE; i++)
+			if (j->spent[i])
+				rate += (double)j->objs[i] * rte_get_tsc_hz() /
+					(double)j->spent[i];
+	}
+	rte_mempool_free(j->mp);
+	free(j);
+	return rate;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, unsigned int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr,
+		"usage: %s -d <librte_mempool_pagepool.so> [--runs N] [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B]\n"
+		"  --runs N     runs per cell, drivers alternating (default 5, max %d)\n"
+		"  --ms MS      milliseconds per measurement (default 200)\n"
+		"  --cores LIST the two CPUs for the EAL's lcores (default 0,1)\n"
+		"  --cell L,C,B one cell only: lcores, cache, bulk (for profiling)\n",
+		argv0, MAX_RUNS);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "runs", required_argument, NULL, 'r' },
+		{ "ms", required_argument, NULL, 'm' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "cores", required_argument, NULL, 'c' },
+		{ "cell", required_argument, NULL, 'x' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *plugin = NULL, *json_path = NULL, *cpus = "0,1";
+	unsigned int runs = 5, ms = 200, max_cores;
+	char mem[16], limit[32];
+	char *eal[20];
+	FILE *json = NULL;
+	int opt, n = 0, only[3] = { -1, -1, -1 };
+	bool first = true;
+
+	while ((opt = getopt_long(argc, argv, "d:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'd': plugin = optarg; break;
+		case 'r': runs = (unsigned int)atoi(optarg); break;
+		case 'm': ms = (unsigned int)atoi(optarg); break;
+		case 'j': json_path = optarg; break;
+		case 'c': cpus = optarg; break;
+		case 'x':
+			if (sscanf(optarg, "%d,%d,%d", &only[0], &only[1],
+				   &only[2]) != 3) {
+				usage(argv[0]);
+				return 2;
+			}
+			break;
+		default: usage(argv[0]); return opt == 'h' ? 0 : 2;
+		}
+	}
+	if (!plugin || runs == 0 || runs > MAX_RUNS || ms == 0) {
+		usage(argv[0]);
+		return 2;
+	}
+	snprintf(mem, sizeof(mem), "%d", EAL_MB);
+	snprintf(limit, sizeof(limit), "--socket-limit=%d", EAL_MB);
+	eal[n++] = argv[0];
+	eal[n++] = "--no-pci";
+	eal[n++] = "--no-telemetry";
+	eal[n++] = "--in-memory";
+	eal[n++] = "--log-level=error";
+	eal[n++] = "-l";
+	eal[n++] = (char *)cpus;
+	eal[n++] = "-m";
+	eal[n++] = mem;
+	eal[n++] = limit;
+	eal[n++] = "-d";
+	eal[n++] = (char *)plugin;
+	eal[n] = NULL;
+	rte_openlog_stream(stderr);
+	if (rte_eal_init(n, eal) < 0) {
+		fprintf(stderr, "pp-mempool-perf: EAL init failed (%s): run as root with %d MiB of free 2 MiB hugepages, and give a readable plugin path\n",
+			rte_strerror(rte_errno), EAL_MB + 32);
+		return 1;
+	}
+	max_cores = rte_lcore_count() < 2 ? rte_lcore_count() : 2;
+	if (json_path) {
+		json = fopen(json_path, "w");
+		if (!json) {
+			fprintf(stderr, "pp-mempool-perf: cannot write %s: %s\n",
+				json_path, strerror(errno));
+			return 1;
+		}
+		fprintf(json, "{\"dpdk\":\"%s\",\"elt_size\":%d,\"n_keep\":%d,\"pool_size\":%d,\"runs\":%u,\"ms\":%u,\"tsc_hz\":%llu,\"cells\":[",
+			rte_version(), ELT_SIZE, N_KEEP, POOL_SIZE, runs, ms,
+			(unsigned long long)rte_get_tsc_hz());
+	}
+
+	printf("# %s; elt %d B, n_keep %d, pool %d; %u runs x %u ms per cell, drivers alternating\n",
+	       rte_version(), ELT_SIZE, N_KEEP, POOL_SIZE, runs, ms);
+	printf("# Mobj/s = objects got and put per second (all lcores), medians\n");
+	printf("%-6s %-6s %-5s %14s %14s %8s\n", "lcores", "cache", "bulk",
+	       "ring_mp_mc", "pagepool", "ratio");
+	for (unsigned int cores = 1; cores <= max_cores; cores++) {
+		for (unsigned int ci = 0; ci < 2; ci++) {
+			for (unsigned int bi = 0; bi < 4; bi++) {
+				double r[2][MAX_RUNS], ratio[MAX_RUNS];
+				double med[2], med_ratio;
+
+				if ((only[0] >= 0 && only[0] != (int)cores) ||
+				    (only[1] >= 0 && only[1] != (int)caches[ci]) ||
+				    (only[2] >= 0 && only[2] != (int)bulks[bi]))
+					continue;
+				for (unsigned int run = 0; run < runs; run++) {
+					for (unsigned int k = 0; k < 2; k++) {
+						unsigned int o = (k + run) % 2;
+
+						r[o][run] = cell_run(ops_names[o], cores,
+								     caches[ci], bulks[bi], ms);
+						if (r[o][run] < 0) {
+							fprintf(stderr, "pp-mempool-perf: %s failed a get in a cell that never runs out; giving up\n",
+								ops_names[o]);
+							return 1;
+						}
+					}
+					ratio[run] = r[1][run] / r[0][run];
+				}
+				med[0] = median(r[0], runs);
+				med[1] = median(r[1], runs);
+				med_ratio = median(ratio, runs);
+				printf("%-6u %-6u %-5u %14.1f %14.1f %7.2fx\n",
+				       cores, caches[ci], bulks[bi], med[0] / 1e6,
+				       med[1] / 1e6, med_ratio);
+				fflush(stdout);
+				if (json) {
+					fprintf(json, "%s{\"lcores\":%u,\"cache\":%u,\"bulk\":%u,\"ring_mp_mc_mops\":%.2f,\"pagepool_mops\":%.2f,\"ratio\":%.3f}",
+						first ? "" : ",", cores, caches[ci],
+						bulks[bi], med[0] / 1e6,
+						med[1] / 1e6, med_ratio);
+					first = false;
+				}
+			}
+		}
+	}
+	if (json) {
+		fprintf(json, "]}\n");
+		fclose(json);
+	}
+	rte_eal_cleanup();
+	return 0;
+}

@@ -1,0 +1,869 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pagepool_mempool.c - the "pagepool" rte_mempool ops driver: any DPDK
+ * application loads it with -d and selects it with
+ * --mbuf-pool-ops-name=pagepool (or rte_mempool_set_ops_byname()).
+ *
+ * The object model (doc/dpdk-mempool.md has the long form): every mempool
+ * object occupies one 4 KiB page of a pagepool arena, at a cache-line
+ * colour offset inside it. A free object is either in its lcore's
+ * magazine (object pointers, like the allocator's thread caches hold
+ * pages) or a free page of the pool's own pagepool allocator. Magazines
+ * refill with pp_alloc_pages_bulk_array() and spill with
+ * pp_free_pages_bulk(), a batch at a time. Object pointer and page
+ * descriptor convert with a shift and a mask, because an arena's
+ * descriptors are one dense array (pp_page.h) and this pool's arena has
+ * one zone.
+ *
+ * The pool owns: one arena (2 MiB pages, 4 KiB as a fallback), one
+ * allocator over it, one DMA domain that gives each object its IOVA, and
+ * the arena pages beyond mp->size, which stay allocated to the driver so
+ * that the allocator's free count is exactly the pool's.
+ *
+ * State is process-local (malloc, pointers into this process's mappings):
+ * secondary processes are not supported, and every op says so and fails.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/membarrier.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_mempool.h>
+#include <rte_pause.h>
+#include <rte_spinlock.h>
+#include <rte_vfio.h>
+
+#include <pagepool/pagepool.h>
+
+#define PAGEPOOL_OPS_NAME "pagepool"
+
+/*
+ * Objects converted per step of enqueue and dequeue: the scratch array of
+ * descriptors lives on the stack. 64 is the allocator's refill batch
+ * (pp_allocator_opts.pcp_batch default), so a chunk is at most one refill.
+ */
+#define CHUNK 64
+
+/*
+ * The paths that reach the allocator are kept out of line: inlined, they
+ * would make every magazine call save and restore six registers.
+ */
+
+/*
+ * The per-lcore magazine: object pointers in front of the allocator, as
+ * the allocator's thread caches are pages in front of its zone. Its
+ * capacity is the pool's size over twice the EAL's lcores, at most
+ * MAG_MAX, so that magazines together hold at most half the pool and
+ * lcores rarely have to drain each other. MAG_MAX is twice DPDK's largest
+ * cache flush (1.5 x RTE_MEMPOOL_CACHE_MAX_SIZE = 768, rounded up to a
+ * power of two): requests up to half the capacity use the magazine,
+ * bigger ones go to the allocator (they would empty or flush it at
+ * once). A refill takes the shortfall plus MAG_BATCH, the allocator's
+ * own batch. Below MAG_MIN a magazine is not worth having.
+ */
+#define MAG_MAX 2048
+#define MAG_MIN 16
+#define MAG_BATCH 64
+
+/*
+ * A magazine is used by its owner lcore on every call and by another
+ * lcore only when that one drains it because the pool ran dry. The owner
+ * pays no atomic read-modify-write for that rare case: it marks itself
+ * busy with a plain store and then checks for a drainer, and a drainer
+ * raises stop and then runs membarrier(), which puts a full barrier on
+ * every CPU that runs one of our threads, before it reads busy (the
+ * asymmetric Dekker of userspace RCU). So either the drainer sees busy
+ * and waits, or the owner sees stop and steps back. Where membarrier is
+ * missing, both sides use a lock word instead (mag_asym false).
+ */
+struct mag {
+	uint32_t busy;  /* owner inside; lock word when !mag_asym */
+	uint32_t stop;  /* a drainer wants the magazine */
+	uint32_t len;
+	void *objs[];   /* mag_cap entries */
+} __rte_cache_aligned;
+
+/*
+ * The EAL's lcore id, read with the initial-exec TLS model: the EAL is
+ * loaded with the application, so its TLS block is static, and this
+ * plugin (loaded later with dlopen) would otherwise reach it through
+ * __tls_get_addr on every call.
+ */
+extern __thread unsigned int per_lcore__lcore_id
+	__attribute__((tls_model("initial-exec")));
+
+static inline unsigned int lcore_id(void)
+{
+	return per_lcore__lcore_id;
+}
+
+/* Object pointers between magazine and caller: small bulks (the common
+ * 1 to 32) by a loop the compiler keeps inline, big ones by memcpy. */
+static inline void objs_copy(void **dst, void *const *src, unsigned int n)
+{
+	if (n > 32) {
+		memcpy(dst, src, n * sizeof(*dst));
+		return;
+	}
+	/* Four at a time, no alias checks: the two never overlap. */
+	for (; n >= 4; n -= 4, dst += 4, src += 4) {
+		void *a = src[0], *b = src[1], *c = src[2], *d = src[3];
+
+		dst[0] = a;
+		dst[1] = b;
+		dst[2] = c;
+		dst[3] = d;
+	}
+	for (; n; n--)
+		*dst++ = *src++;
+}
+
+#define PMP_LOG(level, fmt, ...)                                            \
+	RTE_LOG(level, MEMPOOL, "pagepool: " fmt "\n", ##__VA_ARGS__)
+
+struct pagepool_mp {
+	/* Hot: read by every enqueue and dequeue. */
+	uintptr_t base;              /* arena base: page i at base + i*4K */
+	struct pp_page *first;       /* descriptor of page 0 */
+	struct pp_allocator *alloc;
+	uint32_t hdr_size;           /* mp->header_size */
+	uint32_t colour_mask;        /* colours - 1; see obj_offset() */
+	uint32_t nr_pages;           /* pages in the arena */
+
+	/* Cold: setup and teardown. */
+	struct pp_arena *arena;
+	struct pp_dma *dma;
+	struct pp_page **held;       /* pages not yet given to DPDK, then spares */
+	uint32_t nr_held;
+	uint32_t nr_given;           /* pages populated as objects */
+	uint32_t teardown_misses;    /* failed gets while DPDK empties the pool */
+	struct mag *mag_of[RTE_MAX_LCORE]; /* NULL: no EAL lcore there */
+	uint32_t mag_cap;            /* objects a magazine holds */
+	uint32_t mag_direct;         /* bigger requests skip the magazine */
+	void *mags;                  /* one block for all magazines */
+	rte_spinlock_t drain_lock;   /* one drainer at a time */
+};
+
+/* Set once, at the first alloc: membarrier(PRIVATE_EXPEDITED) works. */
+static bool mag_asym;
+
+static void membarrier_probe(void)
+{
+	static bool probed;
+
+	if (probed)
+		return;
+	probed = true;
+	mag_asym = syscall(__NR_membarrier,
+			   MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0;
+	if (!mag_asym)
+		PMP_LOG(INFO, "membarrier(PRIVATE_EXPEDITED) unavailable (%s): lcore magazines use a lock word",
+			strerror(errno));
+}
+
+/* The owner lcore enters its magazine. */
+static inline void mag_enter(struct mag *m)
+{
+	if (PP_UNLIKELY(!mag_asym)) {
+		/* Pairs with the release in mag_exit(). */
+		while (__atomic_exchange_n(&m->busy, 1, __ATOMIC_ACQUIRE))
+			rte_pause();
+		return;
+	}
+	for (;;) {
+		__atomic_store_n(&m->busy, 1, __ATOMIC_RELAXED);
+		/*
+		 * Compiler order only: the drainer's membarrier() supplies
+		 * the CPU barrier between the store above and the load below.
+		 * The acquire pairs with the drainer's release of stop, so
+		 * the owner sees the emptied magazine.
+		 */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (PP_LIKELY(!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)))
+			return;
+		__atomic_store_n(&m->busy, 0, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE))
+			rte_pause();
+	}
+}
+
+/* Release pairs with the drainer's acquire load of busy (and the
+ * next owner entry's exchange in lock-word mode). */
+static inline void mag_exit(struct mag *m)
+{
+	__atomic_store_n(&m->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* A drainer takes a magazine; the caller holds drain_lock. */
+static void mag_steal(struct mag *m)
+{
+	if (!mag_asym) {
+		mag_enter(m);
+		return;
+	}
+	__atomic_store_n(&m->stop, 1, __ATOMIC_RELAXED);
+	syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0);
+	/* Pairs with the release in mag_exit(): the owner's writes. */
+	while (__atomic_load_n(&m->busy, __ATOMIC_ACQUIRE))
+		rte_pause();
+}
+
+static void mag_unsteal(struct mag *m)
+{
+	if (!mag_asym) {
+		mag_exit(m);
+		return;
+	}
+	/* Pairs with the owner's acquire load of stop in mag_enter(). */
+	__atomic_store_n(&m->stop, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * Set by the first successful alloc in this process. A secondary process
+ * never gets here through alloc (it is refused), so the flag is its
+ * warning that mp->pool_data points into another process's heap.
+ */
+static bool pools_here;
+
+static bool ops_usable(const char *op)
+{
+	static bool said;
+
+	if (PP_LIKELY(pools_here))
+		return true;
+	if (!said) {
+		said = true;
+		PMP_LOG(ERR, "%s on a pool this process did not create: pagepool pools work only in the process that created them (no multi-process support); use ring_mp_mc across processes",
+			op);
+	}
+	return false;
+}
+
+/*
+ * Where in its page an object starts (its header). Every object at the
+ * same page offset would put every mbuf header in the same few L1 sets
+ * (4 KiB apart alias in a 32 KiB 8-way cache), so objects are coloured:
+ * page i's object starts (i & colour_mask) cache lines in, as far as the
+ * object still fits (the forwarder's frames are coloured the same way,
+ * pp_net_buf_color()). A power-of-two count keeps this a mask.
+ */
+static inline uintptr_t obj_offset(const struct pagepool_mp *p, uintptr_t idx)
+{
+	return ((idx & p->colour_mask) << RTE_CACHE_LINE_SIZE_LOG2) +
+	       p->hdr_size;
+}
+
+static inline void *page_to_obj(const struct pagepool_mp *p,
+				const struct pp_page *page)
+{
+	uintptr_t idx = (uintptr_t)(page - p->first);
+
+	return (void *)(p->base + (idx << PP_PAGE_SHIFT) + obj_offset(p, idx));
+}
+
+static inline struct pp_page *obj_to_page(const struct pagepool_mp *p,
+					  const void *obj)
+{
+	return p->first + (((uintptr_t)obj - p->base) >> PP_PAGE_SHIFT);
+}
+
+/* Debug builds: is @obj an object of this pool (right page, right offset)? */
+static bool obj_valid(const struct pagepool_mp *p, const void *obj)
+{
+	uintptr_t off = (uintptr_t)obj - p->base;
+
+	return off < (uintptr_t)p->nr_pages << PP_PAGE_SHIFT &&
+	       (off & (PP_PAGE_SIZE - 1)) ==
+		       obj_offset(p, off >> PP_PAGE_SHIFT);
+}
+
+/* Free @n objects' pages into the allocator. */
+static __attribute__((noinline)) void
+objs_to_allocator(struct rte_mempool *mp, struct pagepool_mp *p,
+		  void *const *obj_table, unsigned int n)
+{
+	struct pp_page *pages[CHUNK];
+
+	while (n) {
+		unsigned int c = n < CHUNK ? n : CHUNK;
+
+		for (unsigned int i = 0; i < c; i++) {
+			pages[i] = obj_to_page(p, obj_table[i]);
+			if (PP_DEBUG && PP_UNLIKELY(!obj_valid(p, obj_table[i]))) {
+				PMP_LOG(ERR, "put of %p into pool '%s', which does not own it; ignored: put objects back into the pool they came from",
+					obj_table[i], mp->name);
+				pages[i] = NULL;
+			}
+		}
+		/* Cannot fail: pages go to this thread's cache or the zone. */
+		pp_free_pages_bulk(p->alloc, pages, c);
+		obj_table += c;
+		n -= c;
+	}
+}
+
+/*
+ * Fill @pages[0..c) completely, or return fewer. The bulk call returns
+ * what the thread cache and one zone refill give; called again it fills
+ * only the NULL entries, and once a single page is missing it takes the
+ * single-page path, which drains other threads' caches before it gives
+ * up. So the loop stops short only when no free page is left anywhere.
+ */
+static unsigned int take_pages(struct pp_allocator *alloc,
+			       struct pp_page **pages, unsigned int c)
+{
+	unsigned long got, prev;
+
+	memset(pages, 0, c * sizeof(*pages));
+	got = pp_alloc_pages_bulk_array(alloc, (int)c, pages);
+	while (PP_UNLIKELY(got < c)) {
+		prev = got;
+		got = pp_alloc_pages_bulk_array(alloc, (int)c, pages);
+		if (got == prev)
+			break;
+	}
+	return (unsigned int)got;
+}
+
+/*
+ * rte_mempool_free() first empties the pool with one-object dequeues, one
+ * per object it populated, and only then calls the free op; the objects
+ * the application still holds show up as failed dequeues. The pool has
+ * left DPDK's list of pools by then, which is how a miss is told from an
+ * ordinary empty pool. Cold path: a failed get only.
+ */
+static void count_teardown_miss(struct rte_mempool *mp, struct pagepool_mp *p,
+				unsigned int n)
+{
+	if (n == 1 && rte_mempool_lookup(mp->name) != mp)
+		p->teardown_misses++;
+}
+
+/*
+ * Take @n pages into @pages in CHUNK-sized bulk calls; all or nothing.
+ */
+static int take_all(struct pagepool_mp *p, struct pp_page **pages,
+		    unsigned int n)
+{
+	for (unsigned int done = 0; done < n;) {
+		unsigned int c = n - done < CHUNK ? n - done : CHUNK;
+		unsigned int got = take_pages(p->alloc, pages + done, c);
+
+		if (PP_UNLIKELY(got < c)) {
+			/* NULL entries are skipped by the bulk free. */
+			pp_free_pages_bulk(p->alloc, pages, done + c);
+			return -ENOBUFS;
+		}
+		done += c;
+	}
+	return 0;
+}
+
+/* DPDK's biggest cache refill: a full cache (512) plus a request up to
+ * the same size, which it serves through the cache. */
+#define SCRATCH_MAX (2 * RTE_MEMPOOL_CACHE_MAX_SIZE)
+
+/*
+ * @n objects straight from the allocator, all or nothing; @obj_table is
+ * written only on success. The pages gather in a scratch array first:
+ * on the stack up to SCRATCH_MAX, on the heap above that (only for
+ * applications that get more than that in one call).
+ */
+static __attribute__((noinline)) int
+objs_from_allocator(struct pagepool_mp *p, void **obj_table, unsigned int n)
+{
+	struct pp_page *stack[SCRATCH_MAX], **pages = stack;
+	int ret;
+
+	if (PP_UNLIKELY(n > SCRATCH_MAX)) {
+		pages = malloc(n * sizeof(*pages));
+		if (!pages)
+			return -ENOMEM;
+	}
+	ret = take_all(p, pages, n);
+	if (PP_LIKELY(ret == 0))
+		for (unsigned int i = 0; i < n; i++)
+			obj_table[i] = page_to_obj(p, pages[i]);
+	if (PP_UNLIKELY(pages != stack))
+		free(pages);
+	return ret;
+}
+
+/*
+ * The pool ran dry for this lcore: move every other lcore's magazine into
+ * the allocator, where the next attempt finds the objects. The caller
+ * holds no magazine lock (two lcores draining each other would deadlock).
+ */
+static __attribute__((noinline)) void
+mags_drain_others(struct rte_mempool *mp, struct pagepool_mp *p,
+		  unsigned int self)
+{
+	rte_spinlock_lock(&p->drain_lock);
+	for (unsigned int i = 0; i < RTE_MAX_LCORE; i++) {
+		struct mag *m = p->mag_of[i];
+
+		/* Racy by nature: one that fills meanwhile is missed, as are
+		 * objects other lcores hold at this moment. */
+		if (!m || i == self ||
+		    !__atomic_load_n(&m->len, __ATOMIC_RELAXED))
+			continue;
+		mag_steal(m);
+		objs_to_allocator(mp, p, m->objs, m->len);
+		__atomic_store_n(&m->len, 0, __ATOMIC_RELAXED);
+		mag_unsteal(m);
+	}
+	rte_spinlock_unlock(&p->drain_lock);
+}
+
+/*
+ * Top up @m (locked) to at least @n objects, plus a batch when there is
+ * room. Returns true when it holds @n.
+ */
+static __attribute__((noinline)) bool
+mag_fill(struct pagepool_mp *p, struct mag *m, unsigned int n)
+{
+	unsigned int want = n - m->len + MAG_BATCH;
+
+	if (want > p->mag_cap - m->len)
+		want = p->mag_cap - m->len;
+	/* The batch is a bonus: settle for the shortfall if need be. */
+	if (objs_from_allocator(p, m->objs + m->len, want) == 0) {
+		m->len += want;
+		return true;
+	}
+	want = n - m->len;
+	if (objs_from_allocator(p, m->objs + m->len, want) == 0) {
+		m->len += want;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * dequeue: all or nothing, as rte_mempool_ops_dequeue_bulk() requires:
+ * when fewer than @n objects can be had anywhere (this lcore's magazine,
+ * the allocator, other lcores' magazines and thread caches), nothing is
+ * taken and the call returns -ENOBUFS (the ring driver's code;
+ * rte_mempool_get_bulk() turns it into -ENOENT). A failed call leaves
+ * @obj_table untouched: rte_mempool_do_generic_get() refills its cache
+ * in place and, when that fails, counts the old entries as still there.
+ */
+static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
+			    unsigned int n)
+{
+	unsigned int id = lcore_id();
+	struct pagepool_mp *p;
+	struct mag *m;
+
+	if (PP_UNLIKELY(!ops_usable("dequeue")))
+		return -ENOTSUP;
+	p = mp->pool_data;
+	if (PP_UNLIKELY(id >= RTE_MAX_LCORE || !p->mag_of[id] ||
+			n > p->mag_direct)) {
+		/* Non-EAL threads and big requests: the allocator. */
+		if (objs_from_allocator(p, obj_table, n) == 0)
+			return 0;
+		mags_drain_others(mp, p, RTE_MAX_LCORE);
+		if (objs_from_allocator(p, obj_table, n) == 0)
+			return 0;
+		count_teardown_miss(mp, p, n);
+		return -ENOBUFS;
+	}
+	m = p->mag_of[id];
+	mag_enter(m);
+	if (PP_UNLIKELY(m->len < n) && !mag_fill(p, m, n)) {
+		mag_exit(m);
+		mags_drain_others(mp, p, id);
+		mag_enter(m);
+		if (m->len < n && !mag_fill(p, m, n)) {
+			mag_exit(m);
+			count_teardown_miss(mp, p, n);
+			return -ENOBUFS;
+		}
+	}
+	/* The top n: the most recently freed, still warm in cache. */
+	m->len -= n;
+	objs_copy(obj_table, m->objs + m->len, n);
+	mag_exit(m);
+	return 0;
+}
+
+/*
+ * enqueue: never fails. Into this lcore's magazine; when it would
+ * overflow, the magazine first gives its top down to half full to the
+ * allocator (mag_direct >= n, so that much is always there).
+ */
+static int pagepool_enqueue(struct rte_mempool *mp, void *const *obj_table,
+			    unsigned int n)
+{
+	unsigned int id = lcore_id();
+	struct pagepool_mp *p;
+	struct mag *m;
+
+	if (PP_UNLIKELY(!ops_usable("enqueue")))
+		return -ENOTSUP;
+	p = mp->pool_data;
+	if (PP_UNLIKELY(id >= RTE_MAX_LCORE || !p->mag_of[id] ||
+			n > p->mag_direct)) {
+		objs_to_allocator(mp, p, obj_table, n);
+		return 0;
+	}
+	m = p->mag_of[id];
+	mag_enter(m);
+	if (PP_UNLIKELY(m->len + n > p->mag_cap)) {
+		unsigned int excess = m->len + n - p->mag_direct;
+
+		m->len -= excess;
+		objs_to_allocator(mp, p, m->objs + m->len, excess);
+	}
+	objs_copy(m->objs + m->len, obj_table, n);
+	m->len += n;
+	mag_exit(m);
+	return 0;
+}
+
+/*
+ * Exact when no other lcore is inside enqueue or dequeue: the zone's free
+ * pages plus every thread cache, each read under its lock. The spare
+ * pages are allocated to the driver and so not counted.
+ */
+static unsigned int pagepool_get_count(const struct rte_mempool *mp)
+{
+	const struct pagepool_mp *p;
+	struct pp_zone_stats s;
+	unsigned long n = 0;
+
+	if (!ops_usable("get_count"))
+		return 0;
+	p = mp->pool_data;
+	for (unsigned int z = 0; z < pp_allocator_zone_count(p->alloc); z++)
+		if (pp_allocator_zone_stats(p->alloc, z, &s) == 0)
+			n += s.free_pages + s.pcp_pages;
+	/* Exact when the lcores are quiescent, like the rest. */
+	for (unsigned int i = 0; i < RTE_MAX_LCORE; i++)
+		if (p->mag_of[i])
+			n += __atomic_load_n(&p->mag_of[i]->len,
+					     __ATOMIC_RELAXED);
+	return (unsigned int)n;
+}
+
+/*
+ * The IOVA domain that matches the EAL's: physical addresses when the EAL
+ * runs in PA mode, the virtual address otherwise. Under VFIO the arena
+ * would also have to be mapped into the EAL's container, which this
+ * driver does not do yet: it refuses rather than hand a device addresses
+ * that the IOMMU does not know.
+ */
+static int dma_mode_for_eal(enum pp_iova_mode *mode)
+{
+	if (rte_vfio_is_enabled("vfio")) {
+		PMP_LOG(ERR, "the EAL uses VFIO, and mapping pagepool arenas into its container is not implemented; use ring_mp_mc with vfio-pci devices");
+		return -ENOTSUP;
+	}
+	*mode = rte_eal_iova_mode() == RTE_IOVA_PA ? PP_IOVA_PA : PP_IOVA_VA;
+	return 0;
+}
+
+/*
+ * Every page of the arena is allocated now (spares, objects DPDK took out
+ * while emptying the pool, objects left in lcore caches): give them all
+ * back by index, then take the allocator, DMA domain and arena down.
+ */
+static void pagepool_teardown(struct pagepool_mp *p)
+{
+	struct pp_page *pages[CHUNK];
+
+	for (uint32_t i = 0; i < p->nr_pages; i += CHUNK) {
+		uint32_t c = p->nr_pages - i < CHUNK ? p->nr_pages - i : CHUNK;
+
+		for (uint32_t j = 0; j < c; j++)
+			pages[j] = p->first + i + j;
+		pp_free_pages_bulk(p->alloc, pages, c);
+	}
+	p->nr_held = 0;
+	if (pp_allocator_destroy(p->alloc) < 0) {
+		/* Pages still out: keep everything mapped (see free). */
+		PMP_LOG(ERR, "allocator still has pages out at teardown; the arena stays mapped");
+		return;
+	}
+	pp_dma_unmap_arena(p->dma, p->arena);
+	pp_dma_destroy(p->dma);
+	pp_arena_destroy(p->arena);
+	free(p->held);
+	free(p->mags);
+	free(p);
+}
+
+/* One magazine per EAL lcore, sized from the pool (see MAG_MAX). */
+static int mags_create(struct pagepool_mp *p, unsigned int pool_size)
+{
+	unsigned int lcores = rte_lcore_count(), cap, i, k = 0;
+	size_t one;
+
+	cap = pool_size / (2 * (lcores ? lcores : 1));
+	if (cap > MAG_MAX)
+		cap = MAG_MAX;
+	if (cap < MAG_MIN)
+		return 0; /* every call goes to the allocator */
+	one = RTE_ALIGN_CEIL(sizeof(struct mag) + cap * sizeof(void *),
+			     RTE_CACHE_LINE_SIZE);
+	p->mags = aligned_alloc(RTE_CACHE_LINE_SIZE, one * lcores);
+	if (!p->mags)
+		return -ENOMEM;
+	memset(p->mags, 0, one * lcores);
+	RTE_LCORE_FOREACH(i)
+		if (k < lcores)
+			p->mag_of[i] = (struct mag *)((char *)p->mags + one * k++);
+	p->mag_cap = cap;
+	p->mag_direct = cap / 2;
+	return 0;
+}
+
+/*
+ * alloc: build the arena, allocator and DMA domain for mp->size objects,
+ * and take every page out of the allocator into p->held, from where
+ * populate hands them to DPDK one object each.
+ */
+static int pagepool_alloc(struct rte_mempool *mp)
+{
+	size_t obj_total = (size_t)mp->header_size + mp->elt_size +
+			   mp->trailer_size;
+	struct pp_arena_opts ao = { .sz = sizeof(ao) };
+	struct pp_allocator_opts lo = { .sz = sizeof(lo) };
+	struct pp_dma_opts dopts = { .sz = sizeof(dopts) };
+	struct pagepool_mp *p;
+	int err;
+
+	if (rte_eal_process_type() != RTE_PROC_PRIMARY) {
+		PMP_LOG(ERR, "pool '%s': pagepool pools can be created only in a primary process (no multi-process support); use ring_mp_mc",
+			mp->name);
+		return -ENOTSUP;
+	}
+	if (obj_total > PP_PAGE_SIZE) {
+		PMP_LOG(ERR, "pool '%s': an object takes %zu bytes with its header and trailer, more than the %lu-byte page pagepool gives each object; use a smaller element (data room) or ring_mp_mc",
+			mp->name, obj_total, PP_PAGE_SIZE);
+		return -EINVAL;
+	}
+	err = dma_mode_for_eal(&dopts.mode);
+	if (err)
+		return err;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->hdr_size = mp->header_size;
+	/* The most colours (up to 16, a power of two) the slack allows. */
+	for (p->colour_mask = 15; p->colour_mask; p->colour_mask >>= 1)
+		if (obj_total + ((size_t)p->colour_mask << RTE_CACHE_LINE_SIZE_LOG2) <=
+		    PP_PAGE_SIZE)
+			break;
+	err = mags_create(p, mp->size);
+	if (err)
+		goto err_free_state;
+	rte_spinlock_init(&p->drain_lock);
+	membarrier_probe();
+
+	/*
+	 * 2 MiB pages: the smallest hugepage, so the arena wastes at most
+	 * 2 MiB past the objects; 1 GiB pages are few and shared. 4 KiB
+	 * pages are a correct fallback, because an object never crosses a
+	 * 4 KiB page and so each one is IOVA-contiguous in PA mode too.
+	 */
+	ao.size = (size_t)mp->size << PP_PAGE_SHIFT;
+	ao.page_size = PP_PAGE_SIZE_2M;
+	ao.numa_node = mp->socket_id == SOCKET_ID_ANY ? PP_NUMA_NODE_ANY :
+							mp->socket_id;
+	ao.flags = PP_ARENA_F_ALLOW_4K;
+	ao.name = mp->name;
+	p->arena = pp_arena_create(&ao);
+	if (!p->arena) {
+		err = -errno;
+		PMP_LOG(ERR, "pool '%s': no arena for %u objects (%s); free 2 MiB hugepages (/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages) or make the pool smaller",
+			mp->name, mp->size, strerror(errno));
+		goto err_free_state;
+	}
+
+	/* One zone; a low watermark of 1 so that bulk calls stay on the
+	 * fast path until the pool is nearly empty. */
+	lo.arenas = &p->arena;
+	lo.nr_arenas = 1;
+	lo.wmark_low = 1;
+	p->alloc = pp_allocator_create(&lo);
+	if (!p->alloc) {
+		err = -errno;
+		goto err_destroy_arena;
+	}
+
+	p->dma = pp_dma_create(&dopts);
+	if (!p->dma) {
+		err = -errno;
+		goto err_destroy_alloc;
+	}
+	err = pp_dma_map_arena(p->dma, p->arena);
+	if (err) {
+		PMP_LOG(ERR, "pool '%s': cannot give the arena IOVAs (%s)",
+			mp->name, strerror(-err));
+		goto err_destroy_dma;
+	}
+
+	p->base = (uintptr_t)pp_arena_base(p->arena);
+	p->nr_pages = (uint32_t)(pp_arena_size(p->arena) >> PP_PAGE_SHIFT);
+	p->first = pp_virt_to_page(p->alloc, (void *)p->base);
+	p->held = calloc(p->nr_pages, sizeof(*p->held));
+	if (!p->first || !p->held) {
+		err = -ENOMEM;
+		goto err_unmap;
+	}
+	while (p->nr_held < p->nr_pages) {
+		struct pp_page *page = pp_alloc_page(p->alloc);
+
+		if (!page)
+			break;
+		/* The conversions rely on the dense descriptor array. */
+		if (obj_to_page(p, pp_page_address(page)) != page) {
+			PMP_LOG(ERR, "pool '%s': page descriptors are not one dense array; this pagepool is not the one the driver was built for",
+				mp->name);
+			p->held[p->nr_held++] = page;
+			err = -EINVAL;
+			goto err_free_pages;
+		}
+		p->held[p->nr_held++] = page;
+	}
+	if (p->nr_held < mp->size) {
+		PMP_LOG(ERR, "pool '%s': the arena gave %u pages for %u objects",
+			mp->name, p->nr_held, mp->size);
+		err = -ENOMEM;
+		goto err_free_pages;
+	}
+	mp->pool_data = p;
+	pools_here = true;
+	return 0;
+
+err_free_pages:
+	pp_free_pages_bulk(p->alloc, p->held, p->nr_held);
+err_unmap:
+	free(p->held);
+	pp_dma_unmap_arena(p->dma, p->arena);
+err_destroy_dma:
+	pp_dma_destroy(p->dma);
+err_destroy_alloc:
+	pp_allocator_destroy(p->alloc);
+err_destroy_arena:
+	pp_arena_destroy(p->arena);
+err_free_state:
+	free(p->mags);
+	free(p);
+	return err;
+}
+
+/*
+ * free: rte_mempool_free() calls it after emptying the pool, and cannot
+ * hear an error. The dequeues that failed while it emptied the pool are
+ * the objects outside the driver: those in lcore caches (DPDK does not
+ * flush them) and those the application still holds. For the latter,
+ * say how many and keep the arena mapped (leaked), so that they stay
+ * valid memory; the application's bug must not become a crash.
+ */
+static void pagepool_free(struct rte_mempool *mp)
+{
+	struct pagepool_mp *p = mp->pool_data;
+	unsigned long cached = 0, out;
+
+	if (!p || !ops_usable("free"))
+		return;
+	if (mp->cache_size)
+		for (unsigned int i = 0; i < RTE_MAX_LCORE; i++)
+			cached += mp->local_cache[i].len;
+	out = p->teardown_misses > cached ? p->teardown_misses - cached : 0;
+	if (out) {
+		PMP_LOG(ERR, "pool '%s' freed with %lu of %u objects still in use; its arena stays mapped (leaked) so they remain valid: return every object before rte_mempool_free()",
+			mp->name, out, p->nr_given);
+		mp->pool_data = NULL;
+		return;
+	}
+	pagepool_teardown(p);
+	mp->pool_data = NULL;
+}
+
+/*
+ * calc_mem_size: the objects live in the arena that alloc built, not in
+ * memory DPDK reserves, so the chunk DPDK reserves is a placeholder of
+ * one cache line (a zero size would make rte_memzone_reserve take the
+ * biggest free zone). populate ignores it.
+ */
+static ssize_t pagepool_calc_mem_size(const struct rte_mempool *mp,
+				      uint32_t obj_num, uint32_t pg_shift,
+				      size_t *min_chunk_size, size_t *align)
+{
+	(void)mp;
+	(void)obj_num;
+	(void)pg_shift;
+	*min_chunk_size = RTE_CACHE_LINE_SIZE;
+	*align = RTE_CACHE_LINE_SIZE;
+	return RTE_CACHE_LINE_SIZE;
+}
+
+/*
+ * populate: one object per held page, at its colour offset, IOVA
+ * from the pool's DMA domain. @obj_cb (DPDK's) writes the header; the
+ * populate op itself then makes the object free (DPDK's own helper
+ * enqueues it), here by freeing its page into the allocator.
+ */
+static int pagepool_populate(struct rte_mempool *mp, unsigned int max_objs,
+			     void *vaddr, rte_iova_t iova, size_t len,
+			     rte_mempool_populate_obj_cb_t *obj_cb,
+			     void *obj_cb_arg)
+{
+	struct pagepool_mp *p = mp->pool_data;
+	unsigned int n = 0;
+
+	(void)vaddr;
+	(void)iova;
+	(void)len;
+	if (!p || !ops_usable("populate"))
+		return -ENOTSUP;
+	while (n < max_objs && p->nr_given < mp->size && p->nr_held) {
+		struct pp_page *page = p->held[--p->nr_held];
+		uint64_t page_iova;
+		int err;
+
+		err = pp_dma_map_page(p->dma, pp_page_address(page), 0,
+				      PP_DMA_BIDIRECTIONAL, &page_iova);
+		if (err) {
+			p->held[p->nr_held++] = page;
+			PMP_LOG(ERR, "pool '%s': no IOVA for an arena page (%s)",
+				mp->name, strerror(-err));
+			return n ? (int)n : err;
+		}
+		p->nr_given++;
+		n++;
+		obj_cb(mp, obj_cb_arg, page_to_obj(p, page),
+		       page_iova + ((uintptr_t)page_to_obj(p, page) -
+				    (uintptr_t)pp_page_address(page)));
+		/* The object is free: its page goes to the allocator. */
+		pp_free_page(p->alloc, page);
+	}
+	return (int)n;
+}
+
+static const struct rte_mempool_ops pagepool_ops = {
+	.name = PAGEPOOL_OPS_NAME,
+	.alloc = pagepool_alloc,
+	.free = pagepool_free,
+	.enqueue = pagepool_enqueue,
+	.dequeue = pagepool_dequeue,
+	.get_count = pagepool_get_count,
+	.calc_mem_size = pagepool_calc_mem_size,
+	.populate = pagepool_populate,
+};
+
+RTE_MEMPOOL_REGISTER_OPS(pagepool_ops);

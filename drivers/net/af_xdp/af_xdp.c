@@ -1,0 +1,1151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * af_xdp.c - the AF_XDP poll-mode driver: a port over a kernel interface,
+ * one XDP socket per queue, every buffer a pagepool page.
+ *
+ * This file owns three things:
+ *   - the UMEM: one per arena, registered whole (the arena is one
+ *     contiguous range of 4 KiB frames), shared by every queue and port
+ *     of the process that uses that arena; a page's UMEM address is its
+ *     address minus the arena base, and a UMEM address's page descriptor
+ *     is the first descriptor plus (address >> 12);
+ *   - the XDP program on each interface: ours (af_xdp_prog.bpf.c, loaded
+ *     through libxdp), attached by the first port on the interface and
+ *     detached by the last, with a lock file that tells a stale program
+ *     (its process was killed) from a live one;
+ *   - the rings of each queue: the fill ring fed from the RX queue's
+ *     page_pool in batches, the RX ring turned into frames, the TX ring,
+ *     and the completion ring that returns sent pages to their pools.
+ *
+ * Why no DMA domain: the "mapping" of a page is the UMEM registration of
+ * its whole arena, done once; the address the kernel wants is one
+ * subtraction. A PP_IOVA_OPS domain whose page_map returned addr - base
+ * would store that same number in page->dma_addr for nothing, and would
+ * make every user configure the domain. The port's conf.dma is ignored.
+ *
+ * Ownership of a page while the kernel has it: page->private_data holds a
+ * tag naming the queue and the ring (fill or TX). Descriptors coming back
+ * are checked against it, and at close the pages the kernel still held
+ * are found by their tags and returned to their pools.
+ *
+ * Keys: queue=<first queue>, queues=<count> (must match the port's RX
+ * queues), mode=auto|copy|zc.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include <xdp/xsk.h>
+
+#include <pagepool/pp_net_driver.h>
+
+#include "common/pp_log_priv.h"
+#include "drivers.h"
+
+#ifdef PP_AF_XDP_OWN_PROG
+#include "af_xdp_prog.h"
+/* The program's function name, which is also its name in the kernel. */
+#define XDP_PROG_NAME "pp_xsk_redirect"
+#define XDP_MAP_NAME "pp_xsks"
+#else
+/* libxdp's default program (lib/libxdp/xsk_def_xdp_prog.c). */
+#define XDP_PROG_NAME "xsk_def_prog"
+#endif
+
+/* statfs f_type of bpffs (linux/magic.h BPF_FS_MAGIC). */
+#define XDP_BPF_FS_MAGIC 0xcafe4a11
+#define XDP_BPF_FS "/sys/fs/bpf"
+/* Where the per-interface lock files live (root-only, like /run/xtables). */
+#define XDP_LOCK_DIR "/run/pagepool"
+
+/*
+ * Fill ring entries per refill: one NAPI budget, so one poll's worth of
+ * received pages is replaced with one bulk take from the pool.
+ */
+#define XDP_FILL_BATCH PP_NET_BURST
+/* Completion entries reaped per TX burst, as many as one burst sends. */
+#define XDP_COMP_BATCH PP_NET_BURST
+/* How long close waits for the kernel to complete queued TX frames. */
+#define XDP_DRAIN_MS 200
+
+/* Low bits of a page's private_data tag: which ring the page is in. */
+#define XDP_TAG_FILL 1u
+#define XDP_TAG_TX 2u
+
+enum xsk_bind_mode {
+	XSK_BIND_AUTO,
+	XSK_BIND_COPY,
+	XSK_BIND_ZC,
+};
+
+/* One UMEM: an arena registered with the kernel, shared by refcount. */
+struct xdp_umem {
+	struct xsk_umem *umem;
+	struct pp_arena *arena;
+	char *base;
+	uint64_t size;
+	struct pp_page *first;      /* the descriptor of the page at base */
+	/* Rings xsk_umem__create needs; the first socket copies them. */
+	struct xsk_ring_prod fill0;
+	struct xsk_ring_cons comp0;
+	unsigned int refs;
+	unsigned int sockets;       /* bound so far; under xdp_lock */
+	struct xdp_umem *next;
+};
+
+/* One interface: its XDP program and lock, shared by refcount. */
+struct xdp_iface {
+	int ifindex;
+	char name[IF_NAMESIZE];
+	int lock_fd;
+	struct xdp_program *prog;   /* NULL: libxdp's default, owned by it */
+	int map_fd;
+	unsigned int refs;
+	struct xdp_iface *next;
+};
+
+/*
+ * One queue: its socket and four rings. RX queue q and TX queue q share
+ * the socket; the RX thread touches rx and fill, the TX thread tx and
+ * comp, so the two halves sit on separate cache lines.
+ */
+struct xdp_queue {
+	/* RX thread */
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod fill;
+	struct pp_page *first;
+	uint64_t umem_size;
+	uint64_t tag;               /* this queue's address, low bits clear */
+	uint64_t bad_desc;          /* descriptors dropped by validation */
+	int fd;
+	/* TX thread */
+	struct xsk_ring_prod tx __attribute__((aligned(PP_CACHE_LINE)));
+	struct xsk_ring_cons comp;
+	char *base;
+	uint64_t tx_outstanding;    /* in the TX ring or not yet completed */
+	uint64_t bad_comp;
+	bool zero_copy;
+	/* control */
+	struct xsk_socket *xsk __attribute__((aligned(PP_CACHE_LINE)));
+	struct pp_pool *pool;
+	unsigned int qid;
+};
+
+struct xdp_port {
+	struct xdp_umem *umem;
+	struct xdp_iface *iface;
+	enum xsk_bind_mode mode;
+	bool zero_copy;
+	unsigned int nr_queues;
+	struct xdp_queue *q;        /* nr_queues, cache-line aligned */
+};
+
+static pthread_mutex_t xdp_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xdp_umem *xdp_umems;   /* under xdp_lock */
+static struct xdp_iface *xdp_ifaces; /* under xdp_lock */
+
+/* ---- helpers -------------------------------------------------------- */
+
+static inline struct pp_page *xdp_addr_page(struct pp_page *first,
+					    uint64_t addr)
+{
+	return first + (addr >> PP_PAGE_SHIFT);
+}
+
+static inline uint64_t xdp_page_addr(const char *base,
+				     const struct pp_page *page)
+{
+	return (uint64_t)((char *)pp_page_address(page) - base);
+}
+
+/*
+ * A kick for the kernel: a zero-length sendto() or recvfrom(). The data
+ * path never changes errno, so it is saved around the call; EAGAIN,
+ * EBUSY and ENOBUFS only mean "try again on the next burst".
+ */
+static void xdp_kick_tx(int fd)
+{
+	int saved = errno;
+
+	(void)sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+	errno = saved;
+}
+
+/*
+ * Zero-copy: one kick wakes the driver, whose NAPI sends everything.
+ * Copy mode: the kernel sends in the sendto() itself, at most 32 frames a
+ * call (TX_BATCH_SIZE in net/xdp/xsk.c), so kick until the ring is empty
+ * or the kernel stops taking frames (full device queue: the next burst
+ * kicks again). Bounded, so a stuck device cannot hold the thread.
+ */
+#define XDP_COPY_KICKS 8
+
+static void xdp_kick_tx_ring(struct xdp_queue *xq)
+{
+	unsigned int i;
+
+	xdp_kick_tx(xq->fd);
+	if (xq->zero_copy)
+		return;
+	for (i = 1; i < XDP_COPY_KICKS; i++) {
+		/* Acquire: pairs with the kernel's release of the consumer
+		 * index once it has read the descriptors. */
+		uint32_t cons = __atomic_load_n(xq->tx.consumer,
+						__ATOMIC_ACQUIRE);
+
+		if (cons == *xq->tx.producer)
+			break;
+		xdp_kick_tx(xq->fd);
+	}
+}
+
+static void xdp_kick_rx(int fd)
+{
+	int saved = errno;
+
+	(void)recvfrom(fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	errno = saved;
+}
+
+static int xdp_libxdp_print(enum libxdp_print_level level, const char *fmt,
+			    va_list ap)
+{
+	char msg[256];
+	size_t n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';
+	/*
+	 * libxdp warns about its own fallbacks (no dispatcher, so a single
+	 * program): not the operator's business; our callers report real
+	 * failures themselves.
+	 */
+	(void)level;
+	PP_DEBUG_LOG("libxdp: %s", msg);
+	return 0;
+}
+
+static int xdp_libbpf_print(enum libbpf_print_level level, const char *fmt,
+			    va_list ap)
+{
+	char msg[256];
+	size_t n;
+
+	(void)level;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';
+	PP_DEBUG_LOG("libbpf: %s", msg);
+	return 0;
+}
+
+/* ---- data path ------------------------------------------------------ */
+
+/*
+ * Top the fill ring up from the pool, a batch at a time; every page that
+ * goes in is tagged as this queue's. Returns how many were added.
+ */
+static unsigned int xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
+				    unsigned int max_batches)
+{
+	struct pp_page *pages[XDP_FILL_BATCH];
+	const char *base = xq->base;
+	unsigned int total = 0;
+
+	while (max_batches--) {
+		unsigned int n, i;
+		uint32_t idx = 0;
+
+		if (xsk_prod_nb_free(&xq->fill, XDP_FILL_BATCH) < XDP_FILL_BATCH)
+			break;
+		n = pp_pool_alloc_bulk(pool, pages, XDP_FILL_BATCH);
+		if (!n)
+			break;
+		/* nb_free said there is room for the whole batch. */
+		xsk_ring_prod__reserve(&xq->fill, n, &idx);
+		for (i = 0; i < n; i++) {
+			pages[i]->private_data = xq->tag | XDP_TAG_FILL;
+			*xsk_ring_prod__fill_addr(&xq->fill, idx + i) =
+				xdp_page_addr(base, pages[i]);
+		}
+		xsk_ring_prod__submit(&xq->fill, n);
+		total += n;
+		if (n < XDP_FILL_BATCH)
+			break;
+	}
+	return total;
+}
+
+static unsigned int xdp_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				 unsigned int n)
+{
+	struct xdp_queue *xq = rxq->priv;
+	struct pp_page *first = xq->first;
+	const uint64_t tag = xq->tag | XDP_TAG_FILL;
+	unsigned int i, got, ok = 0;
+	uint32_t idx = 0;
+
+	got = xsk_ring_cons__peek(&xq->rx, n, &idx);
+	for (i = 0; i < got; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xq->rx,
+								  idx + i);
+		uint64_t addr = d->addr;
+		uint32_t len = d->len;
+		uint64_t off = addr & (PP_PAGE_SIZE - 1);
+		struct pp_page *page;
+
+		/*
+		 * The kernel's word is checked before it is used: the
+		 * address inside the UMEM, the data inside its frame, and
+		 * the frame one this queue put in its fill ring.
+		 */
+		if (PP_UNLIKELY(addr >= xq->umem_size || !len ||
+				off + len > PP_PAGE_SIZE)) {
+			xq->bad_desc++;
+			continue;
+		}
+		page = xdp_addr_page(first, addr);
+		if (PP_UNLIKELY(page->private_data != tag)) {
+			xq->bad_desc++;
+			continue;
+		}
+		page->private_data = 0;
+		frames[ok].page = page;
+		frames[ok].offset = 0;
+		frames[ok].headroom = (uint16_t)off;
+		frames[ok].len = (uint16_t)len;
+		ok++;
+	}
+	if (got) {
+		xsk_ring_cons__release(&xq->rx, got);
+		if (PP_UNLIKELY(ok != got))
+			pp_net_stat_add(&rxq->stats.errors, got - ok);
+	}
+	/* Replace what was taken (and catch up after a dry pool). */
+	xdp_fill_refill(xq, rxq->pool, 2);
+	if (xsk_ring_prod__needs_wakeup(&xq->fill))
+		xdp_kick_rx(xq->fd);
+	return ok;
+}
+
+/* Reap the completion ring: sent pages go back to their pools. */
+static void xdp_complete(struct xdp_queue *xq, struct pp_txq *txq)
+{
+	struct pp_page *pages[XDP_COMP_BATCH];
+	const uint64_t tag = xq->tag | XDP_TAG_TX;
+	unsigned int i, got, k = 0;
+	uint32_t idx = 0;
+
+	got = xsk_ring_cons__peek(&xq->comp, XDP_COMP_BATCH, &idx);
+	if (!got)
+		return;
+	for (i = 0; i < got; i++) {
+		uint64_t addr = *xsk_ring_cons__comp_addr(&xq->comp, idx + i);
+		struct pp_page *page;
+
+		if (PP_UNLIKELY(addr >= xq->umem_size)) {
+			xq->bad_comp++;
+			continue;
+		}
+		page = xdp_addr_page(xq->first, addr);
+		if (PP_UNLIKELY(page->private_data != tag)) {
+			xq->bad_comp++;
+			continue;
+		}
+		page->private_data = 0;
+		pages[k++] = page;
+	}
+	xsk_ring_cons__release(&xq->comp, got);
+	xq->tx_outstanding -= got;
+	if (k)
+		pp_net_return_pages(txq->port->allocator, txq->napi_pool,
+				    pages, k);
+}
+
+static unsigned int xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
+				 unsigned int n)
+{
+	struct xdp_queue *xq = txq->priv;
+	struct pp_page *foreign[PP_NET_BURST];
+	const uint64_t tag = xq->tag | XDP_TAG_TX;
+	unsigned int i, r, k = 0, nr_foreign = 0;
+	uint32_t idx = 0;
+
+	xdp_complete(xq, txq);
+	if (n > PP_NET_BURST)
+		n = PP_NET_BURST;
+	r = xsk_ring_prod__reserve(&xq->tx, n, &idx);
+	for (i = 0; i < r; i++) {
+		struct pp_frame *f = &frames[i];
+		uint64_t addr = xdp_page_addr(xq->base, f->page);
+		uint32_t off = f->offset + f->headroom;
+		struct xdp_desc *d;
+
+		/*
+		 * A page of another arena has no UMEM address: it is taken
+		 * and freed, and counted as an error (copying it would need
+		 * a buffer this TX queue does not own).
+		 */
+		if (PP_UNLIKELY(addr >= xq->umem_size || f->page->order ||
+				off + f->len > PP_PAGE_SIZE)) {
+			foreign[nr_foreign++] = f->page;
+			continue;
+		}
+		f->page->private_data = tag;
+		d = xsk_ring_prod__tx_desc(&xq->tx, idx + k);
+		d->addr = addr + off;
+		d->len = f->len;
+		d->options = 0;
+		k++;
+	}
+	/* Give back the reserved slots the foreign frames did not use. */
+	xq->tx.cached_prod -= r - k;
+	if (k) {
+		xsk_ring_prod__submit(&xq->tx, k);
+		xq->tx_outstanding += k;
+	}
+	if (xsk_ring_prod__needs_wakeup(&xq->tx))
+		xdp_kick_tx_ring(xq);
+	if (PP_UNLIKELY(nr_foreign)) {
+		pp_net_stat_add(&txq->stats.errors, nr_foreign);
+		pp_net_return_pages(txq->port->allocator, txq->napi_pool,
+				    foreign, nr_foreign);
+	}
+	return r;
+}
+
+/* ---- setup: bpffs, memlock, lock file, program ----------------------- */
+
+/* libxdp pins its dispatcher state in bpffs; mount it when missing. */
+static int xdp_bpffs_ensure(void)
+{
+	struct statfs st;
+
+	if (!statfs(XDP_BPF_FS, &st) && st.f_type == XDP_BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", XDP_BPF_FS, "bpf", 0, "mode=0700")) {
+		int err = errno;
+
+		PP_ERR("af_xdp: cannot mount bpffs at %s: %s (mount it: mount -t bpf bpf %s)",
+		       XDP_BPF_FS, strerror(err), XDP_BPF_FS);
+		return -err;
+	}
+	PP_INFO("af_xdp: mounted bpffs at %s", XDP_BPF_FS);
+	return 0;
+}
+
+/*
+ * Kernels before 5.11 charge BPF maps and programs to RLIMIT_MEMLOCK, and
+ * a UMEM is charged to it without CAP_IPC_LOCK: lift it to the hard limit
+ * (root may raise the hard limit too).
+ */
+static void xdp_memlock_raise(void)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) && !getrlimit(RLIMIT_MEMLOCK, &rl)) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_MEMLOCK, &rl);
+	}
+}
+
+/*
+ * The interface lock: held (flock) for as long as this process has the
+ * program attached. flock dies with the process, so finding our program
+ * attached while we can take the lock means its owner was killed. The
+ * last user unlinks the file before it lets go; a taker that locked a
+ * file unlinked meanwhile (its inode is no longer the path's) tries again.
+ */
+static void xdp_lock_path(char *path, size_t len, const char *ifname)
+{
+	snprintf(path, len, XDP_LOCK_DIR "/af_xdp-%s.lock", ifname);
+}
+
+static int xdp_lock_take(const char *ifname)
+{
+	char path[64 + IF_NAMESIZE];
+	unsigned int tries;
+	int fd;
+
+	if (mkdir(XDP_LOCK_DIR, 0700) && errno != EEXIST) {
+		int err = errno;
+
+		PP_ERR("af_xdp: cannot create %s: %s (run as root)",
+		       XDP_LOCK_DIR, strerror(err));
+		return -err;
+	}
+	xdp_lock_path(path, sizeof(path), ifname);
+	for (tries = 0; tries < 8; tries++) {
+		struct stat a, b;
+
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			int err = errno;
+
+			PP_ERR("af_xdp: cannot open %s: %s (run as root)",
+			       path, strerror(err));
+			return -err;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			PP_ERR("af_xdp: interface %s is in use by another pagepool process (lock %s); stop it first",
+			       ifname, path);
+			close(fd);
+			return -EBUSY;
+		}
+		if (!fstat(fd, &a) && !stat(path, &b) && a.st_ino == b.st_ino &&
+		    a.st_dev == b.st_dev)
+			return fd;
+		close(fd);
+	}
+	PP_ERR("af_xdp: lock %s keeps changing under us; is another process opening %s in a loop?",
+	       path, ifname);
+	return -EBUSY;
+}
+
+static void xdp_lock_release(int fd, const char *ifname)
+{
+	char path[64 + IF_NAMESIZE];
+
+	xdp_lock_path(path, sizeof(path), ifname);
+	(void)unlink(path);
+	close(fd);
+}
+
+/*
+ * Detach a program of ours left on @ifindex by a process that died
+ * without closing its ports (we hold the lock, so nobody else is using
+ * it). Returns 0, or -EBUSY when a foreign program is attached.
+ */
+static int xdp_stale_detach(int ifindex, const char *ifname)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *p;
+	enum xdp_attach_mode mode;
+	int ret = 0;
+
+	if (!mp || libxdp_get_error(mp))
+		return 0; /* nothing attached */
+	mode = xdp_multiprog__attach_mode(mp);
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		if (p && !strcmp(xdp_program__name(p), XDP_PROG_NAME)) {
+			PP_WARN("af_xdp: detaching a stale %s left on %s by a process that was killed",
+				XDP_PROG_NAME, ifname);
+			ret = xdp_multiprog__detach(mp);
+		} else if (p) {
+			PP_ERR("af_xdp: interface %s already has XDP program '%s' attached; detach it (ip link set dev %s xdp off)",
+			       ifname, xdp_program__name(p), ifname);
+			ret = -EBUSY;
+		}
+		xdp_multiprog__close(mp);
+		return ret;
+	}
+	for (p = xdp_multiprog__next_prog(NULL, mp); p;
+	     p = xdp_multiprog__next_prog(p, mp)) {
+		if (strcmp(xdp_program__name(p), XDP_PROG_NAME))
+			continue;
+		PP_WARN("af_xdp: detaching a stale %s left on %s by a process that was killed",
+			XDP_PROG_NAME, ifname);
+		ret = xdp_program__detach(p, ifindex, mode, 0);
+		break;
+	}
+	xdp_multiprog__close(mp);
+	return ret;
+}
+
+#ifdef PP_AF_XDP_OWN_PROG
+/* xdp_program__close leaves an object it was given to its owner. */
+static void xdp_prog_close(struct xdp_program *prog)
+{
+	struct bpf_object *obj = xdp_program__bpf_obj(prog);
+
+	xdp_program__close(prog);
+	bpf_object__close(obj);
+}
+
+static int xdp_prog_attach(struct xdp_iface *ifc)
+{
+	DECLARE_LIBBPF_OPTS(bpf_object_open_opts, oopts,
+			    .object_name = "pp_af_xdp");
+	struct bpf_object *obj;
+	int err;
+
+	obj = bpf_object__open_mem(af_xdp_prog_obj, sizeof(af_xdp_prog_obj),
+				   &oopts);
+	err = (int)libbpf_get_error(obj);
+	if (err) {
+		PP_ERR("af_xdp: cannot open the embedded XDP program: %s",
+		       strerror(-err));
+		return err;
+	}
+	ifc->prog = xdp_program__from_bpf_obj(obj, "xdp");
+	err = (int)libxdp_get_error(ifc->prog);
+	if (err) {
+		ifc->prog = NULL;
+		bpf_object__close(obj);
+		PP_ERR("af_xdp: cannot prepare the XDP program: %s",
+		       strerror(-err));
+		return err;
+	}
+	err = xdp_program__attach(ifc->prog, ifc->ifindex, XDP_MODE_UNSPEC, 0);
+	if (err) {
+		PP_ERR("af_xdp: cannot attach an XDP program to %s: %s (needs root, a kernel with BPF and XDP sockets, and no other XDP program on the interface)",
+		       ifc->name, strerror(-err));
+		xdp_prog_close(ifc->prog);
+		ifc->prog = NULL;
+		return err;
+	}
+	ifc->map_fd = bpf_object__find_map_fd_by_name(
+		xdp_program__bpf_obj(ifc->prog), XDP_MAP_NAME);
+	if (ifc->map_fd < 0) {
+		PP_ERR("af_xdp: the XDP program has no map %s", XDP_MAP_NAME);
+		xdp_program__detach(ifc->prog, ifc->ifindex, XDP_MODE_UNSPEC,
+				    0);
+		xdp_prog_close(ifc->prog);
+		ifc->prog = NULL;
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static void xdp_prog_detach(struct xdp_iface *ifc)
+{
+	int err;
+
+	if (!ifc->prog)
+		return;
+	err = xdp_program__detach(ifc->prog, ifc->ifindex, XDP_MODE_UNSPEC, 0);
+	if (err)
+		PP_ERR("af_xdp: cannot detach the XDP program from %s: %s (ip link set dev %s xdp off)",
+		       ifc->name, strerror(-err), ifc->name);
+	xdp_prog_close(ifc->prog);
+	ifc->prog = NULL;
+}
+#endif
+
+static void xdp_iface_put(struct xdp_iface *ifc)
+{
+	struct xdp_iface **pp;
+
+	if (--ifc->refs)
+		return;
+#ifdef PP_AF_XDP_OWN_PROG
+	xdp_prog_detach(ifc);
+#endif
+	for (pp = &xdp_ifaces; *pp; pp = &(*pp)->next) {
+		if (*pp == ifc) {
+			*pp = ifc->next;
+			break;
+		}
+	}
+	xdp_lock_release(ifc->lock_fd, ifc->name);
+	free(ifc);
+}
+
+/* The interface's shared state, attaching our program on first use. */
+static struct xdp_iface *xdp_iface_get(const char *ifname, int ifindex,
+				       int *errp)
+{
+	struct xdp_iface *ifc;
+	int err;
+
+	for (ifc = xdp_ifaces; ifc; ifc = ifc->next) {
+		if (ifc->ifindex == ifindex) {
+			ifc->refs++;
+			return ifc;
+		}
+	}
+	ifc = calloc(1, sizeof(*ifc));
+	if (!ifc) {
+		*errp = -ENOMEM;
+		return NULL;
+	}
+	ifc->ifindex = ifindex;
+	ifc->map_fd = -1;
+	snprintf(ifc->name, sizeof(ifc->name), "%s", ifname);
+	ifc->lock_fd = xdp_lock_take(ifname);
+	if (ifc->lock_fd < 0) {
+		err = ifc->lock_fd;
+		goto err_free;
+	}
+	err = xdp_stale_detach(ifindex, ifname);
+	if (err)
+		goto err_unlock;
+#ifdef PP_AF_XDP_OWN_PROG
+	err = xdp_prog_attach(ifc);
+	if (err)
+		goto err_unlock;
+#endif
+	ifc->refs = 1;
+	ifc->next = xdp_ifaces;
+	xdp_ifaces = ifc;
+	return ifc;
+
+err_unlock:
+	xdp_lock_release(ifc->lock_fd, ifname);
+err_free:
+	free(ifc);
+	*errp = err;
+	return NULL;
+}
+
+/* ---- UMEM ----------------------------------------------------------- */
+
+static void xdp_umem_put(struct xdp_umem *um)
+{
+	struct xdp_umem **pp;
+	int err;
+
+	if (--um->refs)
+		return;
+	err = xsk_umem__delete(um->umem);
+	if (err)
+		PP_ERR("af_xdp: cannot delete the UMEM of arena %s: %s",
+		       pp_arena_name(um->arena), strerror(-err));
+	for (pp = &xdp_umems; *pp; pp = &(*pp)->next) {
+		if (*pp == um) {
+			*pp = um->next;
+			break;
+		}
+	}
+	free(um);
+}
+
+/*
+ * The UMEM over @arena, registering it on first use. @ring_size sizes the
+ * fill and completion rings of every queue that uses it.
+ */
+static struct xdp_umem *xdp_umem_get(struct pp_allocator *alloc,
+				     struct pp_arena *arena,
+				     unsigned int ring_size,
+				     unsigned int headroom, int *errp)
+{
+	struct xsk_umem_config cfg = {
+		/* Twice the RX ring: the kernel always has buffers while a
+		 * full RX ring waits for us. */
+		.fill_size = ring_size * 2,
+		.comp_size = ring_size,
+		.frame_size = PP_PAGE_SIZE,
+		/* The kernel puts XDP_PACKET_HEADROOM (256) in front of the
+		 * data on its own; frame_headroom is what we want beyond. */
+		.frame_headroom = headroom > 256 ? headroom - 256 : 0,
+		.flags = 0,
+	};
+	struct xdp_umem *um;
+	struct pp_page *last;
+	int err;
+
+	for (um = xdp_umems; um; um = um->next) {
+		if (um->arena == arena) {
+			um->refs++;
+			return um;
+		}
+	}
+	um = calloc(1, sizeof(*um));
+	if (!um) {
+		*errp = -ENOMEM;
+		return NULL;
+	}
+	um->arena = arena;
+	um->base = pp_arena_base(arena);
+	um->size = pp_arena_size(arena);
+	um->first = pp_virt_to_page(alloc, um->base);
+	last = pp_virt_to_page(alloc, um->base + um->size - PP_PAGE_SIZE);
+	/* The fast path finds descriptors by index: they must be dense. */
+	if (!um->first || last != um->first + (um->size >> PP_PAGE_SHIFT) - 1) {
+		PP_ERR("af_xdp: arena %s is not one dense range of page descriptors",
+		       pp_arena_name(arena));
+		free(um);
+		*errp = -EINVAL;
+		return NULL;
+	}
+	err = xsk_umem__create(&um->umem, um->base, um->size, &um->fill0,
+			       &um->comp0, &cfg);
+	if (err) {
+		PP_ERR("af_xdp: cannot register arena %s (%llu MiB) as a UMEM: %s (needs root or a large enough RLIMIT_MEMLOCK)",
+		       pp_arena_name(arena),
+		       (unsigned long long)(um->size >> 20), strerror(-err));
+		free(um);
+		*errp = err;
+		return NULL;
+	}
+	um->refs = 1;
+	um->next = xdp_umems;
+	xdp_umems = um;
+	return um;
+}
+
+/* ---- sockets -------------------------------------------------------- */
+
+/*
+ * Bind the queue's socket. The UMEM's first socket takes the fill and
+ * completion rings xsk_umem__create made: it is given those very rings
+ * (libxdp unmaps rings it was given when a bind fails, unless they are
+ * the UMEM's own, and we retry in copy mode after a zero-copy bind
+ * fails), and copies them into the queue afterwards.
+ * Called under xdp_lock.
+ */
+static int xdp_socket_create(struct xdp_port *xp, struct xdp_queue *xq,
+			     unsigned int ring_size, bool zc)
+{
+	struct xdp_umem *um = xp->umem;
+	bool first = um->sockets == 0;
+	int err;
+	struct xsk_socket_config cfg = {
+		.rx_size = ring_size,
+		.tx_size = ring_size,
+		.libxdp_flags = 0,
+		.xdp_flags = 0,
+		.bind_flags = XDP_USE_NEED_WAKEUP |
+			      (zc ? XDP_ZEROCOPY : XDP_COPY),
+	};
+
+#ifdef PP_AF_XDP_OWN_PROG
+	cfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
+#endif
+	err = xsk_socket__create_shared(&xq->xsk, xp->iface->name, xq->qid,
+					um->umem, &xq->rx, &xq->tx,
+					first ? &um->fill0 : &xq->fill,
+					first ? &um->comp0 : &xq->comp, &cfg);
+	if (err)
+		return err;
+	if (first) {
+		xq->fill = um->fill0;
+		xq->comp = um->comp0;
+	}
+	um->sockets++;
+	return 0;
+}
+
+/*
+ * Return every page the kernel still holds for this queue (fill ring, RX
+ * ring, TX ring, completion ring) to its pool: after the socket is gone
+ * they are found by their tags. One pass over the arena's descriptors.
+ */
+static void xdp_queue_reclaim(struct pp_port *port, struct xdp_queue *xq)
+{
+	struct pp_page *batch[PP_NET_BURST];
+	uint64_t i, npages = xq->umem_size >> PP_PAGE_SHIFT;
+	unsigned int k = 0;
+
+	for (i = 0; i < npages; i++) {
+		struct pp_page *page = xq->first + i;
+		uint64_t t = page->private_data;
+
+		if ((t & ~(uint64_t)3) != xq->tag || !(t & 3))
+			continue;
+		page->private_data = 0;
+		batch[k++] = page;
+		if (k == PP_NET_BURST) {
+			pp_net_return_pages(port->allocator, NULL, batch, k);
+			k = 0;
+		}
+	}
+	if (k)
+		pp_net_return_pages(port->allocator, NULL, batch, k);
+}
+
+/* Wait a little for queued TX frames to complete, so they go back to
+ * their pools through the normal path. */
+static void xdp_queue_drain_tx(struct pp_port *port, struct xdp_queue *xq,
+			       struct pp_txq *txq)
+{
+	struct timespec ts = { 0, 1000000 };
+	unsigned int ms;
+
+	(void)port;
+	for (ms = 0; xq->tx_outstanding && ms < XDP_DRAIN_MS; ms++) {
+		xdp_kick_tx(xq->fd);
+		xdp_complete(xq, txq);
+		if (xq->tx_outstanding)
+			nanosleep(&ts, NULL);
+	}
+}
+
+static void xdp_port_teardown(struct pp_port *port, struct xdp_port *xp)
+{
+	unsigned int q;
+
+	for (q = 0; q < xp->nr_queues; q++) {
+		struct xdp_queue *xq = &xp->q[q];
+
+		if (!xq->xsk)
+			continue;
+		if (q < port->nr_txq)
+			xdp_queue_drain_tx(port, xq, &port->txq[q]);
+		xsk_socket__delete(xq->xsk);
+		xq->xsk = NULL;
+		if (xq->bad_desc || xq->bad_comp)
+			PP_WARN("af_xdp: %s queue %u dropped %llu bad RX and %llu bad completion descriptors",
+				port->name, xq->qid,
+				(unsigned long long)xq->bad_desc,
+				(unsigned long long)xq->bad_comp);
+	}
+	/* Sockets first: only then is the kernel done with the pages. */
+	for (q = 0; q < xp->nr_queues; q++)
+		if (xp->q[q].tag)
+			xdp_queue_reclaim(port, &xp->q[q]);
+	pthread_mutex_lock(&xdp_lock);
+	if (xp->umem)
+		xdp_umem_put(xp->umem);
+	if (xp->iface)
+		xdp_iface_put(xp->iface);
+	pthread_mutex_unlock(&xdp_lock);
+	free(xp->q);
+	free(xp);
+}
+
+/* ---- probe and remove ----------------------------------------------- */
+
+static int xdp_parse(struct pp_port *port, const struct pp_devargs *da,
+		     const char **ifname, unsigned long *qid,
+		     enum xsk_bind_mode *mode)
+{
+	unsigned long queues = port->nr_rxq;
+	const char *m;
+
+	*ifname = pp_devargs_get(da, "iface");
+	if (!*ifname || !**ifname) {
+		PP_ERR("device '%s': name the interface: 'af_xdp:IFNAME[,queue=Q][,queues=N][,mode=auto|copy|zc]'",
+		       da->devstr);
+		return -EINVAL;
+	}
+	if (strlen(*ifname) >= IF_NAMESIZE) {
+		PP_ERR("device '%s': interface name '%s' is too long (at most %d characters)",
+		       da->devstr, *ifname, IF_NAMESIZE - 1);
+		return -EINVAL;
+	}
+	*qid = 0;
+	if (pp_devargs_uint(da, "queue", 0, 255, qid) ||
+	    pp_devargs_uint(da, "queues", 1, 256, &queues))
+		return -EINVAL;
+	if (queues != port->nr_rxq) {
+		PP_ERR("device '%s': queues=%lu but the port was opened with %u RX queues; give the same count to both",
+		       da->devstr, queues, port->nr_rxq);
+		return -EINVAL;
+	}
+	if (*qid + queues > 256) {
+		PP_ERR("device '%s': queues %lu..%lu are past the program's 256 slots",
+		       da->devstr, *qid, *qid + queues - 1);
+		return -EINVAL;
+	}
+	if (port->nr_txq > port->nr_rxq) {
+		PP_ERR("device '%s': %u TX queues but %u RX queues: af_xdp sends on the RX queues' sockets, open at most as many TX queues",
+		       da->devstr, port->nr_txq, port->nr_rxq);
+		return -EINVAL;
+	}
+	m = pp_devargs_get(da, "mode");
+	if (!m || !strcmp(m, "auto")) {
+		*mode = XSK_BIND_AUTO;
+	} else if (!strcmp(m, "copy")) {
+		*mode = XSK_BIND_COPY;
+	} else if (!strcmp(m, "zc")) {
+		*mode = XSK_BIND_ZC;
+	} else {
+		PP_ERR("device '%s': bad mode '%s': expected auto, copy or zc",
+		       da->devstr, m);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The arena the port's pools draw from: the allocator must have one. */
+static struct pp_arena *xdp_port_arena(struct pp_port *port)
+{
+	struct pp_page *page;
+	struct pp_arena *arena;
+
+	if (pp_allocator_zone_count(port->allocator) != 1) {
+		PP_ERR("port %s: af_xdp needs an allocator over exactly one arena (one UMEM per port)",
+		       port->name);
+		return NULL;
+	}
+	page = pp_pool_alloc_pages(port->rxq[0].pool);
+	if (!page) {
+		PP_ERR("port %s: no page in the allocator; give the arena more memory",
+		       port->name);
+		return NULL;
+	}
+	arena = pp_page_arena(port->allocator, page);
+	pp_pool_recycle_direct(port->rxq[0].pool, page);
+	return arena;
+}
+
+static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
+{
+	unsigned int ring_size = port->conf.ring_size;
+	struct xdp_port *xp;
+	const char *ifname;
+	struct pp_arena *arena;
+	enum xsk_bind_mode mode;
+	unsigned long qid;
+	unsigned int q;
+	int ifindex, err = 0;
+
+	err = xdp_parse(port, da, &ifname, &qid, &mode);
+	if (err)
+		return err;
+	if (ring_size & (ring_size - 1)) {
+		PP_ERR("device '%s': AF_XDP rings need a power-of-two size, not %u",
+		       da->devstr, ring_size);
+		return -EINVAL;
+	}
+	ifindex = (int)if_nametoindex(ifname);
+	if (!ifindex) {
+		PP_ERR("device '%s': no interface '%s' here (ip link show)",
+		       da->devstr, ifname);
+		return -ENODEV;
+	}
+	if (geteuid() != 0) {
+		PP_ERR("device '%s': af_xdp needs root (CAP_NET_ADMIN, CAP_BPF, CAP_SYS_ADMIN): run as root",
+		       da->devstr);
+		return -EPERM;
+	}
+	arena = xdp_port_arena(port);
+	if (!arena)
+		return -EINVAL;
+
+	libxdp_set_print(xdp_libxdp_print);
+	libbpf_set_print(xdp_libbpf_print);
+	xdp_memlock_raise();
+	err = xdp_bpffs_ensure();
+	if (err)
+		return err;
+
+	xp = calloc(1, sizeof(*xp));
+	if (!xp)
+		return -ENOMEM;
+	xp->mode = mode;
+	xp->nr_queues = port->nr_rxq;
+	xp->q = aligned_alloc(PP_CACHE_LINE, xp->nr_queues * sizeof(*xp->q));
+	if (!xp->q) {
+		free(xp);
+		return -ENOMEM;
+	}
+	memset(xp->q, 0, xp->nr_queues * sizeof(*xp->q));
+
+	pthread_mutex_lock(&xdp_lock);
+	xp->iface = xdp_iface_get(ifname, ifindex, &err);
+	if (xp->iface)
+		xp->umem = xdp_umem_get(port->allocator, arena, ring_size,
+					port->conf.headroom, &err);
+	pthread_mutex_unlock(&xdp_lock);
+	if (!xp->iface || !xp->umem)
+		goto err_teardown;
+
+	for (q = 0; q < xp->nr_queues; q++) {
+		struct xdp_queue *xq = &xp->q[q];
+
+		xq->qid = (unsigned int)qid + q;
+		xq->pool = port->rxq[q].pool;
+		xq->base = xp->umem->base;
+		xq->first = xp->umem->first;
+		xq->umem_size = xp->umem->size;
+		pthread_mutex_lock(&xdp_lock);
+		if (mode != XSK_BIND_COPY) {
+			err = xdp_socket_create(xp, xq, ring_size, true);
+			if (!err)
+				xp->zero_copy = xq->zero_copy = true;
+			else if (mode == XSK_BIND_ZC) {
+				pthread_mutex_unlock(&xdp_lock);
+				PP_ERR("device '%s': %s queue %u has no zero-copy AF_XDP: %s (use mode=copy or mode=auto)",
+				       da->devstr, ifname, xq->qid,
+				       strerror(-err));
+				goto err_teardown;
+			}
+		}
+		if (!xq->xsk)
+			err = xdp_socket_create(xp, xq, ring_size, false);
+		pthread_mutex_unlock(&xdp_lock);
+		if (!xq->xsk) {
+			if (err) {
+				PP_ERR("device '%s': cannot bind an XDP socket to %s queue %u: %s (%s)",
+				       da->devstr, ifname, xq->qid,
+				       strerror(-err),
+				       err == -EINVAL ?
+				       "is the queue index below the interface's channel count?" :
+				       err == -EAFNOSUPPORT ?
+				       "this kernel has no XDP sockets" :
+				       "is another program using this queue?");
+				goto err_teardown;
+			}
+		}
+		xq->fd = xsk_socket__fd(xq->xsk);
+		/* Aligned to a cache line, so the two low bits are free. */
+		xq->tag = (uint64_t)(uintptr_t)xq;
+#ifdef PP_AF_XDP_OWN_PROG
+		err = xsk_socket__update_xskmap(xq->xsk, xp->iface->map_fd);
+		if (err) {
+			PP_ERR("device '%s': cannot add the socket of queue %u to the XDP program's map: %s",
+			       da->devstr, xq->qid, strerror(-err));
+			goto err_teardown;
+		}
+#endif
+		port->rxq[q].priv = xq;
+		if (q < port->nr_txq)
+			port->txq[q].priv = xq;
+		/* Hand the kernel buffers before the first frame comes. */
+		xdp_fill_refill(xq, xq->pool, ring_size * 2 / XDP_FILL_BATCH);
+	}
+	PP_INFO("port %s: AF_XDP on %s queues %lu..%lu, %s mode",
+		port->name, ifname, qid, qid + xp->nr_queues - 1,
+		xp->zero_copy ? "zero-copy" : "copy");
+	/* The port is named after the interface, as the kernel names it. */
+	snprintf(port->name, sizeof(port->name), "%s", ifname);
+	port->priv = xp;
+	return 0;
+
+err_teardown:
+	for (q = 0; q < port->nr_rxq; q++)
+		port->rxq[q].priv = NULL;
+	for (q = 0; q < port->nr_txq; q++)
+		port->txq[q].priv = NULL;
+	xdp_port_teardown(port, xp);
+	return err ? err : -EINVAL;
+}
+
+static void xdp_remove(struct pp_port *port)
+{
+	struct xdp_port *xp = port->priv;
+
+	if (!xp)
+		return;
+	xdp_port_teardown(port, xp);
+	port->priv = NULL;
+}
+
+static const char *const xdp_keys[] = { "iface", "queue", "queues", "mode",
+					NULL };
+
+const struct pp_net_driver pp_net_af_xdp_driver = {
+	.name = "af_xdp",
+	.keys = xdp_keys,
+	.help = "af_xdp:IFNAME[,queue=<0..255>][,queues=<RX queues>][,mode=auto|copy|zc]",
+	.ops = {
+		.probe = xdp_probe,
+		.remove = xdp_remove,
+		.rx_burst = xdp_rx_burst,
+		.tx_burst = xdp_tx_burst,
+	},
+};

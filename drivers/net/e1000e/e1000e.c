@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * e1000e.c - a poll-mode driver for the Intel 82574 (8086:10d3, QEMU's
+ * -device e1000e) through VFIO: one RX and one TX queue, legacy
+ * descriptors, no interrupts.
+ *
+ *   e1000e:0000:00:02.0          (pp_port_open() rewrites it as
+ *   e1000e,iface=0000:00:02.0     iface=; pci= is the same key)
+ *   e1000e0,pci=0000:00:02.0      (the port's conf.dma must be a VFIO domain)
+ *
+ * Memory: both descriptor rings are one 4 KiB arena page each (256
+ * descriptors), taken from the port's allocator, so they lie in memory the
+ * domain has mapped. RX buffers come from the RX queue's page_pool, which
+ * maps each page once (an O(1) IOVA lookup); a buffer starts at the page's
+ * colour plus the headroom and is 2048 bytes long (RCTL.BSIZE).
+ *
+ * Nothing the device writes is trusted: a descriptor with error bits,
+ * without EOP (a frame spread over buffers, which 2048-byte buffers and a
+ * 1522-byte maximum never need), or with a length above the buffer or below
+ * an Ethernet header is dropped, its page recycled, and counted in the
+ * queue's errors.
+ *
+ * Ownership (7.1.5, 7.2.2): the device owns RX descriptors [RDH, RDT) and
+ * TX descriptors [TDH, TDT). One slot of each ring stays empty so that
+ * head == tail means empty. Writes to descriptors are ordered before the
+ * tail write by a release fence; reads of a descriptor's fields after its
+ * DD bit by an acquire fence (x86 keeps both orders; the fences keep the
+ * compiler from moving the accesses).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <pagepool/pp_net_driver.h>
+
+#include "../../bus/pci/pp_pci_priv.h"
+#include "common/pp_log_priv.h"
+#include "drivers.h"
+#include "e1000e_priv.h"
+
+/* Reset completes within 1 ms (datasheet 14.4); allow 100. */
+#define RESET_WAIT_MS 100
+/* Auto-negotiation takes up to a few seconds on copper. */
+#define LINK_WAIT_MS 5000
+/* Ethernet header: anything shorter is not a frame. */
+#define ETH_HLEN 14
+/*
+ * Refilled RX descriptors are handed back (an RDT write) in batches of at
+ * least this many: every register write is a trap into the device model
+ * (a PCIe write on hardware). DPDK's em driver uses the same threshold
+ * (rx_free_thresh 32); the device still holds at least 256 - 32 - 1.
+ */
+#define RX_FREE_THRESH 32
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The IOVA of @page plus @off, from the pool's mapping or the domain. */
+static uint64_t page_iova(struct e1000e_port *ep, struct pp_page *page)
+{
+	uint64_t iova = pp_page_dma_addr(page);
+
+	if (!iova && pp_dma_map_page(ep->dma, pp_page_address(page), 0,
+				     PP_DMA_BIDIRECTIONAL, &iova))
+		return 0;
+	return iova;
+}
+
+/* Give slot @i a fresh buffer. */
+static void rx_fill(struct e1000e_port *ep, unsigned int i,
+		    struct pp_page *page)
+{
+	uint32_t off = pp_net_buf_color(page, ep->headroom, E1000_RX_BUF_LEN);
+
+	ep->rx_page[i] = page;
+	ep->rx_off[i] = off;
+	ep->rx_ring[i].addr = pp_page_dma_addr(page) + off + ep->headroom;
+	ep->rx_ring[i].status = 0;
+}
+
+static unsigned int e1000e_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				    unsigned int n)
+{
+	struct e1000e_port *ep = rxq->port->priv;
+	struct pp_page *fresh[PP_NET_BURST];
+	unsigned int got = 0, bad = 0, nr_fresh, used = 0, i = ep->rx_next;
+	unsigned int ready;
+
+	if (n > PP_NET_BURST)
+		n = PP_NET_BURST;
+	/* How many are done, so that an empty poll costs one load. */
+	for (ready = 0; ready < n; ready++)
+		if (!(__atomic_load_n(&ep->rx_ring[(i + ready) & RING_MASK].status,
+				      __ATOMIC_RELAXED) & E1000_RXD_STAT_DD))
+			break;
+	if (!ready)
+		return 0;
+	/* Replacement buffers first, in one bulk call: a descriptor is only
+	 * taken when its slot can be refilled, so the ring never has holes. */
+	nr_fresh = pp_pool_alloc_bulk(rxq->pool, fresh, ready);
+	while (used < nr_fresh) {
+		struct e1000_rx_desc *d = &ep->rx_ring[i];
+		uint8_t status = __atomic_load_n(&d->status, __ATOMIC_RELAXED);
+		struct pp_page *page;
+		uint16_t len;
+
+		if (!(status & E1000_RXD_STAT_DD))
+			break;
+		/* Fields are read after DD: pairs with the device's write
+		 * order (status written last, 7.1.4.1). */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		len = d->length;
+		page = ep->rx_page[i];
+		if (PP_UNLIKELY(d->errors || !(status & E1000_RXD_STAT_EOP) ||
+				len > E1000_RX_BUF_LEN || len < ETH_HLEN)) {
+			pp_pool_recycle_direct(rxq->pool, page);
+			bad++;
+		} else {
+			frames[got].page = page;
+			frames[got].offset = ep->rx_off[i];
+			frames[got].headroom = ep->headroom;
+			frames[got].len = len;
+			got++;
+		}
+		rx_fill(ep, i, fresh[used++]);
+		i = (i + 1) & RING_MASK;
+	}
+	while (used < nr_fresh)
+		pp_pool_recycle_direct(rxq->pool, fresh[--nr_fresh]);
+	ep->rx_next = i;
+	ep->rx_hold += used;
+	if (ep->rx_hold >= RX_FREE_THRESH) {
+		ep->rx_hold = 0;
+		/* Descriptors are written before the device may use them;
+		 * RDT is the slot after the last one refilled, minus the
+		 * one that stays empty. */
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		e1000_write(ep->regs, E1000_RDT, (i - 1) & RING_MASK);
+	}
+	if (PP_UNLIKELY(bad))
+		pp_net_stat_add(&rxq->stats.errors, bad);
+	return got;
+}
+
+/* Reclaim sent descriptors; their pages go back to their pools. */
+static void tx_clean(struct pp_txq *txq, struct e1000e_port *ep)
+{
+	struct pp_page *done[PP_NET_BURST];
+	unsigned int nr = 0, i = ep->tx_clean;
+
+	while (i != ep->tx_tail) {
+		uint8_t st = __atomic_load_n(&ep->tx_ring[i].status,
+					     __ATOMIC_RELAXED);
+
+		if (!(st & E1000_TXD_STAT_DD))
+			break;
+		done[nr++] = ep->tx_page[i];
+		ep->tx_page[i] = NULL;
+		i = (i + 1) & RING_MASK;
+		if (nr == PP_NET_BURST) {
+			pp_net_return_pages(txq->port->allocator,
+					    txq->napi_pool, done, nr);
+			nr = 0;
+		}
+	}
+	ep->tx_clean = i;
+	if (nr)
+		pp_net_return_pages(txq->port->allocator, txq->napi_pool, done,
+				    nr);
+}
+
+static unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
+				    unsigned int n)
+{
+	struct e1000e_port *ep = txq->port->priv;
+	unsigned int sent, t = ep->tx_tail;
+
+	tx_clean(txq, ep);
+	for (sent = 0; sent < n; sent++) {
+		struct pp_frame *f = &frames[sent];
+		struct e1000_tx_desc *d = &ep->tx_ring[t];
+		uint64_t iova;
+
+		if (((t + 1) & RING_MASK) == ep->tx_clean)
+			break;
+		iova = page_iova(ep, f->page);
+		if (PP_UNLIKELY(!iova)) {
+			pp_net_stat_add(&txq->stats.errors, 1);
+			break;
+		}
+		d->addr = iova + f->offset + f->headroom;
+		d->length = f->len;
+		d->cso = 0;
+		d->cmd = E1000_TXD_CMD_EOP | E1000_TXD_CMD_IFCS |
+			 E1000_TXD_CMD_RS;
+		d->status = 0;
+		d->css = 0;
+		d->special = 0;
+		ep->tx_page[t] = f->page;
+		t = (t + 1) & RING_MASK;
+	}
+	if (sent) {
+		ep->tx_tail = t;
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		e1000_write(ep->regs, E1000_TDT, t);
+	}
+	return sent;
+}
+
+/* 14.4 software reset: interrupts masked before and after. */
+static int hw_reset(struct e1000e_port *ep)
+{
+	unsigned int ms;
+
+	e1000_write(ep->regs, E1000_IMC, 0xffffffff);
+	e1000_write(ep->regs, E1000_CTRL,
+		    e1000_read(ep->regs, E1000_CTRL) | E1000_CTRL_RST);
+	for (ms = 0; ms < RESET_WAIT_MS; ms++) {
+		sleep_ms(1);
+		if (!(e1000_read(ep->regs, E1000_CTRL) & E1000_CTRL_RST))
+			break;
+	}
+	if (ms == RESET_WAIT_MS)
+		return -ETIMEDOUT;
+	e1000_write(ep->regs, E1000_IMC, 0xffffffff);
+	(void)e1000_read(ep->regs, E1000_ICR);
+	return 0;
+}
+
+static int ring_alloc(struct pp_port *port, struct e1000e_port *ep,
+		      unsigned int which, uint64_t *iova)
+{
+	struct pp_page *page = pp_alloc_page(port->allocator);
+
+	if (!page)
+		return -ENOMEM;
+	ep->ring_page[which] = page;
+	memset(pp_page_address(page), 0, PP_PAGE_SIZE);
+	return pp_dma_map_page(ep->dma, pp_page_address(page), 0,
+			       PP_DMA_BIDIRECTIONAL, iova);
+}
+
+static void stats_clear(struct e1000e_port *ep)
+{
+	static const uint32_t regs[] = { E1000_CRCERRS, E1000_MPC, E1000_GPRC,
+					 E1000_GPTC, E1000_RNBC, E1000_TPR };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
+		(void)e1000_read(ep->regs, regs[i]);
+}
+
+static void e1000e_remove(struct pp_port *port);
+
+static int e1000e_probe(struct pp_port *port, const struct pp_devargs *da)
+{
+	const char *addr = pp_devargs_get(da, "pci");
+	struct e1000e_port *ep;
+	uint64_t rx_iova, tx_iova;
+	uint32_t ral, rah;
+	unsigned int i, ms;
+	int err;
+
+	if (!addr)
+		addr = pp_devargs_get(da, "iface");
+	if (!addr) {
+		PP_ERR("e1000e: device '%s' needs a PCI address: e1000e:0000:00:02.0 or e1000e0,pci=0000:00:02.0",
+		       da->devstr);
+		return -EINVAL;
+	}
+	if (!port->conf.dma || pp_dma_mode(port->conf.dma) != PP_IOVA_VFIO) {
+		PP_ERR("e1000e: %s: the port needs conf.dma, a PP_IOVA_VFIO domain with the arena mapped",
+		       addr);
+		return -EINVAL;
+	}
+	if (port->nr_rxq != 1 || port->nr_txq != 1) {
+		PP_ERR("e1000e: %s: one RX and one TX queue only (the 82574 has two, not used yet): set nr_rxq = 1",
+		       addr);
+		return -EINVAL;
+	}
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	port->priv = ep;
+	ep->dma = port->conf.dma;
+	ep->headroom = (uint16_t)port->conf.headroom;
+	if (ep->headroom + E1000_RX_BUF_LEN > PP_PAGE_SIZE) {
+		PP_ERR("e1000e: headroom %u leaves no 2048-byte buffer in a page: use a headroom up to %u",
+		       ep->headroom, (unsigned int)(PP_PAGE_SIZE - E1000_RX_BUF_LEN));
+		err = -EINVAL;
+		goto err_remove;
+	}
+	ep->pci = pp_pci_open(ep->dma, addr);
+	if (!ep->pci) {
+		err = -errno;
+		goto err_remove;
+	}
+	if (ep->pci->vendor != 0x8086 || ep->pci->device != 0x10d3 ||
+	    !ep->pci->bar_addr[0]) {
+		PP_ERR("e1000e: %s is %04x:%04x, not an 82574 (8086:10d3) with BAR0",
+		       addr, ep->pci->vendor, ep->pci->device);
+		err = -ENODEV;
+		goto err_remove;
+	}
+	ep->regs = ep->pci->bar_addr[0];
+	err = hw_reset(ep);
+	if (err) {
+		PP_ERR("e1000e: %s: reset did not complete", addr);
+		goto err_remove;
+	}
+	/* The MAC address, loaded from the NVM into RAL0/RAH0 (10.2.5.12). */
+	ral = e1000_read(ep->regs, E1000_RAL0);
+	rah = e1000_read(ep->regs, E1000_RAH0);
+	for (i = 0; i < 4; i++)
+		ep->mac[i] = (uint8_t)(ral >> (8 * i));
+	ep->mac[4] = (uint8_t)rah;
+	ep->mac[5] = (uint8_t)(rah >> 8);
+	e1000_write(ep->regs, E1000_RAH0, rah | E1000_RAH_AV);
+
+	err = ring_alloc(port, ep, 0, &rx_iova);
+	if (!err)
+		err = ring_alloc(port, ep, 1, &tx_iova);
+	if (err) {
+		PP_ERR("e1000e: %s: no DMA-mapped page for the descriptor rings (%s): grow the arena or map it in conf.dma",
+		       addr, strerror(-err));
+		goto err_remove;
+	}
+	ep->rx_ring = pp_page_address(ep->ring_page[0]);
+	ep->tx_ring = pp_page_address(ep->ring_page[1]);
+	pp_pool_set_owner(port->rxq[0].pool);
+	/* Every slot always holds a buffer, the one the tail hides too: it
+	 * is handed over when the tail moves past it. */
+	for (i = 0; i < RING_SIZE; i++) {
+		struct pp_page *page = pp_pool_alloc_pages(port->rxq[0].pool);
+
+		if (!page) {
+			PP_ERR("e1000e: %s: the RX pool gave %u of %zu buffers: grow the arena",
+			       addr, i, RING_SIZE);
+			err = -ENOMEM;
+			goto err_remove;
+		}
+		rx_fill(ep, i, page);
+	}
+
+	/* 14.6 receive initialisation: legacy descriptors, 2048-byte
+	 * buffers, CRC stripped, promiscuous (a forwarder sees every frame). */
+	e1000_write(ep->regs, E1000_RFCTL,
+		    e1000_read(ep->regs, E1000_RFCTL) & ~E1000_RFCTL_EXSTEN);
+	e1000_write(ep->regs, E1000_RDBAL, (uint32_t)rx_iova);
+	e1000_write(ep->regs, E1000_RDBAH, (uint32_t)(rx_iova >> 32));
+	e1000_write(ep->regs, E1000_RDLEN, PP_PAGE_SIZE);
+	e1000_write(ep->regs, E1000_RDH, 0);
+	e1000_write(ep->regs, E1000_RDT, RING_SIZE - 1);
+	e1000_write(ep->regs, E1000_RCTL,
+		    E1000_RCTL_EN | E1000_RCTL_UPE | E1000_RCTL_MPE |
+			    E1000_RCTL_BAM | E1000_RCTL_SECRC);
+	/* 14.7 transmit initialisation. */
+	e1000_write(ep->regs, E1000_TDBAL, (uint32_t)tx_iova);
+	e1000_write(ep->regs, E1000_TDBAH, (uint32_t)(tx_iova >> 32));
+	e1000_write(ep->regs, E1000_TDLEN, PP_PAGE_SIZE);
+	e1000_write(ep->regs, E1000_TDH, 0);
+	e1000_write(ep->regs, E1000_TDT, 0);
+	e1000_write(ep->regs, E1000_TIPG, E1000_TIPG_DEFAULT);
+	e1000_write(ep->regs, E1000_TCTL,
+		    E1000_TCTL_EN | E1000_TCTL_PSP | E1000_TCTL_CT |
+			    E1000_TCTL_COLD);
+	stats_clear(ep);
+
+	e1000_write(ep->regs, E1000_CTRL,
+		    e1000_read(ep->regs, E1000_CTRL) | E1000_CTRL_SLU);
+	for (ms = 0; ms < LINK_WAIT_MS; ms += 10) {
+		if (e1000_read(ep->regs, E1000_STATUS) & E1000_STATUS_LU)
+			break;
+		sleep_ms(10);
+	}
+	if (ms >= LINK_WAIT_MS)
+		PP_WARN("e1000e: %s: no link after %u ms: check the cable (or QEMU's -netdev)",
+			addr, LINK_WAIT_MS);
+	PP_INFO("e1000e: %s: %02x:%02x:%02x:%02x:%02x:%02x, link %s", addr,
+		ep->mac[0], ep->mac[1], ep->mac[2], ep->mac[3], ep->mac[4],
+		ep->mac[5], ms < LINK_WAIT_MS ? "up" : "down");
+	port->txq[0].priv = ep;
+	port->rxq[0].priv = ep;
+	return 0;
+
+err_remove:
+	e1000e_remove(port);
+	return err;
+}
+
+static void e1000e_remove(struct pp_port *port)
+{
+	struct e1000e_port *ep = port->priv;
+	struct pp_page *pages[RING_SIZE];
+	unsigned int i, nr = 0;
+
+	if (!ep)
+		return;
+	if (ep->regs) {
+		/* Stop both units before their memory goes away. */
+		e1000_write(ep->regs, E1000_RCTL, 0);
+		e1000_write(ep->regs, E1000_TCTL, 0);
+		(void)hw_reset(ep);
+	}
+	pp_pci_close(ep->pci);
+	for (i = 0; i < RING_SIZE; i++)
+		if (ep->rx_page[i])
+			pp_pool_recycle_direct(port->rxq[0].pool,
+					       ep->rx_page[i]);
+	for (i = 0; i < RING_SIZE; i++)
+		if (ep->tx_page[i])
+			pages[nr++] = ep->tx_page[i];
+	if (nr)
+		pp_net_return_pages(port->allocator, NULL, pages, nr);
+	for (i = 0; i < 2; i++)
+		if (ep->ring_page[i])
+			pp_free_page(port->allocator, ep->ring_page[i]);
+	free(ep);
+	port->priv = NULL;
+}
+
+/* See e1000e_hw.h. */
+int pp_e1000e_stats(struct pp_port *port, uint64_t *rx, uint64_t *tx,
+		    uint64_t *missed, uint64_t *crc)
+{
+	struct e1000e_port *ep;
+
+	if (!port || port->drv != &pp_net_e1000e_driver || !port->priv)
+		return -EINVAL;
+	ep = port->priv;
+	*rx = e1000_read(ep->regs, E1000_GPRC);
+	*tx = e1000_read(ep->regs, E1000_GPTC);
+	*missed = e1000_read(ep->regs, E1000_MPC);
+	*crc = e1000_read(ep->regs, E1000_CRCERRS);
+	return 0;
+}
+
+static const char *const e1000e_keys[] = { "pci", "iface", NULL };
+
+const struct pp_net_driver pp_net_e1000e_driver = {
+	.name = "e1000e",
+	.keys = e1000e_keys,
+	.help = "e1000e:<domain:bus:slot.fn> or pci=<...> (bound to vfio-pci; conf.dma a VFIO domain)",
+	.ops = {
+		.probe = e1000e_probe,
+		.remove = e1000e_remove,
+		.rx_burst = e1000e_rx_burst,
+		.tx_burst = e1000e_tx_burst,
+	},
+};

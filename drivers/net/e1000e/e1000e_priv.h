@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * e1000e_priv.h - the e1000e driver's per-port state, for the driver and
+ * for the in-guest tests that check how it treats what the device writes.
+ */
+#ifndef PP_E1000E_PRIV_H
+#define PP_E1000E_PRIV_H
+
+#include <pagepool/pp_net_driver.h>
+
+#include "e1000e_hw.h"
+
+struct pp_pci_dev;
+
+/* One 4 KiB page of 16-byte descriptors; RDLEN/TDLEN must be a multiple
+ * of 128 bytes (10.2.5.6), which 4096 is. */
+#define RING_SIZE (PP_PAGE_SIZE / sizeof(struct e1000_rx_desc))
+#define RING_MASK (RING_SIZE - 1)
+
+struct e1000e_port {
+	struct pp_pci_dev *pci;
+	volatile uint8_t *regs;
+	struct pp_dma *dma;
+	/* RX: the polling thread's. */
+	struct e1000_rx_desc *rx_ring;
+	struct pp_page *rx_page[RING_SIZE];
+	uint32_t rx_off[RING_SIZE];   /* buffer offset in the page */
+	unsigned int rx_next;         /* next descriptor to check */
+	unsigned int rx_hold;         /* refilled, not yet given (RDT) */
+	/* TX: the sending thread's. */
+	struct e1000_tx_desc *tx_ring;
+	struct pp_page *tx_page[RING_SIZE];
+	unsigned int tx_clean;        /* oldest descriptor not yet reclaimed */
+	unsigned int tx_tail;         /* next descriptor to fill */
+	struct pp_page *ring_page[2];
+	uint16_t headroom;
+	uint8_t mac[6];
+};
+
+#endif /* PP_E1000E_PRIV_H */

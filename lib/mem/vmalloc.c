@@ -1,0 +1,797 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * vmalloc.c - large virtually contiguous areas (pp_vmalloc.h): which page
+ * sizes an area uses, where its pages come from, on which nodes, and what
+ * it wastes. The syscalls are in lib/os; this file owns the policy and the
+ * cleanup.
+ *
+ * Layout of an area of len bytes (size rounded up to 4 KiB):
+ *
+ *   base (aligned to the largest page used)
+ *   | n1 x 1 GiB | n2 x 2 MiB | tail: n3 x 4 KiB (less than 2 MiB unless
+ *                                    bigger pages were off or short) |
+ *
+ * n1 is as many 1 GiB pages as fit and are free, n2 likewise with 2 MiB
+ * pages in what is left. Hugepages come from one hugetlb memfd per size,
+ * fallocate()d before anything is mapped (a shortage is ENOSPC, not a
+ * SIGBUS) and closed once mapped: the mapping keeps the pages, and
+ * munmap() gives them back. The tail is anonymous memory, or pages of a
+ * 4 KiB arena taken with the allocator's bulk array call and mapped again
+ * here from the arena's memfd.
+ *
+ * This file sits beside the arena in lib/mem but calls up into lib/page
+ * for the allocator's base pages; libpagepool holds both, and meson links
+ * the component libraries as one group.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pagepool/pp_vmalloc.h>
+
+#include "common/pp_log_priv.h"
+#include "os/pp_os_priv.h"
+
+#define SZ_4K PP_PAGE_SIZE_4K
+#define SZ_2M PP_PAGE_SIZE_2M
+#define SZ_1G PP_PAGE_SIZE_1G
+
+#define NAME_LEN 48
+
+/*
+ * Base pages whose node is looked up one by one; beyond them one in
+ * SAMPLE_STRIDE is (a query per 4 KiB page of a 1 GiB area would take a
+ * quarter of a million system calls). 512 pages: one 2 MiB page's worth,
+ * which covers any tail of an area that has hugepages.
+ */
+#define SAMPLE_STRIDE 512UL
+
+#define KNOWN_FLAGS                                                      \
+	(PP_VMALLOC_F_NO_HUGE | PP_VMALLOC_F_NO_1G | PP_VMALLOC_F_NO_2M |   \
+	 PP_VMALLOC_F_NO_FALLBACK | PP_VMALLOC_F_INTERLEAVE |               \
+	 PP_VMALLOC_F_ROUND_UP)
+
+/* The hugepage sizes an area may use, largest first. */
+static const struct huge_size {
+	size_t page_size;
+	unsigned int off_flag;
+	const char *name;
+} huge_sizes[] = {
+	{ SZ_1G, PP_VMALLOC_F_NO_1G, "1 GiB" },
+	{ SZ_2M, PP_VMALLOC_F_NO_2M, "2 MiB" },
+};
+#define NR_HUGE_SIZES (sizeof(huge_sizes) / sizeof(huge_sizes[0]))
+
+/* One page size's share of the area: a hugetlb memfd holding nr pages. */
+struct huge_part {
+	size_t page_size;
+	unsigned long nr;
+	int fd;
+};
+
+struct pp_vm_area {
+	void *addr;
+	size_t len;			/* mapped and reserved */
+	struct pp_allocator *alloc;	/* where pages[] go back to */
+	struct pp_page **pages;		/* base pages from the allocator */
+	unsigned long nr_pages;
+	struct pp_vm_area_stats stats;
+	char name[NAME_LEN];
+};
+
+bool pp_vmalloc_huge_disabled(void)
+{
+	const char *v = getenv(PP_VMALLOC_ENV_NOHUGE);
+
+	/* Like the kernel's nohugevmalloc: present and not "0" means off. */
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+bool pp_vmalloc_page_size_supported(size_t page_size)
+{
+	switch (page_size) {
+	case SZ_4K:
+		return true;
+	case SZ_2M:
+	case SZ_1G:
+		return pp_os_hugepage_size_supported(page_size);
+	default:
+		/* No query for this size: unsupported, as in the seed. */
+		return false;
+	}
+}
+
+long pp_vmalloc_pages_available(size_t page_size, int node)
+{
+	long avail, resv, on_node;
+
+	if (page_size != SZ_2M && page_size != SZ_1G)
+		return -EINVAL;
+	if (!pp_os_hugepage_size_supported(page_size))
+		return -ENOENT;
+	/*
+	 * free_hugepages still counts pages that other mappings reserved
+	 * but have not touched: not ours to take. No per-node reserve count
+	 * exists, so a node's figure is capped by the machine's.
+	 */
+	avail = pp_os_hugepages_free(page_size, -1);
+	if (avail < 0)
+		return avail;
+	resv = pp_os_hugepages_reserved(page_size);
+	if (resv > 0)
+		avail = avail > resv ? avail - resv : 0;
+	if (node < 0)
+		return avail;
+	on_node = pp_os_hugepages_free(page_size, node);
+	if (on_node < 0)
+		return on_node;
+	return on_node < avail ? on_node : avail;
+}
+
+static size_t round_up(size_t v, size_t to)
+{
+	if (v > SIZE_MAX - (to - 1))
+		return 0;
+	return (v + to - 1) & ~(to - 1);
+}
+
+/* Copy and check the caller's options; NULL means the defaults. */
+static int check_opts(size_t size, const struct pp_vmalloc_opts *uopts,
+		      struct pp_vmalloc_opts *o)
+{
+	const char *name;
+
+	memset(o, 0, sizeof(*o));
+	o->sz = sizeof(*o);
+	o->numa_node = PP_NUMA_NODE_ANY;
+	if (uopts) {
+		if (uopts->sz < sizeof(*o)) {
+			PP_ERR("vmalloc: opts->sz is %zu but must be at least %zu: set it to sizeof(struct pp_vmalloc_opts)",
+			       uopts->sz, sizeof(*o));
+			return -EINVAL;
+		}
+		for (size_t i = sizeof(*o); i < uopts->sz; i++) {
+			if (((const unsigned char *)uopts)[i]) {
+				PP_ERR("vmalloc: opts->sz is %zu and sets fields this pagepool does not know: rebuild against this version's headers",
+				       uopts->sz);
+				return -EINVAL;
+			}
+		}
+		*o = *uopts;
+		o->sz = sizeof(*o);
+	}
+	name = o->name ? o->name : "vmalloc";
+
+	if (size == 0) {
+		PP_ERR("vmalloc '%s': size is 0: ask for at least one byte",
+		       name);
+		return -EINVAL;
+	}
+	/* Room to round up to 1 GiB and to align the reservation. */
+	if (size > SIZE_MAX / 4) {
+		PP_ERR("vmalloc '%s': size %zu is too large for the address space",
+		       name, size);
+		return -EINVAL;
+	}
+	if (o->flags & ~KNOWN_FLAGS) {
+		PP_ERR("vmalloc '%s': unknown flags %#x", name,
+		       o->flags & ~KNOWN_FLAGS);
+		return -EINVAL;
+	}
+	if (o->flags & PP_VMALLOC_F_INTERLEAVE) {
+		uint64_t online = pp_os_online_node_mask();
+
+		if (!o->interleave_nodes)
+			o->interleave_nodes = online;
+		if (o->interleave_nodes & ~online) {
+			PP_ERR("vmalloc '%s': interleave mask %#llx names nodes that are not online (online: %#llx): pick nodes listed in /sys/devices/system/node/online",
+			       name, (unsigned long long)o->interleave_nodes,
+			       (unsigned long long)online);
+			return -EINVAL;
+		}
+		if (!pp_os_numa_available() && o->interleave_nodes != 1) {
+			PP_ERR("vmalloc '%s': cannot interleave over nodes %#llx: pagepool was built without libnuma (install libnuma-dev and rebuild)",
+			       name, (unsigned long long)o->interleave_nodes);
+			return -ENOSYS;
+		}
+		o->numa_node = PP_NUMA_NODE_ANY;
+	} else if (o->numa_node < PP_NUMA_NODE_ANY ||
+		   (o->numa_node >= 0 && !pp_os_node_online(o->numa_node))) {
+		PP_ERR("vmalloc '%s': NUMA node %d is not online: pass PP_NUMA_NODE_ANY or a node listed in /sys/devices/system/node/online",
+		       name, o->numa_node);
+		return -EINVAL;
+	} else if (o->numa_node >= 0 && !pp_os_numa_available() &&
+		   pp_os_node_count() > 1) {
+		PP_ERR("vmalloc '%s': cannot place memory on node %d: pagepool was built without libnuma (install libnuma-dev and rebuild)",
+		       name, o->numa_node);
+		return -ENOSYS;
+	}
+	return 0;
+}
+
+/* Whether @hs may be used at all: the switches and the kernel. */
+static bool huge_size_enabled(const struct huge_size *hs, unsigned int flags,
+			      bool env_off)
+{
+	if (env_off || (flags & (PP_VMALLOC_F_NO_HUGE | hs->off_flag)))
+		return false;
+	return pp_vmalloc_page_size_supported(hs->page_size);
+}
+
+/* One line naming the sysfs file and the figure to write into it. */
+static void report_short(const struct pp_vm_area *area,
+			 const struct pp_vmalloc_opts *o,
+			 const struct huge_size *hs, unsigned long want,
+			 long avail)
+{
+	long have = avail > 0 ? avail : 0;
+	long total = pp_os_hugepages_total(hs->page_size, o->numa_node);
+	long add = (long)want - have;
+	char path[160];
+
+	pp_os_hugepages_path(path, sizeof(path), hs->page_size, o->numa_node,
+			     "nr_hugepages");
+	PP_ERR("vmalloc '%s': need %lu free %zu kB hugepages%s but %ld are available: reserve %ld more with 'echo %ld > %s', or drop PP_VMALLOC_F_NO_FALLBACK to map with smaller pages",
+	       area->name, want, hs->page_size >> 10,
+	       o->numa_node >= 0 ? " on the node asked" : "", have, add,
+	       (total > 0 ? total : 0) + add, path);
+}
+
+/* Take the file's pages under the policy the options ask for. */
+static int populate_placed(int fd, size_t len, const struct pp_vmalloc_opts *o)
+{
+	struct pp_os_policy saved = { .changed = false };
+	int err = 0;
+
+	if (o->flags & PP_VMALLOC_F_INTERLEAVE)
+		err = pp_os_policy_interleave(o->interleave_nodes, &saved);
+	else if (o->numa_node >= 0)
+		err = pp_os_policy_bind(o->numa_node, &saved);
+	if (err)
+		return err;
+	err = pp_os_populate_file(fd, len);
+	pp_os_policy_restore(&saved);
+	return err;
+}
+
+/*
+ * Take up to @want pages of @hs into @part. Fewer (even none) when they are
+ * short and falling back is allowed; -ENOMEM after a message when it is
+ * not; another -errno after a message when something else failed.
+ */
+static int take_huge(struct pp_vm_area *area, const struct pp_vmalloc_opts *o,
+		     const struct huge_size *hs, unsigned long want,
+		     struct huge_part *part)
+{
+	bool strict = o->flags & PP_VMALLOC_F_NO_FALLBACK;
+	long avail = pp_vmalloc_pages_available(hs->page_size, o->numa_node);
+	unsigned long got = want;
+	int fd, err;
+
+	part->page_size = hs->page_size;
+	part->nr = 0;
+	part->fd = -1;
+	/*
+	 * Check first, so that a request that cannot be met takes nothing
+	 * from the pool others share; fallocate()'s ENOSPC stays the real
+	 * test, since the count can change under us.
+	 */
+	if (avail >= 0 && (unsigned long)avail < want) {
+		if (strict) {
+			report_short(area, o, hs, want, avail);
+			return -ENOMEM;
+		}
+		got = (unsigned long)avail;
+		area->stats.fallbacks++;
+		PP_INFO("vmalloc '%s': %ld of the %lu %s pages wanted are free; mapping the rest with smaller pages",
+			area->name, avail, want, hs->name);
+	}
+	if (got == 0)
+		return 0;
+
+	fd = pp_os_memfd(area->name, hs->page_size);
+	if (fd < 0) {
+		PP_ERR("vmalloc '%s': memfd_create for %s pages failed: %s",
+		       area->name, hs->name, strerror(-fd));
+		return fd;
+	}
+	err = populate_placed(fd, got * hs->page_size, o);
+	if (err == -ENOSPC || err == -ENOMEM) {
+		/* Lost a race for the pages, or the node had too few. */
+		close(fd);
+		if (strict) {
+			report_short(area, o, hs, want,
+				     pp_vmalloc_pages_available(hs->page_size,
+								o->numa_node));
+			return -ENOMEM;
+		}
+		if (got == want)
+			area->stats.fallbacks++;
+		PP_INFO("vmalloc '%s': taking %lu %s pages failed (%s); mapping with smaller pages",
+			area->name, got, hs->name, strerror(-err));
+		return 0;
+	}
+	if (err) {
+		PP_ERR("vmalloc '%s': allocating %lu %s pages failed: %s",
+		       area->name, got, hs->name, strerror(-err));
+		close(fd);
+		return err;
+	}
+	part->nr = got;
+	part->fd = fd;
+	return 0;
+}
+
+/* Put the calling policy on a range of anonymous memory before it faults. */
+static int place_range(void *addr, size_t len, const struct pp_vmalloc_opts *o)
+{
+	if (o->flags & PP_VMALLOC_F_INTERLEAVE)
+		return pp_os_interleave_range(addr, len, o->interleave_nodes);
+	if (o->numa_node >= 0)
+		return pp_os_bind_range(addr, len, o->numa_node);
+	return 0;
+}
+
+/* Fill the page tables; EINVAL (before Linux 5.14): fault by touching. */
+static int populate_range(void *addr, size_t len)
+{
+	int err = pp_os_populate_map(addr, len);
+
+	if (err == -EINVAL) {
+		for (size_t off = 0; off < len; off += SZ_4K)
+			((volatile char *)addr)[off] = 0;
+		err = 0;
+	}
+	return err;
+}
+
+static int map_anon_tail(struct pp_vm_area *area, char *start, size_t len,
+			 const struct pp_vmalloc_opts *o)
+{
+	int err;
+
+	err = pp_os_map_anon_fixed(start, len);
+	if (err) {
+		PP_ERR("vmalloc '%s': mapping %zu bytes of base pages failed: %s",
+		       area->name, len, strerror(-err));
+		return err;
+	}
+	/* 4 KiB pages are what the statistics say: no THP behind our back. */
+	pp_os_no_thp(start, len);
+	err = place_range(start, len, o);
+	if (err) {
+		PP_ERR("vmalloc '%s': setting the NUMA policy of the base pages failed: %s",
+		       area->name, strerror(-err));
+		return err;
+	}
+	err = populate_range(start, len);
+	if (err)
+		PP_ERR("vmalloc '%s': populating %zu bytes of base pages failed: %s (memory is short)",
+		       area->name, len, strerror(-err));
+	return err;
+}
+
+/* Bulk calls until the array is full or a call brings nothing new. */
+static unsigned long fill_array(struct pp_allocator *alloc, int nid,
+				uint64_t nodemask, struct pp_page **pages,
+				unsigned long n)
+{
+	unsigned long have = 0, got;
+
+	for (;;) {
+		got = pp_alloc_pages_bulk(alloc, nid, nodemask, (int)n, NULL,
+					  pages);
+		if (got >= n || got == have)
+			return got;
+		have = got;
+	}
+}
+
+/*
+ * Interleave: page i from the i-th node of the mask in turn, each node's
+ * share taken with one bulk array call; what a node cannot give is then
+ * taken from any node, as MPOL_INTERLEAVE falls back too.
+ */
+static int fill_interleaved(struct pp_allocator *alloc, uint64_t mask,
+			    struct pp_page **pages, unsigned long n)
+{
+	unsigned int k = (unsigned int)__builtin_popcountll(mask), j = 0;
+	struct pp_page **tmp;
+
+	tmp = calloc(n / k + 1, sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (int node = 0; node < 64; node++) {
+		unsigned long cnt, got;
+
+		if (!(mask & (1ULL << node)))
+			continue;
+		cnt = n > j ? (n - j + k - 1) / k : 0;
+		memset(tmp, 0, (n / k + 1) * sizeof(*tmp));
+		got = fill_array(alloc, node, PP_NODEMASK_PREFERRED_ONLY, tmp,
+				 cnt);
+		for (unsigned long t = 0; t < got && t < cnt; t++)
+			pages[j + (unsigned long)k * t] = tmp[t];
+		j++;
+	}
+	free(tmp);
+	return 0;
+}
+
+/* Where an allocator page lives in its arena's file. */
+struct page_src {
+	const struct pp_arena *arena;
+	struct pp_arena_segment seg;
+};
+
+static int resolve_page(struct pp_vm_area *area, struct page_src *src,
+			const struct pp_page *page, int *fd, uint64_t *off)
+{
+	uintptr_t addr = (uintptr_t)pp_page_address(page);
+	const struct pp_arena *arena = pp_page_arena(area->alloc, page);
+
+	if (!arena)
+		return -EINVAL;
+	if (arena != src->arena ||
+	    addr - (uintptr_t)src->seg.addr >= src->seg.len) {
+		unsigned int i, n = pp_arena_segment_count(arena);
+
+		if (pp_arena_page_size(arena) != SZ_4K) {
+			PP_ERR("vmalloc '%s': the allocator's arena '%s' has %zu kB pages; base pages can only come from an arena of 4 KiB pages (or pass no allocator)",
+			       area->name, pp_arena_name(arena),
+			       pp_arena_page_size(arena) >> 10);
+			return -EINVAL;
+		}
+		for (i = 0; i < n; i++) {
+			if (pp_arena_segment(arena, i, &src->seg) == 0 &&
+			    addr - (uintptr_t)src->seg.addr < src->seg.len)
+				break;
+		}
+		if (i == n)
+			return -EINVAL;
+		src->arena = arena;
+	}
+	*fd = src->seg.fd;
+	*off = src->seg.fd_offset + (addr - (uintptr_t)src->seg.addr);
+	return 0;
+}
+
+/*
+ * Take @n base pages from the allocator and map them at @start, one
+ * mmap() per run of pages that are adjacent in their arena's file (a bulk
+ * call from a fresh zone gives long runs).
+ */
+static int map_alloc_tail(struct pp_vm_area *area, char *start,
+			  unsigned long n, const struct pp_vmalloc_opts *o)
+{
+	struct page_src src = { .arena = NULL };
+	unsigned long got, i, j;
+	int err;
+
+	if (n > INT_MAX) {
+		PP_ERR("vmalloc '%s': %lu base pages are more than one bulk call can take: allow hugepages or pass no allocator",
+		       area->name, n);
+		return -EINVAL;
+	}
+	area->pages = calloc(n, sizeof(*area->pages));
+	if (!area->pages)
+		return -ENOMEM;
+	area->nr_pages = n;
+	if (o->flags & PP_VMALLOC_F_INTERLEAVE) {
+		err = fill_interleaved(area->alloc, o->interleave_nodes,
+				       area->pages, n);
+		if (err)
+			return err;
+		got = fill_array(area->alloc, PP_NUMA_NODE_ANY,
+				 PP_NODEMASK_ALL, area->pages, n);
+	} else {
+		got = fill_array(area->alloc, o->numa_node,
+				 o->numa_node >= 0 ? PP_NODEMASK_PREFERRED_ONLY :
+						     PP_NODEMASK_ALL,
+				 area->pages, n);
+	}
+	if (got < n) {
+		PP_ERR("vmalloc '%s': the allocator gave %lu of the %lu base pages needed%s: give it a larger arena, or pass no allocator for anonymous base pages",
+		       area->name, got, n,
+		       o->numa_node >= 0 ? " on the node asked" : "");
+		return -ENOMEM;
+	}
+
+	for (i = 0; i < n; i = j) {
+		uint64_t off, next_off;
+		int fd, next_fd;
+
+		err = resolve_page(area, &src, area->pages[i], &fd, &off);
+		if (err)
+			return err;
+		for (j = i + 1; j < n; j++) {
+			err = resolve_page(area, &src, area->pages[j],
+					   &next_fd, &next_off);
+			if (err)
+				return err;
+			if (next_fd != fd || next_off != off + (j - i) * SZ_4K)
+				break;
+		}
+		err = pp_os_map_fixed(start + i * SZ_4K, (j - i) * SZ_4K, fd,
+				      off);
+		if (err) {
+			PP_ERR("vmalloc '%s': mapping base pages from the allocator failed: %s%s",
+			       area->name, strerror(-err),
+			       err == -ENOMEM ? " (too many mappings: raise vm.max_map_count or allow hugepages)" : "");
+			return err;
+		}
+	}
+	err = populate_range(start, n * SZ_4K);
+	if (err) {
+		PP_ERR("vmalloc '%s': populating the allocator's base pages failed: %s",
+		       area->name, strerror(-err));
+		return err;
+	}
+	/* Pages come back from the allocator as their last user left them. */
+	memset(start, 0, n * SZ_4K);
+	return 0;
+}
+
+static void note_node(struct pp_vm_area *area, const void *addr)
+{
+	int node = pp_os_addr_node(addr);
+
+	if (node >= 0 && node < 64)
+		area->stats.nodes_seen |= 1ULL << node;
+}
+
+static void scan_nodes(struct pp_vm_area *area, const struct huge_part *parts,
+		       size_t tail_off)
+{
+	char *p = area->addr;
+
+	for (size_t i = 0; i < NR_HUGE_SIZES; i++) {
+		for (unsigned long k = 0; k < parts[i].nr; k++) {
+			note_node(area, p);
+			p += parts[i].page_size;
+		}
+	}
+	for (unsigned long k = 0; k < (area->len - tail_off) / SZ_4K; k++)
+		if (k < SAMPLE_STRIDE || k % SAMPLE_STRIDE == 0)
+			note_node(area, (char *)area->addr + tail_off +
+					       k * SZ_4K);
+}
+
+/*
+ * Map the hugetlb parts at the head of the reservation, largest first,
+ * then the tail. Returns the tail's offset in @tail_off.
+ */
+static int map_area(struct pp_vm_area *area, struct huge_part *parts,
+		    const struct pp_vmalloc_opts *o, size_t *tail_off)
+{
+	char *p = area->addr;
+	size_t off = 0;
+	int err;
+
+	for (size_t i = 0; i < NR_HUGE_SIZES; i++) {
+		size_t len = parts[i].nr * parts[i].page_size;
+
+		if (!parts[i].nr)
+			continue;
+		err = pp_os_map_fixed(p + off, len, parts[i].fd, 0);
+		if (err) {
+			PP_ERR("vmalloc '%s': mapping %lu %s pages failed: %s",
+			       area->name, parts[i].nr, huge_sizes[i].name,
+			       strerror(-err));
+			return err;
+		}
+		/* The pages exist; this fills the page tables only. */
+		err = populate_range(p + off, len);
+		if (err) {
+			PP_ERR("vmalloc '%s': populating %lu %s pages failed: %s",
+			       area->name, parts[i].nr, huge_sizes[i].name,
+			       strerror(-err));
+			return err;
+		}
+		off += len;
+	}
+	*tail_off = off;
+	if (off == area->len)
+		return 0;
+	if (area->alloc)
+		return map_alloc_tail(area, p + off,
+				      (area->len - off) / SZ_4K, o);
+	return map_anon_tail(area, p + off, area->len - off, o);
+}
+
+static void close_parts(struct huge_part *parts)
+{
+	for (size_t i = 0; i < NR_HUGE_SIZES; i++) {
+		if (parts[i].fd >= 0)
+			close(parts[i].fd);
+		parts[i].fd = -1;
+	}
+}
+
+static void fill_stats(struct pp_vm_area *area, const struct huge_part *parts,
+		       size_t size, size_t tail_off,
+		       const struct pp_vmalloc_opts *o)
+{
+	struct pp_vm_area_stats *s = &area->stats;
+
+	s->size = size;
+	s->mapped = area->len;
+	s->wasted = area->len - size;
+	/* 5.13 mapped an area of at least one PMD all with PMD pages. */
+	s->kernel_wasted = (size >= SZ_2M ? round_up(size, SZ_2M) :
+					    round_up(size, SZ_4K)) - size;
+	for (size_t i = 0; i < NR_HUGE_SIZES; i++) {
+		if (parts[i].page_size == SZ_1G) {
+			s->pages_1g = parts[i].nr;
+			s->bytes_1g = parts[i].nr * SZ_1G;
+		} else {
+			s->pages_2m = parts[i].nr;
+			s->bytes_2m = parts[i].nr * SZ_2M;
+		}
+	}
+	s->bytes_4k = area->len - tail_off;
+	s->pages_4k = s->bytes_4k / SZ_4K;
+	s->base_from_allocator = area->alloc && s->pages_4k;
+	s->interleaved = o->flags & PP_VMALLOC_F_INTERLEAVE;
+	s->node = o->numa_node;
+}
+
+struct pp_vm_area *pp_vmalloc(size_t size, const struct pp_vmalloc_opts *uopts)
+{
+	struct huge_part parts[NR_HUGE_SIZES];
+	struct pp_vmalloc_opts o;
+	struct pp_vm_area *area;
+	bool env_off = pp_vmalloc_huge_disabled();
+	size_t rest, align = SZ_4K, tail_off = 0, largest = SZ_4K;
+	int err;
+
+	for (size_t i = 0; i < NR_HUGE_SIZES; i++) {
+		parts[i].page_size = huge_sizes[i].page_size;
+		parts[i].nr = 0;
+		parts[i].fd = -1;
+	}
+	err = check_opts(size, uopts, &o);
+	if (err)
+		goto err_out;
+	area = calloc(1, sizeof(*area));
+	if (!area) {
+		err = -ENOMEM;
+		goto err_out;
+	}
+	snprintf(area->name, sizeof(area->name), "%s",
+		 o.name ? o.name : "vmalloc");
+	/* The name goes into JSON and /proc/<pid>/maps: keep it plain. */
+	for (char *c = area->name; *c; c++)
+		if (*c == '"' || *c == '\\' || *c == '/' ||
+		    (unsigned char)*c < 0x20)
+			*c = '_';
+	area->alloc = o.alloc;
+
+	/*
+	 * ROUND_UP rounds to the largest size allowed that has the pages
+	 * (any, with NO_FALLBACK, so that the shortage is reported): rounding
+	 * 64 MiB up to 1 GiB and then mapping that 1 GiB with 2 MiB pages
+	 * would only waste memory.
+	 */
+	for (size_t i = 0; (o.flags & PP_VMALLOC_F_ROUND_UP) &&
+			   i < NR_HUGE_SIZES; i++) {
+		const struct huge_size *hs = &huge_sizes[i];
+		long avail;
+
+		if (!huge_size_enabled(hs, o.flags, env_off))
+			continue;
+		avail = pp_vmalloc_pages_available(hs->page_size,
+						   o.numa_node);
+		if ((o.flags & PP_VMALLOC_F_NO_FALLBACK) || avail < 0 ||
+		    (size_t)avail >= round_up(size, hs->page_size) /
+					     hs->page_size) {
+			largest = hs->page_size;
+			break;
+		}
+		area->stats.fallbacks++;
+	}
+	area->len = round_up(size, largest);
+
+	/* Head first: as many of each size as fit and are free. */
+	rest = area->len;
+	for (size_t i = 0; i < NR_HUGE_SIZES; i++) {
+		const struct huge_size *hs = &huge_sizes[i];
+
+		if (!huge_size_enabled(hs, o.flags, env_off) ||
+		    rest < hs->page_size)
+			continue;
+		err = take_huge(area, &o, hs, rest / hs->page_size, &parts[i]);
+		if (err)
+			goto err_close_parts;
+		rest -= parts[i].nr * hs->page_size;
+		if (parts[i].nr && hs->page_size > align)
+			align = hs->page_size;
+	}
+
+	area->addr = pp_os_reserve(area->len, align);
+	if (!area->addr) {
+		err = -errno;
+		PP_ERR("vmalloc '%s': cannot reserve %zu bytes of address space aligned to %zu: %s",
+		       area->name, area->len, align, strerror(-err));
+		goto err_close_parts;
+	}
+	err = map_area(area, parts, &o, &tail_off);
+	if (err)
+		goto err_unmap;
+	/* The mappings hold the hugetlb files now. */
+	close_parts(parts);
+
+	fill_stats(area, parts, size, tail_off, &o);
+	scan_nodes(area, parts, tail_off);
+	return area;
+
+err_unmap:
+	pp_os_unmap(area->addr, area->len);
+	if (area->pages)
+		pp_free_pages_bulk(area->alloc, area->pages, area->nr_pages);
+	free(area->pages);
+err_close_parts:
+	close_parts(parts);
+	free(area);
+err_out:
+	errno = -err;
+	return NULL;
+}
+
+int pp_vfree(struct pp_vm_area *area)
+{
+	if (!area)
+		return 0;
+	pp_os_unmap(area->addr, area->len);
+	/* Unmapped first: nothing reaches the pages through the area now. */
+	if (area->pages)
+		pp_free_pages_bulk(area->alloc, area->pages, area->nr_pages);
+	free(area->pages);
+	free(area);
+	return 0;
+}
+
+void *pp_vm_area_addr(const struct pp_vm_area *area)
+{
+	return area->addr;
+}
+
+size_t pp_vm_area_size(const struct pp_vm_area *area)
+{
+	return area->stats.size;
+}
+
+int pp_vm_area_stats(const struct pp_vm_area *area,
+		     struct pp_vm_area_stats *out)
+{
+	if (!area || !out)
+		return -EINVAL;
+	*out = area->stats;
+	return 0;
+}
+
+int pp_vm_area_stats_json(const struct pp_vm_area *area, char *buf,
+			  size_t len)
+{
+	const struct pp_vm_area_stats *s;
+
+	if (!area || (!buf && len))
+		return -EINVAL;
+	s = &area->stats;
+	return snprintf(buf, len,
+			"{\"name\":\"%s\",\"size\":%zu,\"mapped\":%zu,"
+			"\"wasted\":%zu,\"kernel_wasted\":%zu,"
+			"\"pages\":{\"1g\":%lu,\"2m\":%lu,\"4k\":%lu},"
+			"\"bytes\":{\"1g\":%zu,\"2m\":%zu,\"4k\":%zu},"
+			"\"fallbacks\":%u,\"base_from_allocator\":%s,"
+			"\"interleaved\":%s,\"node\":%d,\"nodes_seen\":%llu}",
+			area->name, s->size, s->mapped, s->wasted,
+			s->kernel_wasted, s->pages_1g, s->pages_2m,
+			s->pages_4k, s->bytes_1g, s->bytes_2m, s->bytes_4k,
+			s->fallbacks, s->base_from_allocator ? "true" : "false",
+			s->interleaved ? "true" : "false", s->node,
+			(unsigned long long)s->nodes_seen);
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# mempool-bench.sh - pagepool as a DPDK mempool driver, beside DPDK's own.
+#
+#  1. testpmd io-forward on two net_null ports, one forwarding core, with
+#     the mbuf pool on ring_mp_mc, stack and pagepool ops. The three run
+#     in turn within each round, the order rotating from round to round,
+#     so that drift in machine load hits them alike. A run's figure is
+#     the median of testpmd's per-second Rx-pps (both ports summed),
+#     leaving out the first second (start-up); the table gives the median over rounds and
+#     the median of the per-round ratios to ring_mp_mc.
+#  2. The mempool_perf_autotest-style matrix (app/pp-mempool-perf):
+#     lcores 1/2 x cache 0/512 x bulk 1/4/32/128, ring_mp_mc against
+#     pagepool, alternating.
+#
+# Builds the release build if needed; prints tables and writes
+# out/mempool-bench/testpmd.json and matrix.json. Needs root, DPDK
+# (dpdk-dev and dpdk for testpmd), python3, two CPUs and about 100 free
+# 2 MiB hugepages.
+#
+#   PP_MP_ROUNDS   testpmd rounds (default 5)
+#   PP_MP_SECS     seconds per testpmd run (default 6)
+#   PP_MP_RUNS     runs per matrix cell (default 5)
+#   PP_MP_MS       milliseconds per matrix measurement (default 200)
+#   PP_MP_CPUS     the two CPUs: main lcore, forwarding lcore (default 0,1)
+#   PP_BUILD_DIR   build directory (default build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=${PP_MP_ROUNDS:-5}
+secs=${PP_MP_SECS:-6}
+runs=${PP_MP_RUNS:-5}
+ms=${PP_MP_MS:-200}
+cpus=${PP_MP_CPUS:-0,1}
+build=${PP_BUILD_DIR:-build}
+outdir=out/mempool-bench
+mkdir -p "$outdir"
+rm -f "$outdir"/*.json "$outdir"/*.log
+
+step() { printf '==> %s\n' "$*"; }
+die() { echo "mempool-bench: $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (the EAL maps hugepages)"
+command -v python3 >/dev/null || die "python3 is needed for the tables (apt-get install python3)"
+testpmd=$(command -v dpdk-testpmd || true)
+[ -n "$testpmd" ] || die "dpdk-testpmd not found (apt-get install dpdk)"
+pkg-config --exists libdpdk || die "DPDK headers not found (apt-get install dpdk-dev)"
+
+# ---- build ----
+if [ ! -f "$build/build.ninja" ]; then
+	step "configuring $build/ (release)"
+	meson setup "$build" -Dbuildtype=release >"$outdir/setup.log" 2>&1 ||
+		{ cat "$outdir/setup.log"; exit 1; }
+fi
+step "building the driver and pp-mempool-perf"
+ninja -C "$build" drivers/mempool/dpdk/librte_mempool_pagepool.so \
+	app/pp-mempool-perf/pp-mempool-perf >"$outdir/build.log" 2>&1 ||
+	{ tail -40 "$outdir/build.log"; die "build failed (is DPDK found? see $build/meson-logs)"; }
+plugin=$(realpath "$build/drivers/mempool/dpdk/librte_mempool_pagepool.so")
+perf=$build/app/pp-mempool-perf/pp-mempool-perf
+
+free2m=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages)
+[ "$free2m" -ge 100 ] ||
+	die "only $free2m free 2 MiB hugepages; 100 are needed (echo 1024 > /proc/sys/vm/nr_hugepages)"
+
+# ---- testpmd ----
+ops_list=(ring_mp_mc stack pagepool)
+total=$(( rounds * ${#ops_list[@]} ))
+n=0
+for ((r = 0; r < rounds; r++)); do
+	for ((k = 0; k < ${#ops_list[@]}; k++)); do
+		ops=${ops_list[$(( (k + r) % ${#ops_list[@]} ))]}
+		n=$((n + 1))
+		log=$outdir/testpmd-$ops-$r.log
+		step "[$n/$total] testpmd io-forward, mbuf pool ops $ops (${secs}s)"
+		# The plugin is loaded in every run, so the runs differ only in
+		# the ops the pool uses. SIGINT makes testpmd stop and report.
+		timeout -s INT "$secs" "$testpmd" -l "$cpus" --no-pci \
+			--no-telemetry --in-memory -m 64 --socket-limit=64 \
+			-d "$plugin" --vdev net_null0 --vdev net_null1 \
+			--mbuf-pool-ops-name="$ops" -- --forward-mode=io \
+			--nb-cores=1 --total-num-mbufs=8192 --stats-period 1 \
+			</dev/null >"$log" 2>&1 || true
+		grep -q "preferred mempool ops selected: $ops" "$log" ||
+			die "testpmd did not use $ops; see $log"
+	done
+done
+
+python3 - "$outdir" "$rounds" "$secs" "$testpmd" <<'EOF'
+import json, re, statistics, sys, glob, os, subprocess, datetime
+outdir, rounds, secs, testpmd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+ops_list = ["ring_mp_mc", "stack", "pagepool"]
+pps = {o: [] for o in ops_list}
+for o in ops_list:
+    for r in range(rounds):
+        text = open(f"{outdir}/testpmd-{o}-{r}.log", errors="replace").read()
+        vals = [int(v) for v in re.findall(r"Rx-pps:\s+(\d+)", text)]
+        # one value per port per period: sum the pairs, drop the first
+        sums = [vals[i] + vals[i + 1] for i in range(0, len(vals) - 1, 2)][1:]
+        if not sums:
+            sys.exit(f"mempool-bench: no Rx-pps samples in testpmd-{o}-{r}.log")
+        pps[o].append(statistics.median(sums))
+ratios = {o: statistics.median([pps[o][r] / pps["ring_mp_mc"][r] for r in range(rounds)])
+          for o in ops_list}
+print()
+print(f"testpmd io-forward, 2 x net_null, 1 forwarding core; {rounds} rounds x {secs}s; Mpps (both ports), medians")
+print(f"{'ops':<12} {'Mpps':>8} {'min':>8} {'max':>8} {'vs ring_mp_mc':>14}")
+for o in ops_list:
+    print(f"{o:<12} {statistics.median(pps[o]) / 1e6:8.2f} {min(pps[o]) / 1e6:8.2f} "
+          f"{max(pps[o]) / 1e6:8.2f} {ratios[o]:13.2f}x")
+out = {"date": datetime.datetime.utcnow().isoformat(timespec="seconds") + "Z",
+       "testpmd": testpmd, "rounds": rounds, "secs": secs,
+       "pps": pps, "median_mpps": {o: statistics.median(pps[o]) / 1e6 for o in ops_list},
+       "ratio_to_ring_mp_mc": ratios}
+json.dump(out, open(f"{outdir}/testpmd.json", "w"), indent=1)
+EOF
+
+# ---- the matrix ----
+step "mempool_perf-style matrix ($runs runs x ${ms} ms per cell)"
+echo
+"$perf" -d "$plugin" --runs "$runs" --ms "$ms" --cores "$cpus" \
+	--json "$outdir/matrix.json" 2>"$outdir/matrix.log" ||
+	{ tail -20 "$outdir/matrix.log"; die "pp-mempool-perf failed"; }
+echo
+echo "note: a shared, noisy 2-core machine; compare ratios within this run, not across runs"
+echo "json: $outdir/testpmd.json $outdir/matrix.json"

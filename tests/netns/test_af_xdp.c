@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_af_xdp.c - the af_xdp driver on a real veth pair whose far end is in
+ * a throwaway network namespace.
+ *
+ * A forked child enters the namespace (setns) and sends numbered frames
+ * with a checksum through an AF_PACKET raw socket; the driver receives
+ * them on the near end, a program swaps the MAC addresses and bounces them
+ * (XDP_TX on the same port), and the child checks that every frame comes
+ * back intact and in order. Then: accounting balances, nothing of ours is
+ * left on the interface, a SIGKILLed owner's program is detached by the
+ * next open, a SIGTERMed one detaches its own, and the error paths say
+ * what is wrong. Names carry the pid, and an atexit/signal handler
+ * deletes the namespace and link on every way out.
+ *
+ * Needs root, iproute2, veth and XDP sockets; skips with the reason
+ * otherwise.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+
+#include <pagepool/pagepool.h>
+#include <pagepool/pp_net.h>
+
+#include "pp_test.h"
+
+/* Local experimental EtherType (IEEE 802 88B5) marks the test's frames. */
+#define T_ETHERTYPE 0x88b5
+#define T_MAGIC 0x70707864u /* "ppxd" */
+#define T_FRAMES 20000
+/*
+ * Frames in flight at once: well below veth's 256-entry XDP ring (the
+ * peer's transmit lands there before our NAPI runs the program; a full
+ * ring drops) and the 1024-entry XSK RX ring.
+ */
+#define T_WINDOW 64
+
+struct t_hdr {
+	uint8_t dst[6];
+	uint8_t src[6];
+	uint16_t type;
+	uint32_t magic;
+	uint32_t seq;
+	uint32_t len;
+	uint32_t sum;
+} __attribute__((packed));
+
+static char t_ns[32], t_near[IF_NAMESIZE], t_far[IF_NAMESIZE];
+static bool t_created;
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* Delete the namespace (which takes the far end, and so the pair). */
+static void t_cleanup(void)
+{
+	if (!t_created)
+		return;
+	t_created = false;
+	sh("ip link del %s >/dev/null 2>&1", t_near);
+	sh("ip netns del %s >/dev/null 2>&1", t_ns);
+}
+
+static void t_on_signal(int sig)
+{
+	t_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* The pair: near end here (@queues RX/TX queues), far end in the ns. */
+static void t_setup(unsigned int queues)
+{
+	snprintf(t_ns, sizeof(t_ns), "ppxdp%d", (int)getpid());
+	snprintf(t_near, sizeof(t_near), "ppx%da", (int)getpid() % 1000000);
+	snprintf(t_far, sizeof(t_far), "ppx%db", (int)getpid() % 1000000);
+	if (sh("ip netns add %s", t_ns))
+		pp_test_skip("cannot create a network namespace (ip netns add): needs iproute2 and root");
+	t_created = true;
+	if (sh("ip link add %s numtxqueues %u numrxqueues %u type veth peer name %s numtxqueues %u numrxqueues %u netns %s",
+	       t_near, queues, queues, t_far, queues, queues, t_ns))
+		pp_test_skip("cannot create a veth pair (kernel without veth?)");
+	/* Quiet links: no IPv6 autoconfiguration chatter on either end. */
+	sh("sysctl -qw net.ipv6.conf.%s.disable_ipv6=1 >/dev/null 2>&1",
+	   t_near);
+	sh("ip netns exec %s sysctl -qw net.ipv6.conf.%s.disable_ipv6=1 >/dev/null 2>&1",
+	   t_ns, t_far);
+	REQUIRE(!sh("ip link set %s up", t_near));
+	REQUIRE(!sh("ip -n %s link set %s up", t_ns, t_far));
+}
+
+static uint32_t t_sum(const uint8_t *p, size_t n)
+{
+	uint32_t h = 2166136261u; /* FNV-1a, 32 bit */
+
+	while (n--)
+		h = (h ^ *p++) * 16777619u;
+	return h;
+}
+
+/* Frame @seq: 60..1514 bytes, payload a function of seq, summed. */
+static size_t t_frame(uint8_t *buf, uint32_t seq, const uint8_t *src)
+{
+	struct t_hdr *h = (struct t_hdr *)buf;
+	size_t len = 60 + (seq * 37) % (1514 - 60 + 1);
+	size_t i;
+
+	memset(h->dst, 0xff, 6);
+	memcpy(h->src, src, 6);
+	h->type = htons(T_ETHERTYPE);
+	h->magic = T_MAGIC;
+	h->seq = seq;
+	h->len = (uint32_t)len;
+	for (i = sizeof(*h); i < len; i++)
+		buf[i] = (uint8_t)(seq * 7 + i);
+	h->sum = 0;
+	h->sum = t_sum(buf + 12, len - 12);
+	return len;
+}
+
+/* Check a frame that came back; returns its seq or -1. */
+static long t_verify(uint8_t *buf, size_t len, const uint8_t *mac)
+{
+	struct t_hdr *h = (struct t_hdr *)buf;
+	uint32_t sum;
+
+	if (len < sizeof(*h) || h->magic != T_MAGIC || h->len != len)
+		return -1;
+	/* The bouncer swapped the addresses: it came back to us. */
+	if (memcmp(h->dst, mac, 6))
+		return -1;
+	sum = h->sum;
+	h->sum = 0;
+	if (t_sum(buf + 12, len - 12) != sum)
+		return -1;
+	return h->seq;
+}
+
+/*
+ * The sender, in the namespace: @n frames, at most T_WINDOW in flight,
+ * each one expected back in order. Exit 0 when all came back intact.
+ */
+static int t_sender(unsigned int n)
+{
+	char path[64];
+	struct sockaddr_ll sll = { 0 };
+	struct ifreq ifr = { 0 };
+	uint8_t mac[6], buf[2048];
+	unsigned int sent = 0, back = 0, bad = 0, idle = 0;
+	int nsfd, fd, one = 1, rcvbuf = 8 << 20;
+
+	snprintf(path, sizeof(path), "/var/run/netns/%s", t_ns);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET)) {
+		perror("sender: setns");
+		return 2;
+	}
+	fd = socket(AF_PACKET, SOCK_RAW, htons(T_ETHERTYPE));
+	if (fd < 0) {
+		perror("sender: socket");
+		return 2;
+	}
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t_far);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr)) {
+		perror("sender: SIOCGIFHWADDR");
+		return 2;
+	}
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(T_ETHERTYPE);
+	sll.sll_ifindex = (int)if_nametoindex(t_far);
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		perror("sender: bind");
+		return 2;
+	}
+	/*
+	 * Our own transmissions would be queued to this socket too, and a
+	 * window of them plus the replies overflows the default receive
+	 * buffer: ignore them, and make room for the replies.
+	 */
+	(void)setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one,
+			 sizeof(one));
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+			 sizeof(rcvbuf));
+	while (back < n && idle < 3000) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+
+		while (sent < n && sent - back < T_WINDOW) {
+			size_t len = t_frame(buf, sent, mac);
+
+			if (send(fd, buf, len, 0) != (ssize_t)len) {
+				perror("sender: send");
+				return 2;
+			}
+			sent++;
+		}
+		if (poll(&pfd, 1, 1) <= 0) {
+			idle++;
+			continue;
+		}
+		for (;;) {
+			struct sockaddr_ll from;
+			socklen_t fl = sizeof(from);
+			ssize_t r = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT,
+					     (struct sockaddr *)&from, &fl);
+			long seq;
+
+			if (r < 0)
+				break;
+			/* Our own transmissions show up here too. */
+			if (from.sll_pkttype == PACKET_OUTGOING)
+				continue;
+			seq = t_verify(buf, (size_t)r, mac);
+			if (seq != (long)back) {
+				if (bad++ < 5)
+					fprintf(stderr, "sender: expected frame %u back, got %ld (%zd bytes)\n",
+						back, seq, r);
+				if (seq < 0)
+					continue;
+				return 1;
+			}
+			back++;
+			idle = 0;
+		}
+	}
+	/* stderr: the child leaves with _exit(), which flushes no stdio. */
+	fprintf(stderr, "sender: %u sent, %u back intact, %u bad\n", sent,
+		back, bad);
+	return back == n && !bad ? 0 : 1;
+}
+
+/* The bouncer: our frames go back with the addresses swapped. */
+static void t_bounce(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
+		     uint16_t *verdicts, unsigned int n)
+{
+	unsigned long *count = ctx->arg;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct t_hdr *h = pp_frame_data(&frames[i]);
+		uint8_t tmp[6];
+
+		if (frames[i].len < sizeof(*h) ||
+		    h->type != htons(T_ETHERTYPE)) {
+			verdicts[i] = PP_XDP_DROP;
+			continue;
+		}
+		memcpy(tmp, h->dst, 6);
+		memcpy(h->dst, h->src, 6);
+		memcpy(h->src, tmp, 6);
+		verdicts[i] = PP_XDP_TX;
+		(*count)++;
+	}
+}
+
+/* The XDP program id on @ifname, 0 when none. */
+static unsigned int t_xdp_prog_id(const char *ifname)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int ifindex = (int)if_nametoindex(ifname);
+
+	if (!ifindex || bpf_xdp_query(ifindex, 0, &q))
+		return 0;
+	return q.prog_id;
+}
+
+struct t_env {
+	struct pp_arena *arena;
+	struct pp_allocator *alloc;
+};
+
+static struct t_env t_env_create(void)
+{
+	struct t_env e;
+
+	/* 16 MiB of 4 KiB pages: two queues' fill rings and then some. */
+	e.arena = pp_test_arena(16 << 20, PP_PAGE_SIZE_4K);
+	e.alloc = pp_test_allocator(e.arena);
+	return e;
+}
+
+static void t_env_destroy(struct t_env *e)
+{
+	unsigned long allocated = 1;
+
+	CHECK_EQ(pp_allocator_check(e->alloc, &allocated), 0);
+	CHECK_EQ(allocated, 0);
+	CHECK_EQ(pp_allocator_destroy(e->alloc), 0);
+	CHECK_EQ(pp_arena_destroy(e->arena), 0);
+}
+
+static struct pp_port *t_open(struct t_env *e, const char *extra,
+			      unsigned int queues)
+{
+	struct pp_port_conf conf = {
+		.sz = sizeof(conf), .allocator = e->alloc, .nr_rxq = queues,
+	};
+	char dev[128];
+
+	snprintf(dev, sizeof(dev), "af_xdp:%s%s", t_near, extra);
+	return pp_port_open(dev, &conf);
+}
+
+/* Poll every queue of @port until @child exits; returns its status. */
+static int t_run_until_exit(struct pp_port *port, pid_t child)
+{
+	int status = -1;
+
+	for (;;) {
+		pid_t r = waitpid(child, &status, WNOHANG);
+
+		if (r == child)
+			return status;
+		for (unsigned int q = 0; q < pp_port_nr_rxq(port); q++)
+			pp_port_poll(port, q, PP_NET_BURST);
+	}
+}
+
+static void t_roundtrip(unsigned int queues, const char *extra)
+{
+	struct t_env e = t_env_create();
+	struct pp_port *port;
+	unsigned long bounced = 0;
+	struct pp_prog prog = { .sz = sizeof(prog), .fn = t_bounce,
+				.arg = &bounced };
+	uint64_t rx = 0, tx = 0;
+	pid_t child;
+	int status;
+
+	port = t_open(&e, extra, queues);
+	REQUIRE(port != NULL);
+	CHECK(!strcmp(pp_port_name(port), t_near));
+	CHECK(t_xdp_prog_id(t_near) != 0);
+	REQUIRE(!pp_port_set_prog(port, &prog));
+	fflush(NULL);
+	child = fork();
+	REQUIRE(child >= 0);
+	if (!child)
+		_exit(t_sender(T_FRAMES));
+	status = t_run_until_exit(port, child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_EQ(bounced, T_FRAMES);
+	for (unsigned int q = 0; q < queues; q++) {
+		struct pp_rxq_stats rs;
+		struct pp_txq_stats ts;
+
+		CHECK_EQ(pp_port_rxq_stats(port, q, &rs), 0);
+		CHECK_EQ(pp_port_txq_stats(port, q, &ts), 0);
+		CHECK_EQ(rs.errors, 0);
+		rx += rs.xdp_tx;
+		tx += ts.packets;
+		CHECK_EQ(pp_pool_check(pp_port_rxq_pool(port, q)), 0);
+	}
+	CHECK_EQ(rx, T_FRAMES);
+	CHECK_EQ(tx, T_FRAMES);
+	CHECK_EQ(pp_port_close(port), 0);
+	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+	t_env_destroy(&e);
+}
+
+static void test_roundtrip(void)
+{
+	t_roundtrip(1, "");
+}
+
+/* Two sockets on one UMEM: one port, two queues. */
+static void test_roundtrip_two_queues(void)
+{
+	t_roundtrip(2, ",queues=2,mode=auto");
+}
+
+/* Two ports on one interface and one arena share the UMEM and program. */
+static void test_two_ports_share(void)
+{
+	struct t_env e = t_env_create();
+	struct pp_port *a = t_open(&e, ",queue=0,mode=copy", 1);
+	struct pp_port *b = t_open(&e, ",queue=1,mode=copy", 1);
+	unsigned int id;
+
+	REQUIRE(a && b);
+	id = t_xdp_prog_id(t_near);
+	CHECK(id != 0);
+	CHECK_EQ(pp_port_close(a), 0);
+	/* The program stays while the other port uses it. */
+	CHECK_EQ(t_xdp_prog_id(t_near), id);
+	CHECK_EQ(pp_port_close(b), 0);
+	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+	t_env_destroy(&e);
+}
+
+static void test_errors(void)
+{
+	struct t_env e = t_env_create();
+	struct pp_port_conf conf = {
+		.sz = sizeof(conf), .allocator = e.alloc,
+	};
+	char dev[128];
+
+	pp_test_log_reset();
+	errno = 0;
+	CHECK(pp_port_open("af_xdp:ppx_no_such_if", &conf) == NULL);
+	CHECK_EQ(errno, ENODEV);
+	CHECK(pp_test_log_has("no interface"));
+
+	snprintf(dev, sizeof(dev), "af_xdp:%s,mode=fast", t_near);
+	errno = 0;
+	CHECK(pp_port_open(dev, &conf) == NULL);
+	CHECK_EQ(errno, EINVAL);
+	CHECK(pp_test_log_has("bad mode"));
+
+	snprintf(dev, sizeof(dev), "af_xdp:%s,queues=3", t_near);
+	errno = 0;
+	CHECK(pp_port_open(dev, &conf) == NULL);
+	CHECK_EQ(errno, EINVAL);
+
+	/* veth has no zero-copy: mode=zc must fail, and say what to do. */
+	snprintf(dev, sizeof(dev), "af_xdp:%s,mode=zc", t_near);
+	errno = 0;
+	CHECK(pp_port_open(dev, &conf) == NULL);
+	CHECK(errno != 0);
+	CHECK(pp_test_log_has("mode=copy"));
+	/* A failed open leaves nothing attached. */
+	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+
+	/* A queue the interface does not have (it has two). */
+	snprintf(dev, sizeof(dev), "af_xdp:%s,queue=7", t_near);
+	errno = 0;
+	CHECK(pp_port_open(dev, &conf) == NULL);
+	CHECK(errno != 0);
+	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+	t_env_destroy(&e);
+}
+
+/*
+ * The child opens a port and waits: killed with SIGKILL it cannot clean
+ * up, with SIGTERM its handler makes the loop close the port (the
+ * forwarder's way).
+ */
+static volatile sig_atomic_t t_stop;
+
+static void t_on_term(int sig)
+{
+	(void)sig;
+	t_stop = 1;
+}
+
+static int t_owner(int ready_fd)
+{
+	struct t_env e = t_env_create();
+	struct pp_port *port;
+
+	signal(SIGTERM, t_on_term);
+	port = t_open(&e, "", 1);
+	if (!port)
+		return 2;
+	if (write(ready_fd, "r", 1) != 1)
+		return 2;
+	while (!t_stop)
+		pp_port_poll(port, 0, PP_NET_BURST);
+	pp_port_close(port);
+	return t_xdp_prog_id(t_near) == 0 ? 0 : 1;
+}
+
+static pid_t t_spawn_owner(void)
+{
+	int p[2];
+	char c;
+	pid_t child;
+
+	REQUIRE(!pipe(p));
+	fflush(NULL);
+	child = fork();
+	REQUIRE(child >= 0);
+	if (!child) {
+		close(p[0]);
+		/* Not ours to clean: only the parent deletes the pair. */
+		t_created = false;
+		_exit(t_owner(p[1]));
+	}
+	close(p[1]);
+	REQUIRE(read(p[0], &c, 1) == 1);
+	close(p[0]);
+	return child;
+}
+
+static void test_sigterm_detaches(void)
+{
+	pid_t child = t_spawn_owner();
+	int status;
+
+	CHECK(t_xdp_prog_id(t_near) != 0);
+	kill(child, SIGTERM);
+	REQUIRE(waitpid(child, &status, 0) == child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+}
+
+static void test_sigkill_stale_detached(void)
+{
+	pid_t child = t_spawn_owner();
+	struct t_env e;
+	struct pp_port *port;
+	unsigned int stale;
+	int status;
+
+	kill(child, SIGKILL);
+	REQUIRE(waitpid(child, &status, 0) == child);
+	/* Killed hard: its program is still there... */
+	stale = t_xdp_prog_id(t_near);
+	CHECK(stale != 0);
+	/* ...until the next open, which recognises it and replaces it. */
+	e = t_env_create();
+	pp_test_log_reset();
+	port = t_open(&e, "", 1);
+	REQUIRE(port != NULL);
+	CHECK(pp_test_log_has("stale"));
+	CHECK(t_xdp_prog_id(t_near) != 0);
+	CHECK(t_xdp_prog_id(t_near) != stale);
+	CHECK_EQ(pp_port_close(port), 0);
+	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+	t_env_destroy(&e);
+}
+
+/*
+ * The forwarder on an af_xdp port, stopped with SIGINT: its handler ends
+ * the loop and it closes its ports, so nothing stays attached.
+ */
+static const char *t_fwd_path;
+
+static void test_fwd_sigint_detaches(void)
+{
+	char dev[64], line[256];
+	pid_t child;
+	int status, out[2];
+	FILE *f;
+
+	if (!t_fwd_path) {
+		printf("     SKIP test_fwd_sigint_detaches: no forwarder path given\n");
+		return;
+	}
+	snprintf(dev, sizeof(dev), "af_xdp:%s", t_near);
+	REQUIRE(!pipe(out));
+	fflush(NULL);
+	child = fork();
+	REQUIRE(child >= 0);
+	if (!child) {
+		t_created = false;
+		dup2(out[1], STDOUT_FILENO);
+		close(out[0]);
+		execl(t_fwd_path, t_fwd_path, "--port", dev, "--port", "null0",
+		      "--mode", "redirect", "--duration", "60", "--arena-mb",
+		      "16", (char *)NULL);
+		_exit(127);
+	}
+	/*
+	 * Its first line comes after it has opened the ports and set its
+	 * signal handlers: then stop it.
+	 */
+	close(out[1]);
+	f = fdopen(out[0], "r");
+	REQUIRE(f != NULL);
+	CHECK(fgets(line, sizeof(line), f) != NULL);
+	CHECK(!strncmp(line, "fwd:", 4));
+	CHECK(t_xdp_prog_id(t_near) != 0);
+	kill(child, SIGINT);
+	REQUIRE(waitpid(child, &status, 0) == child);
+	fclose(f);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+}
+
+int main(int argc, char **argv)
+{
+	struct pp_port *probe;
+	struct t_env e;
+
+	if (argc > 1)
+		t_fwd_path = argv[1];
+	if (geteuid() != 0)
+		pp_test_skip("af_xdp needs root (network namespaces, XDP programs)");
+	atexit(t_cleanup);
+	signal(SIGINT, t_on_signal);
+	signal(SIGTERM, t_on_signal);
+	signal(SIGHUP, t_on_signal);
+	signal(SIGPIPE, t_on_signal);
+	pp_test_capture_log();
+	t_setup(2);
+
+	/* Is the driver built, and does this kernel take XDP sockets? */
+	e = t_env_create();
+	probe = t_open(&e, "", 1);
+	if (!probe && pp_test_log_has("unknown driver"))
+		pp_test_skip("the af_xdp driver is not built (libxdp-dev, libbpf-dev)");
+	if (!probe)
+		pp_test_skip("no AF_XDP here: %s", pp_test_last_log);
+	CHECK_EQ(pp_port_close(probe), 0);
+	t_env_destroy(&e);
+
+	RUN_TEST(test_roundtrip);
+	RUN_TEST(test_roundtrip_two_queues);
+	RUN_TEST(test_two_ports_share);
+	RUN_TEST(test_errors);
+	RUN_TEST(test_sigterm_detaches);
+	RUN_TEST(test_sigkill_stale_detached);
+	RUN_TEST(test_fwd_sigint_detaches);
+
+	/* Teardown leaves no namespace and no link. */
+	t_cleanup();
+	CHECK(sh("ip netns list | grep -qw %s", t_ns) != 0);
+	CHECK(sh("ip link show %s >/dev/null 2>&1", t_near) != 0);
+	return pp_test_result();
+}

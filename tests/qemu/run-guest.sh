@@ -1,0 +1,245 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# run-guest.sh - run pagepool's VFIO tests inside a QEMU guest that has an
+# IOMMU (the host may have no VFIO at all).
+#
+#   run-guest.sh [--keep] [--timeout S] CACHE BIN... -- 'NAME CMD ARGS' ...
+#
+# CACHE   a directory (PP_QEMU_CACHE, or /var/cache/pagepool/qemu when
+#         writable, take precedence) for the guest kernel (Debian's linux-image-*-amd64,
+#         downloaded with apt-get and unpacked there on first use) and the
+#         initramfs it builds.
+# BIN     programs to put in the guest's /bin, with the shared libraries
+#         ldd finds for them.
+# 'NAME CMD ARGS'  one in-guest test each: the guest runs CMD ARGS and
+#         prints "PPTEST NAME <exit status>"; 77 means skipped.
+#
+# The guest: q35 with an emulated Intel IOMMU (caching-mode so that VFIO can
+# use it), two e1000e NICs on one QEMU hub (a wire between them), two e1000
+# behind one PCIe-to-PCI bridge (one IOMMU group of two devices), a busybox
+# initramfs whose init loads the vfio modules, binds both NICs to vfio-pci,
+# runs the tests and powers off. TCG, not KVM: KVM guests hung here at boot
+# and TCG is deterministic enough; a boot takes about 10 s.
+#
+# Exit: 0 when every test passed or skipped (and at least one passed), 1
+# when any failed or the guest did not finish, 77 (skipped, the reason on
+# stdout) when QEMU, busybox or the kernel package cannot be had.
+set -u
+
+keep=0
+timeout_s=240
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--keep) keep=1; shift ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+[ $# -ge 2 ] || { echo "usage: $0 [--keep] [--timeout S] CACHE BIN... -- 'NAME CMD' ..." >&2; exit 2; }
+cache=$1; shift
+bins=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do bins+=("$1"); shift; done
+[ "${1:-}" = "--" ] && shift
+tests=("$@")
+
+skip() { echo "SKIP: $*"; exit 77; }
+
+qemu=$(command -v qemu-system-x86_64) || skip "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
+busybox=""
+for b in /bin/busybox /usr/bin/busybox; do
+	if [ -x "$b" ] && ! ldd "$b" >/dev/null 2>&1; then busybox=$b; break; fi
+done
+[ -n "$busybox" ] || skip "no static busybox: apt-get install busybox-static"
+command -v cpio >/dev/null || skip "cpio not found: apt-get install cpio"
+
+# One kernel download per machine, not per build directory, where allowed.
+if [ -n "${PP_QEMU_CACHE:-}" ]; then
+	cache=$PP_QEMU_CACHE
+elif mkdir -p /var/cache/pagepool/qemu 2>/dev/null && [ -w /var/cache/pagepool/qemu ]; then
+	cache=/var/cache/pagepool/qemu
+fi
+mkdir -p "$cache" || skip "cannot create $cache"
+cache=$(cd "$cache" && pwd)
+
+# ---- the guest kernel: Debian's package, unpacked, never installed ----
+kroot=$cache/kernel
+vmlinuz=$(ls "$kroot"/boot/vmlinuz-* 2>/dev/null | head -n1)
+if [ -z "$vmlinuz" ]; then
+	command -v apt-get >/dev/null || skip "no guest kernel in $kroot and no apt-get to fetch linux-image-amd64"
+	# The metapackage names the current ABI's image package.
+	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+	      sed -n 's/.*Depends: \(linux-image-[0-9][^ ]*-amd64\).*/\1/p' | head -n1)
+	[ -n "$pkg" ] || skip "apt-cache knows no linux-image-amd64: run apt-get update"
+	dl=$cache/download
+	mkdir -p "$dl"
+	if ! (cd "$dl" && apt-get download "$pkg" >/dev/null 2>&1); then
+		skip "cannot download $pkg (apt-get download): no network or no apt sources"
+	fi
+	rm -rf "$kroot.tmp"
+	dpkg-deb -x "$(ls "$dl"/"$pkg"_*.deb | head -n1)" "$kroot.tmp" ||
+		skip "cannot unpack $pkg with dpkg-deb"
+	rm -rf "$kroot" && mv "$kroot.tmp" "$kroot"
+	rm -rf "$dl"
+	vmlinuz=$(ls "$kroot"/boot/vmlinuz-* 2>/dev/null | head -n1)
+	[ -n "$vmlinuz" ] || skip "$pkg has no vmlinuz"
+fi
+kver=${vmlinuz##*/vmlinuz-}
+moddir=$kroot/lib/modules/$kver/kernel
+
+# ---- the initramfs ----
+work=$(mktemp -d "$cache/guest.XXXXXX")
+cleanup() { [ $keep = 1 ] && echo "kept $work" || rm -rf "$work"; }
+trap cleanup EXIT
+root=$work/root
+mkdir -p "$root"/{bin,sbin,lib,lib64,modules,proc,sys,dev,tmp,etc,run}
+cp "$busybox" "$root/bin/busybox"
+
+# Order matters: each needs the ones before it. vfio-pci-core appears in
+# Linux 5.15; older kernels lack it and need only vfio-pci.
+mods="virt/lib/irqbypass vfio/vfio vfio/vfio_iommu_type1 vfio/vfio_virqfd
+      vfio/pci/vfio-pci-core vfio/pci/vfio-pci"
+modlist=""
+for m in $mods; do
+	base=${m##*/}
+	src=""
+	for d in "$moddir/$m" "$moddir/drivers/$m"; do
+		for ext in .ko .ko.xz .ko.zst; do
+			[ -f "$d$ext" ] && src=$d$ext && break 2
+		done
+	done
+	[ -n "$src" ] || continue
+	case "$src" in
+	*.xz) xz -dc "$src" > "$root/modules/$base.ko" || skip "cannot decompress $src (xz-utils)" ;;
+	*.zst) zstd -qdc "$src" > "$root/modules/$base.ko" || skip "cannot decompress $src (zstd)" ;;
+	*) cp "$src" "$root/modules/$base.ko" ;;
+	esac
+	modlist="$modlist $base"
+done
+case "$modlist" in *vfio-pci*) ;; *) skip "kernel $kver has no vfio-pci module" ;; esac
+# The classic e1000 driver, loaded by init only for the shared-group test.
+for ext in .ko .ko.xz; do
+	src=$moddir/drivers/net/ethernet/intel/e1000/e1000$ext
+	[ -f "$src" ] || continue
+	case "$src" in
+	*.xz) xz -dc "$src" > "$root/modules/e1000.ko" ;;
+	*) cp "$src" "$root/modules/e1000.ko" ;;
+	esac
+	break
+done
+
+# Programs and the shared libraries they load, with the dynamic loader.
+copy_libs() {
+	ldd "$1" 2>/dev/null | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' |
+	while read -r lib; do
+		[ -e "$root$lib" ] && continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+for b in "${bins[@]}"; do
+	[ -f "$b" ] || { echo "FAIL: $b not found"; exit 1; }
+	cp -L "$b" "$root/bin/"
+	copy_libs "$b"
+done
+# glibc's pthread_cancel and exit unwinding dlopen libgcc_s.
+gcc_s=$(ldconfig -p 2>/dev/null | awk '/libgcc_s.so.1 .*x86-64/{print $NF; exit}')
+if [ -n "$gcc_s" ]; then mkdir -p "$root$(dirname "$gcc_s")"; cp -L "$gcc_s" "$root$gcc_s"; fi
+
+{
+	for t in "${tests[@]}"; do echo "$t"; done
+} > "$root/etc/tests"
+
+cat > "$root/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run && mkdir -p /var && ln -s /run /var/run
+mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages
+echo 64 > /proc/sys/vm/nr_hugepages
+for m in $(cat /etc/modules); do
+	insmod /modules/$m.ko || echo "PPGUEST insmod $m failed"
+done
+# Both e1000e (8086:10d3) to vfio-pci, remembering their addresses.
+: > /etc/nics
+for d in /sys/bus/pci/devices/*; do
+	[ "$(cat $d/vendor)" = 0x8086 ] && [ "$(cat $d/device)" = 0x10d3 ] || continue
+	echo ${d##*/} >> /etc/nics
+	[ -e $d/driver ] && echo ${d##*/} > $d/driver/unbind
+done
+echo 8086 10d3 > /sys/bus/pci/drivers/vfio-pci/new_id
+# Two e1000 (8086:100e) behind one PCIe-to-PCI bridge share an IOMMU
+# group: the first goes to vfio-pci, the second to the kernel's e1000, so
+# that group is not viable.
+: > /etc/shared
+for d in /sys/bus/pci/devices/*; do
+	[ "$(cat $d/vendor)" = 0x8086 ] && [ "$(cat $d/device)" = 0x100e ] && echo ${d##*/} >> /etc/shared
+done
+export PP_TEST_SHARED0=$(sed -n 1p /etc/shared) PP_TEST_SHARED1=$(sed -n 2p /etc/shared)
+if [ -n "$PP_TEST_SHARED1" ] && [ -f /modules/e1000.ko ]; then
+	echo vfio-pci > /sys/bus/pci/devices/$PP_TEST_SHARED0/driver_override
+	echo $PP_TEST_SHARED0 > /sys/bus/pci/drivers_probe
+	insmod /modules/e1000.ko
+else
+	PP_TEST_SHARED0= PP_TEST_SHARED1=
+fi
+sleep 1
+export PP_TEST_NIC0=$(sed -n 1p /etc/nics) PP_TEST_NIC1=$(sed -n 2p /etc/nics)
+echo "PPGUEST nics $PP_TEST_NIC0 $PP_TEST_NIC1 groups $(ls /dev/vfio | tr '\n' ' ')"
+while read -r name cmd; do
+	[ -n "$name" ] || continue
+	echo "PPGUEST run $name: $cmd"
+	dmesg -c > /dev/null
+	sh -c "$cmd" 2>&1
+	rc=$?
+	echo "PPTEST $name $rc"
+done < /etc/tests
+poweroff -f
+EOF
+chmod +x "$root/init"
+echo "$modlist" > "$root/etc/modules"
+
+(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$work/initrd.gz" ||
+	{ echo "FAIL: cannot build the initramfs"; exit 1; }
+
+# ---- boot ----
+log=$work/console.log
+timeout --foreground -k 5 "$timeout_s" "$qemu" \
+	-machine q35,accel=tcg -cpu max -m 1024 -smp 2 \
+	-device intel-iommu,intremap=on,caching-mode=on \
+	-netdev hubport,id=p0,hubid=0 -device e1000e,netdev=p0,romfile= \
+	-netdev hubport,id=p1,hubid=0 -device e1000e,netdev=p1,romfile= \
+	-device pcie-pci-bridge,id=br0 \
+	-netdev hubport,id=p2,hubid=1 -device e1000,bus=br0,addr=1,netdev=p2,romfile= \
+	-netdev hubport,id=p3,hubid=1 -device e1000,bus=br0,addr=2,netdev=p3,romfile= \
+	-kernel "$vmlinuz" -initrd "$work/initrd.gz" \
+	-append "console=ttyS0 intel_iommu=on quiet panic=-1" \
+	-nographic -no-reboot -nodefaults -serial stdio </dev/null > "$log" 2>&1
+qrc=$?
+
+# ---- results ----
+# Echo the console for the test log, then one verdict per test.
+tr -d '\r' < "$log"
+failed=0 passed=0 skipped=0
+for t in "${tests[@]}"; do
+	name=${t%% *}
+	rc=$(tr -d '\r' < "$log" | sed -n "s/^PPTEST $name \([0-9]*\)\$/\1/p" | tail -n1)
+	if [ -z "$rc" ]; then
+		echo "RESULT $name FAIL (no result: the guest stopped first, qemu exit $qrc)"
+		failed=$((failed + 1))
+	elif [ "$rc" = 0 ]; then
+		echo "RESULT $name PASS"; passed=$((passed + 1))
+	elif [ "$rc" = 77 ]; then
+		echo "RESULT $name SKIP"; skipped=$((skipped + 1))
+	else
+		echo "RESULT $name FAIL (exit $rc)"; failed=$((failed + 1))
+	fi
+done
+echo "guest: $passed passed, $failed failed, $skipped skipped"
+[ $failed -gt 0 ] && exit 1
+[ $passed -eq 0 ] && { echo "SKIP: every in-guest test skipped"; exit 77; }
+exit 0

@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_e1000e.c - the e1000e driver and the IOMMU, end to end, inside the
+ * QEMU guest (run-guest.sh): two 82574 on one QEMU hub, so what one sends
+ * the other receives.
+ *
+ *   test_e1000e link|fwd|dma_block|untrusted [frames]
+ *
+ * link       probe both ports: reset, MAC address, link up.
+ * fwd        send N numbered frames from port 0; port 1 receives them and
+ *            forwards each (zero copy, the same page) back to port 0, which
+ *            checks every byte; then the pages are all back where they
+ *            came from and the hardware counters agree.
+ * untrusted  descriptors the device wrote, altered before the driver reads
+ *            them (error bits, no EOP, a length above the buffer or below
+ *            a header): each frame is dropped and counted, its page reused.
+ * dma_block  NIC 1 programmed by hand with RX descriptors aimed at an IOVA
+ *            that is not mapped: the frames port 0 sends must not land
+ *            anywhere, the IOMMU reports a DMAR fault in the kernel log.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/klog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pagepool/pagepool.h>
+#include <pagepool/pp_net.h>
+#include <pagepool/pp_net_driver.h>
+
+#include "../../drivers/bus/pci/pp_pci_priv.h"
+#include "../../drivers/net/e1000e/e1000e_priv.h"
+#include "pp_test.h"
+
+#define ARENA_SIZE (16u << 20)
+#define FRAME_LEN 128
+#define ETHERTYPE 0x88b5 /* IEEE local experimental */
+
+struct env {
+	struct pp_arena *arena;
+	struct pp_allocator *alloc;
+	struct pp_dma *dma;
+};
+
+static const char *nic(int i)
+{
+	const char *v = getenv(i ? "PP_TEST_NIC1" : "PP_TEST_NIC0");
+
+	if (!v || !*v)
+		pp_test_skip("no PP_TEST_NIC%d: run inside the QEMU guest (meson test --suite qemu)",
+			     i);
+	return v;
+}
+
+static void env_init(struct env *e)
+{
+	struct pp_dma_opts o = {
+		.sz = sizeof(o),
+		.mode = PP_IOVA_VFIO,
+		.vfio_pci_addr = nic(0),
+	};
+
+	e->arena = pp_hugepages_free(PP_PAGE_SIZE_2M, PP_NUMA_NODE_ANY) >= 8 ?
+			   pp_test_arena(ARENA_SIZE, PP_PAGE_SIZE_2M) :
+			   pp_test_arena(ARENA_SIZE, PP_PAGE_SIZE_4K);
+	e->alloc = pp_test_allocator(e->arena);
+	e->dma = pp_dma_create(&o);
+	REQUIRE(e->dma != NULL);
+	REQUIRE(pp_dma_vfio_add_device(e->dma, nic(1)) == 0);
+	REQUIRE(pp_dma_map_arena(e->dma, e->arena) == 0);
+}
+
+static void env_fini(struct env *e)
+{
+	CHECK_EQ(pp_dma_unmap_arena(e->dma, e->arena), 0);
+	CHECK_EQ(pp_dma_destroy(e->dma), 0);
+	CHECK_EQ(pp_allocator_destroy(e->alloc), 0);
+	CHECK_EQ(pp_arena_destroy(e->arena), 0);
+}
+
+static struct pp_port *port_open(struct env *e, int i)
+{
+	struct pp_port_conf conf = {
+		.sz = sizeof(conf),
+		.allocator = e->alloc,
+		.dma = e->dma,
+		.nr_rxq = 1,
+		.pool_size = 1024,
+		.nid = PP_NUMA_NODE_ANY,
+	};
+	char dev[64];
+	struct pp_port *p;
+
+	/* Both spellings of the device string. */
+	if (i)
+		snprintf(dev, sizeof(dev), "e1000e%d,pci=%s", i, nic(i));
+	else
+		snprintf(dev, sizeof(dev), "e1000e:%s", nic(i));
+	p = pp_port_open(dev, &conf);
+	if (!p)
+		fprintf(stderr, "pp_port_open(%s): %s (%s)\n", dev,
+			strerror(errno), pp_test_last_log);
+	REQUIRE(p != NULL);
+	return p;
+}
+
+/* Pages free in the allocator: buddy lists plus thread caches. */
+static unsigned long free_pages(struct pp_allocator *alloc)
+{
+	struct pp_zone_stats st;
+	unsigned long n = 0;
+	unsigned int z;
+
+	for (z = 0; z < pp_allocator_zone_count(alloc); z++) {
+		REQUIRE(pp_allocator_zone_stats(alloc, z, &st) == 0);
+		n += st.free_pages + st.pcp_pages;
+	}
+	return n;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void test_link(void)
+{
+	struct env e;
+	struct pp_port *p0, *p1;
+
+	env_init(&e);
+	pp_test_log_reset();
+	p0 = port_open(&e, 0);
+	CHECK(!pp_test_log_has("no link"));
+	p1 = port_open(&e, 1);
+	CHECK_EQ(pp_port_close(p0), 0);
+	CHECK_EQ(pp_port_close(p1), 0);
+	/* A bad device string names what is wrong. */
+	{
+		struct pp_port_conf conf = {
+			.sz = sizeof(conf), .allocator = e.alloc, .nr_rxq = 1,
+		};
+
+		pp_test_log_reset();
+		CHECK(pp_port_open("e1000e0,pci=0000:00:01.0", &conf) == NULL);
+		CHECK(pp_test_log_has("VFIO domain"));
+	}
+	env_fini(&e);
+}
+
+static void frame_fill(uint8_t *d, uint32_t seq)
+{
+	unsigned int i;
+
+	memset(d, 0xff, 6);                       /* broadcast */
+	memcpy(d + 6, "\x02\x00\x00\x00\x00\x01", 6);
+	d[12] = ETHERTYPE >> 8;
+	d[13] = ETHERTYPE & 0xff;
+	memcpy(d + 14, &seq, sizeof(seq));
+	for (i = 18; i < FRAME_LEN; i++)
+		d[i] = (uint8_t)(seq * 7 + i);
+}
+
+static bool frame_ok(const struct pp_frame *f, uint32_t seq)
+{
+	uint8_t want[FRAME_LEN];
+
+	frame_fill(want, seq);
+	return f->len == FRAME_LEN && !memcmp(pp_frame_data(f), want, FRAME_LEN);
+}
+
+static void test_fwd(unsigned int nr)
+{
+	struct pp_frame out[32], mid[32], back[32];
+	unsigned long free_before;
+	uint32_t sent = 0, seq_mid = 0, seq_back = 0, bad = 0, lost = 0;
+	uint64_t rx, tx, missed, crc;
+	struct pp_port *p0, *p1;
+	struct pp_pool *pool0;
+	double deadline;
+	struct env e;
+	unsigned int i, n, m;
+
+	env_init(&e);
+	free_before = free_pages(e.alloc);
+	p0 = port_open(&e, 0);
+	p1 = port_open(&e, 1);
+	pool0 = p0->rxq[0].pool;
+	deadline = now_s() + 60;
+	while (seq_back + lost < nr && now_s() < deadline) {
+		/* Port 0 sends numbered frames from its own pool. */
+		for (n = 0; n < 32 && sent + n < nr && sent + n - seq_back < 512; n++) {
+			struct pp_page *pg = pp_pool_alloc_pages(pool0);
+
+			if (!pg)
+				break;
+			out[n].page = pg;
+			out[n].offset = 0;
+			out[n].headroom = PP_FRAME_HEADROOM;
+			out[n].len = FRAME_LEN;
+			frame_fill(pp_frame_data(&out[n]), sent + n);
+		}
+		m = pp_port_tx_burst(p0, 0, out, n);
+		for (i = m; i < n; i++)
+			pp_pool_recycle_direct(pool0, out[i].page);
+		sent += m;
+		/* Port 1 forwards what it gets, the same pages. */
+		n = pp_port_rx_burst(p1, 0, mid, 32);
+		for (i = 0; i < n; i++)
+			if (!frame_ok(&mid[i], seq_mid++))
+				bad++;
+		m = pp_port_tx_burst(p1, 0, mid, n);
+		for (i = m; i < n; i++) {
+			struct pp_page *pg = mid[i].page;
+
+			/* TX ring full: not expected at this rate. */
+			pp_net_return_pages(e.alloc, NULL, &pg, 1);
+			lost++;
+		}
+		/* Port 0 gets them back and checks every byte. */
+		n = pp_port_rx_burst(p0, 0, back, 32);
+		for (i = 0; i < n; i++) {
+			struct pp_page *pg = back[i].page;
+
+			if (!frame_ok(&back[i], seq_back++))
+				bad++;
+			pp_net_return_pages(e.alloc, NULL, &pg, 1);
+		}
+	}
+	printf("fwd: sent %u, forwarded %u, back %u, bad %u, lost %u\n", sent,
+	       seq_mid, seq_back, bad, lost);
+	CHECK_EQ(lost, 0);
+	CHECK_EQ(sent, nr);
+	CHECK_EQ(seq_mid, nr);
+	CHECK_EQ(seq_back, nr);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(pp_e1000e_stats(p1, &rx, &tx, &missed, &crc), 0);
+	printf("port1 hw: rx %llu tx %llu missed %llu crc %llu\n",
+	       (unsigned long long)rx, (unsigned long long)tx,
+	       (unsigned long long)missed, (unsigned long long)crc);
+	CHECK_EQ(rx, nr);
+	CHECK_EQ(tx, nr);
+	CHECK_EQ(missed, 0);
+	CHECK_EQ(crc, 0);
+	CHECK_EQ(pp_port_close(p0), 0);
+	CHECK_EQ(pp_port_close(p1), 0);
+	/* Accounting: every page is back in the allocator. */
+	pp_allocator_drain_thread(e.alloc);
+	CHECK_EQ(free_pages(e.alloc), free_before);
+	env_fini(&e);
+}
+
+/* Send frame @seq from @p0 and wait until @p1's next RX descriptor is done. */
+static struct e1000_rx_desc *send_and_wait(struct pp_port *p0,
+					   struct pp_port *p1, uint32_t seq)
+{
+	struct e1000e_port *ep = p1->priv;
+	struct e1000_rx_desc *d = &ep->rx_ring[ep->rx_next];
+	struct pp_frame f;
+	double deadline = now_s() + 5;
+
+	f.page = pp_pool_alloc_pages(p0->rxq[0].pool);
+	REQUIRE(f.page != NULL);
+	f.offset = 0;
+	f.headroom = PP_FRAME_HEADROOM;
+	f.len = FRAME_LEN;
+	frame_fill(pp_frame_data(&f), seq);
+	REQUIRE(pp_port_tx_burst(p0, 0, &f, 1) == 1);
+	while (!(__atomic_load_n(&d->status, __ATOMIC_ACQUIRE) &
+		 E1000_RXD_STAT_DD) && now_s() < deadline)
+		;
+	REQUIRE(d->status & E1000_RXD_STAT_DD);
+	return d;
+}
+
+static void test_untrusted(void)
+{
+	struct pp_frame f[32];
+	struct pp_rxq_stats st;
+	struct e1000_rx_desc *d;
+	unsigned long free_before;
+	struct pp_port *p0, *p1;
+	struct env e;
+	unsigned int i;
+
+	env_init(&e);
+	free_before = free_pages(e.alloc);
+	p0 = port_open(&e, 0);
+	p1 = port_open(&e, 1);
+	for (i = 0; i < 4; i++) {
+		d = send_and_wait(p0, p1, i);
+		CHECK_EQ(d->length, FRAME_LEN);
+		switch (i) {
+		case 0:
+			d->errors = 0x80; /* RXE, 7.1.4.1 */
+			break;
+		case 1:
+			d->status &= (uint8_t)~E1000_RXD_STAT_EOP;
+			break;
+		case 2:
+			d->length = E1000_RX_BUF_LEN + 1;
+			break;
+		case 3:
+			d->length = 4;
+			break;
+		}
+		CHECK_EQ(pp_port_rx_burst(p1, 0, f, 32), 0);
+	}
+	CHECK_EQ(pp_port_rxq_stats(p1, 0, &st), 0);
+	CHECK_EQ(st.errors, 4);
+	CHECK_EQ(st.packets, 0);
+	/* An untouched one still comes through. */
+	send_and_wait(p0, p1, 99);
+	CHECK_EQ(pp_port_rx_burst(p1, 0, f, 32), 1);
+	CHECK(frame_ok(&f[0], 99));
+	pp_net_return_pages(e.alloc, NULL, &f[0].page, 1);
+	CHECK_EQ(pp_port_close(p0), 0);
+	CHECK_EQ(pp_port_close(p1), 0);
+	pp_allocator_drain_thread(e.alloc);
+	CHECK_EQ(free_pages(e.alloc), free_before);
+	env_fini(&e);
+}
+
+static bool klog_has(const char *a, const char *b)
+{
+	static char buf[1 << 16];
+	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, a) && strstr(buf, b);
+}
+
+static void test_dma_block(void)
+{
+	struct pp_frame out[16];
+	struct e1000_rx_desc *ring;
+	struct pp_page *ring_page, *canary[64];
+	struct pp_pci_dev *dev;
+	volatile uint8_t *regs;
+	uint64_t ring_iova, base_iova, bad_iova;
+	struct pp_port *p0;
+	unsigned int i, n, ms, dirty = 0;
+	uint32_t gprc;
+	struct env e;
+
+	env_init(&e);
+	p0 = port_open(&e, 0);
+	/* NIC 1 by hand: reset, then an 8-descriptor ring (128 bytes, the
+	 * minimum RDLEN, 10.2.5.6) whose buffers are beyond the arena's
+	 * mapping: inside the IOMMU's range, mapped to nothing. */
+	dev = pp_pci_open(e.dma, nic(1));
+	REQUIRE(dev != NULL && dev->bar_addr[0]);
+	regs = dev->bar_addr[0];
+	e1000_write(regs, E1000_IMC, 0xffffffff);
+	e1000_write(regs, E1000_CTRL, e1000_read(regs, E1000_CTRL) | E1000_CTRL_RST);
+	for (ms = 0; ms < 100 && (e1000_read(regs, E1000_CTRL) & E1000_CTRL_RST); ms++)
+		usleep(1000);
+	e1000_write(regs, E1000_IMC, 0xffffffff);
+	REQUIRE(pp_dma_vfio_arena_iova(e.dma, e.arena, &base_iova) == 0);
+	bad_iova = base_iova + ARENA_SIZE + (64u << 20);
+	ring_page = pp_alloc_page(e.alloc);
+	REQUIRE(ring_page != NULL);
+	ring = pp_page_address(ring_page);
+	memset(ring, 0, PP_PAGE_SIZE);
+	REQUIRE(pp_dma_map_page(e.dma, ring, 0, PP_DMA_BIDIRECTIONAL,
+				&ring_iova) == 0);
+	for (i = 0; i < 8; i++)
+		ring[i].addr = bad_iova + i * 2048;
+	/* Canaries: arena pages a stray write could hit. */
+	for (i = 0; i < 64; i++) {
+		canary[i] = pp_alloc_page(e.alloc);
+		REQUIRE(canary[i] != NULL);
+		memset(pp_page_address(canary[i]), 0xa5, PP_PAGE_SIZE);
+	}
+	e1000_write(regs, E1000_RFCTL, e1000_read(regs, E1000_RFCTL) & ~E1000_RFCTL_EXSTEN);
+	e1000_write(regs, E1000_RDBAL, (uint32_t)ring_iova);
+	e1000_write(regs, E1000_RDBAH, (uint32_t)(ring_iova >> 32));
+	e1000_write(regs, E1000_RDLEN, 8 * sizeof(*ring));
+	e1000_write(regs, E1000_RDH, 0);
+	e1000_write(regs, E1000_RDT, 7);
+	(void)e1000_read(regs, E1000_GPRC);
+	e1000_write(regs, E1000_RCTL, E1000_RCTL_EN | E1000_RCTL_UPE |
+				     E1000_RCTL_MPE | E1000_RCTL_BAM |
+				     E1000_RCTL_SECRC);
+	e1000_write(regs, E1000_CTRL, e1000_read(regs, E1000_CTRL) | E1000_CTRL_SLU);
+	for (ms = 0; ms < 5000 && !(e1000_read(regs, E1000_STATUS) & E1000_STATUS_LU); ms += 10)
+		usleep(10000);
+
+	for (n = 0; n < 4; n++) {
+		out[n].page = pp_pool_alloc_pages(p0->rxq[0].pool);
+		REQUIRE(out[n].page != NULL);
+		out[n].offset = 0;
+		out[n].headroom = PP_FRAME_HEADROOM;
+		out[n].len = FRAME_LEN;
+		frame_fill(pp_frame_data(&out[n]), n);
+	}
+	CHECK_EQ(pp_port_tx_burst(p0, 0, out, n), n);
+	usleep(300000);
+	gprc = e1000_read(regs, E1000_GPRC);
+	printf("dma_block: NIC1 counted %u frames, RDH %u, desc0 status 0x%x\n",
+	       gprc, e1000_read(regs, E1000_RDH), ring[0].status);
+	/* The device did try: it took the frames in. */
+	CHECK(gprc > 0);
+	for (i = 0; i < 64; i++) {
+		const uint8_t *p = pp_page_address(canary[i]);
+		unsigned int b;
+
+		for (b = 0; b < PP_PAGE_SIZE; b++)
+			dirty += p[b] != 0xa5;
+		pp_free_page(e.alloc, canary[i]);
+	}
+	CHECK_EQ(dirty, 0);
+	CHECK(klog_has("DMAR", "fault"));
+	if (!klog_has("DMAR", "fault"))
+		fprintf(stderr, "no DMAR fault in the kernel log\n");
+	e1000_write(regs, E1000_RCTL, 0);
+	pp_pci_close(dev);
+	pp_free_page(e.alloc, ring_page);
+	CHECK_EQ(pp_port_close(p0), 0);
+	env_fini(&e);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int frames = argc > 2 ? (unsigned int)atoi(argv[2]) : 20000;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s link|fwd|dma_block|untrusted [frames]\n",
+			argv[0]);
+		return 2;
+	}
+	pp_test_capture_log();
+	if (!strcmp(argv[1], "link"))
+		RUN_TEST(test_link);
+	else if (!strcmp(argv[1], "fwd"))
+		test_fwd(frames), printf("%s test_fwd\n", pp_test_failures ? "FAIL" : "ok  ");
+	else if (!strcmp(argv[1], "dma_block"))
+		RUN_TEST(test_dma_block);
+	else if (!strcmp(argv[1], "untrusted"))
+		RUN_TEST(test_untrusted);
+	else
+		return 2;
+	return pp_test_result();
+}
