@@ -62,6 +62,13 @@ free2m=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages)
 [ "$free2m" -ge 100 ] ||
 	die "only $free2m free 2 MiB hugepages; 100 are needed (echo 1024 > /proc/sys/vm/nr_hugepages)"
 
+# DPDK refuses plugins under a world-writable directory (a checkout in
+# /tmp): load a private copy.
+plugin_dir=$(mktemp -d -p /run pagepool-dpdk.XXXXXX)
+cp "$plugin" "$plugin_dir/plugin.so"
+plugin=$plugin_dir/plugin.so
+trap 'rm -rf "$plugin_dir"' EXIT
+
 # ---- testpmd ----
 ops_list=(ring_mp_mc stack pagepool)
 total=$(( rounds * ${#ops_list[@]} ))

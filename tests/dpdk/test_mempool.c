@@ -10,6 +10,7 @@
  * avail_count equals the size minus the objects this test holds, and the
  * driver's own count plus the lcore caches equals avail_count.
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -334,6 +335,41 @@ static long free_2m_hugepages(void)
 	return n;
 }
 
+/*
+ * DPDK loads a plugin only from a path whose directories are not
+ * world-writable (a checkout under /tmp fails that). Copy it into a
+ * private directory under /run; returns the copy's path or NULL.
+ */
+static char plugin_dir[64], plugin_copy[128];
+
+static const char *private_plugin(const char *path)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out;
+
+	snprintf(plugin_dir, sizeof(plugin_dir), "/run/pagepool-dpdk-XXXXXX");
+	if (!mkdtemp(plugin_dir))
+		return NULL;
+	snprintf(plugin_copy, sizeof(plugin_copy), "%s/plugin.so", plugin_dir);
+	in = open(path, O_RDONLY);
+	out = open(plugin_copy, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			break;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return in >= 0 && out >= 0 ? plugin_copy : NULL;
+}
+
+static void private_plugin_remove(void)
+{
+	unlink(plugin_copy);
+	rmdir(plugin_dir);
+}
+
 int main(int argc, char **argv)
 {
 	char lcores_arg[16], mem[16], limit[32];
@@ -368,10 +404,14 @@ int main(int argc, char **argv)
 	eal[n++] = mem;
 	eal[n++] = limit;
 	eal[n++] = "-d";
-	eal[n++] = argv[1];
+	eal[n++] = (char *)private_plugin(argv[1]);
 	eal[n] = NULL;
-	if (rte_eal_init(n, eal) < 0)
+	REQUIRE(eal[n - 1] != NULL);
+	if (rte_eal_init(n, eal) < 0) {
+		private_plugin_remove();
 		pp_test_skip("EAL init failed: %s", rte_strerror(rte_errno));
+	}
+	private_plugin_remove();
 	worker = rte_get_next_lcore(-1, 1, 0);
 	if (worker >= RTE_MAX_LCORE)
 		worker = RTE_MAX_LCORE;

@@ -22,7 +22,12 @@ lcores=0,1
 [ "$(nproc)" -ge 2 ] || { echo "SKIP: testpmd needs two CPUs (main and forwarding lcore)"; exit 77; }
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# DPDK refuses plugins under a world-writable directory (a checkout in
+# /tmp): load a private copy.
+priv=$(mktemp -d -p /run pagepool-dpdk.XXXXXX)
+cp "$plugin" "$priv/plugin.so"
+plugin=$priv/plugin.so
+trap 'rm -f "$log"; rm -rf "$priv"' EXIT
 # Non-interactive testpmd forwards until a line arrives on stdin.
 (sleep "$secs"; echo) | timeout 60 "$testpmd" -l $lcores --no-pci \
 	--no-telemetry --in-memory -m 64 --socket-limit=64 \

@@ -1075,8 +1075,18 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 				goto err_teardown;
 			}
 		}
-		if (!xq->xsk)
+		/*
+		 * After a failed zero-copy bind the kernel detaches the
+		 * queue's buffer pool from a workqueue (xp_release_deferred),
+		 * so the copy bind can see EBUSY for a moment: retry for up
+		 * to a second before calling the queue taken.
+		 */
+		for (int tries = 0; !xq->xsk && tries < 100; tries++) {
 			err = xdp_socket_create(xp, xq, ring_size, false);
+			if (err != -EBUSY || mode == XSK_BIND_COPY)
+				break;
+			usleep(10000);
+		}
 		pthread_mutex_unlock(&xdp_lock);
 		if (!xq->xsk) {
 			if (err) {
