@@ -76,31 +76,6 @@ static bool is_hugepage_size(size_t page_size)
 	return page_size == PP_PAGE_SIZE_2M || page_size == PP_PAGE_SIZE_1G;
 }
 
-/*
- * Hugepages of @page_size that a new mapping can take on @node (any node
- * when negative). Machine-wide, free_hugepages still counts pages that
- * other mappings have reserved but not touched; those are not ours to
- * take, so resv_hugepages is subtracted. sysfs keeps no per-node reserve
- * count, so a per-node figure is capped by the machine-wide one.
- */
-static long hugepages_available(size_t page_size, int node)
-{
-	long avail, resv, on_node;
-
-	avail = pp_os_hugepages_free(page_size, -1);
-	if (avail < 0)
-		return avail;
-	resv = pp_os_hugepages_reserved(page_size);
-	if (resv > 0)
-		avail = avail > resv ? avail - resv : 0;
-	if (node < 0)
-		return avail;
-	on_node = pp_os_hugepages_free(page_size, node);
-	if (on_node < 0)
-		return on_node;
-	return on_node < avail ? on_node : avail;
-}
-
 /* Why a hugepage size could not be used; becomes one message. */
 struct shortage {
 	size_t page_size;
@@ -394,13 +369,13 @@ static int try_hugepages(struct pp_arena *arena, const struct pp_arena_opts *o,
 	 * there before failing. The count can change under us, so the
 	 * ENOSPC from fallocate() remains the real test.
 	 */
-	avail = hugepages_available(page_size, o->numa_node);
+	avail = pp_os_hugepages_available(page_size, o->numa_node);
 	why->avail = avail;
 	if (avail >= 0 && avail < why->need)
 		return -ENOMEM;
 	err = build_segment(arena, o, page_size, len);
 	if (err == -ENOSPC) {
-		why->avail = hugepages_available(page_size, o->numa_node);
+		why->avail = pp_os_hugepages_available(page_size, o->numa_node);
 		/*
 		 * The pool had the pages but the mount's size= limit (or
 		 * what other files hold) did not: say so, or the message

@@ -106,29 +106,11 @@ bool pp_vmalloc_page_size_supported(size_t page_size)
 
 long pp_vmalloc_pages_available(size_t page_size, int node)
 {
-	long avail, resv, on_node;
-
 	if (page_size != SZ_2M && page_size != SZ_1G)
 		return -EINVAL;
 	if (!pp_os_hugepage_size_supported(page_size))
 		return -ENOENT;
-	/*
-	 * free_hugepages still counts pages that other mappings reserved
-	 * but have not touched: not ours to take. No per-node reserve count
-	 * exists, so a node's figure is capped by the machine's.
-	 */
-	avail = pp_os_hugepages_free(page_size, -1);
-	if (avail < 0)
-		return avail;
-	resv = pp_os_hugepages_reserved(page_size);
-	if (resv > 0)
-		avail = avail > resv ? avail - resv : 0;
-	if (node < 0)
-		return avail;
-	on_node = pp_os_hugepages_free(page_size, node);
-	if (on_node < 0)
-		return on_node;
-	return on_node < avail ? on_node : avail;
+	return pp_os_hugepages_available(page_size, node);
 }
 
 static size_t round_up(size_t v, size_t to)

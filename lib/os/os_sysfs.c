@@ -168,3 +168,21 @@ long pp_os_hugepages_reserved(size_t page_size)
 {
 	return read_count(page_size, -1, "resv_hugepages");
 }
+
+long pp_os_hugepages_available(size_t page_size, int node)
+{
+	long avail, resv, on_node;
+
+	avail = pp_os_hugepages_free(page_size, -1);
+	if (avail < 0)
+		return avail;
+	resv = pp_os_hugepages_reserved(page_size);
+	if (resv > 0)
+		avail = avail > resv ? avail - resv : 0;
+	if (node < 0)
+		return avail;
+	on_node = pp_os_hugepages_free(page_size, node);
+	if (on_node < 0)
+		return on_node;
+	return on_node < avail ? on_node : avail;
+}

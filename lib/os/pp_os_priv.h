@@ -181,6 +181,14 @@ long pp_os_hugepages_total(size_t page_size, int node);
 long pp_os_hugepages_reserved(size_t page_size);
 
 /*
+ * pp_os_hugepages_available - pages of @page_size a new mapping can take
+ * on @node (negative: any node): free minus reserved-but-untouched, which
+ * belong to other mappings. No per-node reserve count exists, so a node's
+ * figure is capped by the machine's. Returns the count or -errno.
+ */
+long pp_os_hugepages_available(size_t page_size, int node);
+
+/*
  * pp_os_hugepages_path - the sysfs file @leaf ("nr_hugepages", ...) for
  * @page_size on @node (machine-wide for a negative @node) written into
  * @buf; for messages that tell the operator what to write where.
