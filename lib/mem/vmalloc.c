@@ -15,16 +15,18 @@
  * pages in what is left. Hugepages come from one hugetlb memfd per size,
  * fallocate()d before anything is mapped (a shortage is ENOSPC, not a
  * SIGBUS) and closed once mapped: the mapping keeps the pages, and
- * munmap() gives them back. The tail is anonymous memory, or pages of a
- * 4 KiB arena taken with the allocator's bulk array call and mapped again
- * here from the arena's memfd.
+ * munmap() gives them back. The tail is anonymous memory, or pages a
+ * base page source (vmalloc_priv.h) names by file and offset, mapped
+ * again here from that file: the allocator's pages of a 4 KiB arena.
  *
- * This file sits beside the arena in lib/mem but calls up into lib/page
- * for the allocator's base pages; libpagepool holds both, and meson links
- * the component libraries as one group.
+ * The allocator sits above this layer (DESIGN.md: each layer depends only
+ * on those below), so this file knows nothing of it. The allocator's
+ * source and the public pp_vmalloc(), the one call that sees both, are in
+ * lib/page/page_vmalloc.c; lib/page's own descriptor arrays call
+ * pp_vm_area_create() here with no source. pp_vfree() and the rest of the
+ * public calls stay here: giving the pages back is the source's release().
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@
 #include <pagepool/pp_vmalloc.h>
 
 #include "common/pp_log_priv.h"
+#include "mem/vmalloc_priv.h"
 #include "os/pp_os_priv.h"
 
 #define SZ_4K PP_PAGE_SIZE_4K
@@ -75,9 +78,8 @@ struct huge_part {
 struct pp_vm_area {
 	void *addr;
 	size_t len;			/* mapped and reserved */
-	struct pp_allocator *alloc;	/* where pages[] go back to */
-	struct pp_page **pages;		/* base pages from the allocator */
-	unsigned long nr_pages;
+	/* The tail's base pages; .fill NULL: anonymous memory. */
+	struct pp_vm_base_source src;
 	struct pp_vm_area_stats stats;
 	char name[NAME_LEN];
 };
@@ -356,165 +358,55 @@ static int map_anon_tail(struct pp_vm_area *area, char *start, size_t len,
 	return err;
 }
 
-/* Bulk calls until the array is full or a call brings nothing new. */
-static unsigned long fill_array(struct pp_allocator *alloc, int nid,
-				uint64_t nodemask, struct pp_page **pages,
-				unsigned long n)
-{
-	unsigned long have = 0, got;
-
-	for (;;) {
-		got = pp_alloc_pages_bulk(alloc, nid, nodemask, (int)n, NULL,
-					  pages);
-		if (got >= n || got == have)
-			return got;
-		have = got;
-	}
-}
-
 /*
- * Interleave: page i from the i-th node of the mask in turn, each node's
- * share taken with one bulk array call; what a node cannot give is then
- * taken from any node, as MPOL_INTERLEAVE falls back too.
+ * Map @n base pages from the area's source at @start, one mmap() per run
+ * of pages that are adjacent in one file (a fresh allocator gives long
+ * runs), then pre-fault and zero them: a source's pages come as their last
+ * user left them.
  */
-static int fill_interleaved(struct pp_allocator *alloc, uint64_t mask,
-			    struct pp_page **pages, unsigned long n)
+static int map_source_tail(struct pp_vm_area *area, char *start,
+			   unsigned long n, const struct pp_vmalloc_opts *o)
 {
-	unsigned int k = (unsigned int)__builtin_popcountll(mask), j = 0;
-	struct pp_page **tmp;
-
-	tmp = calloc(n / k + 1, sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	for (int node = 0; node < 64; node++) {
-		unsigned long cnt, got;
-
-		if (!(mask & (1ULL << node)))
-			continue;
-		cnt = n > j ? (n - j + k - 1) / k : 0;
-		memset(tmp, 0, (n / k + 1) * sizeof(*tmp));
-		got = fill_array(alloc, node, PP_NODEMASK_PREFERRED_ONLY, tmp,
-				 cnt);
-		for (unsigned long t = 0; t < got && t < cnt; t++)
-			pages[j + (unsigned long)k * t] = tmp[t];
-		j++;
-	}
-	free(tmp);
-	return 0;
-}
-
-/* Where an allocator page lives in its arena's file. */
-struct page_src {
-	const struct pp_arena *arena;
-	struct pp_arena_segment seg;
-};
-
-static int resolve_page(struct pp_vm_area *area, struct page_src *src,
-			const struct pp_page *page, int *fd, uint64_t *off)
-{
-	uintptr_t addr = (uintptr_t)pp_page_address(page);
-	const struct pp_arena *arena = pp_page_arena(area->alloc, page);
-
-	if (!arena)
-		return -EINVAL;
-	if (arena != src->arena ||
-	    addr - (uintptr_t)src->seg.addr >= src->seg.len) {
-		unsigned int i, n = pp_arena_segment_count(arena);
-
-		if (pp_arena_page_size(arena) != SZ_4K) {
-			PP_ERR("vmalloc '%s': the allocator's arena '%s' has %zu kB pages; base pages can only come from an arena of 4 KiB pages (or pass no allocator)",
-			       area->name, pp_arena_name(arena),
-			       pp_arena_page_size(arena) >> 10);
-			return -EINVAL;
-		}
-		for (i = 0; i < n; i++) {
-			if (pp_arena_segment(arena, i, &src->seg) == 0 &&
-			    addr - (uintptr_t)src->seg.addr < src->seg.len)
-				break;
-		}
-		if (i == n)
-			return -EINVAL;
-		src->arena = arena;
-	}
-	*fd = src->seg.fd;
-	*off = src->seg.fd_offset + (addr - (uintptr_t)src->seg.addr);
-	return 0;
-}
-
-/*
- * Take @n base pages from the allocator and map them at @start, one
- * mmap() per run of pages that are adjacent in their arena's file (a bulk
- * call from a fresh zone gives long runs).
- */
-static int map_alloc_tail(struct pp_vm_area *area, char *start,
-			  unsigned long n, const struct pp_vmalloc_opts *o)
-{
-	struct page_src src = { .arena = NULL };
-	unsigned long got, i, j;
+	const struct pp_vm_base_source *src = &area->src;
+	struct pp_vm_base_page *pages;
+	unsigned long i, j;
 	int err;
 
-	if (n > INT_MAX) {
-		PP_ERR("vmalloc '%s': %lu base pages are more than one bulk call can take: allow hugepages or pass no allocator",
-		       area->name, n);
-		return -EINVAL;
-	}
-	area->pages = calloc(n, sizeof(*area->pages));
-	if (!area->pages)
+	pages = calloc(n, sizeof(*pages));
+	if (!pages)
 		return -ENOMEM;
-	area->nr_pages = n;
-	if (o->flags & PP_VMALLOC_F_INTERLEAVE) {
-		err = fill_interleaved(area->alloc, o->interleave_nodes,
-				       area->pages, n);
-		if (err)
-			return err;
-		got = fill_array(area->alloc, PP_NUMA_NODE_ANY,
-				 PP_NODEMASK_ALL, area->pages, n);
-	} else {
-		got = fill_array(area->alloc, o->numa_node,
-				 o->numa_node >= 0 ? PP_NODEMASK_PREFERRED_ONLY :
-						     PP_NODEMASK_ALL,
-				 area->pages, n);
-	}
-	if (got < n) {
-		PP_ERR("vmalloc '%s': the allocator gave %lu of the %lu base pages needed%s: give it a larger arena, or pass no allocator for anonymous base pages",
-		       area->name, got, n,
-		       o->numa_node >= 0 ? " on the node asked" : "");
-		return -ENOMEM;
-	}
+	err = src->fill(src->ctx, area->name, o, n, pages);
+	if (err)
+		goto out_free_pages;
 
 	for (i = 0; i < n; i = j) {
-		uint64_t off, next_off;
-		int fd, next_fd;
+		const struct pp_vm_base_page *run = &pages[i];
 
-		err = resolve_page(area, &src, area->pages[i], &fd, &off);
-		if (err)
-			return err;
 		for (j = i + 1; j < n; j++) {
-			err = resolve_page(area, &src, area->pages[j],
-					   &next_fd, &next_off);
-			if (err)
-				return err;
-			if (next_fd != fd || next_off != off + (j - i) * SZ_4K)
+			if (pages[j].fd != run->fd ||
+			    pages[j].offset != run->offset + (j - i) * SZ_4K)
 				break;
 		}
-		err = pp_os_map_fixed(start + i * SZ_4K, (j - i) * SZ_4K, fd,
-				      off);
+		err = pp_os_map_fixed(start + i * SZ_4K, (j - i) * SZ_4K,
+				      run->fd, run->offset);
 		if (err) {
-			PP_ERR("vmalloc '%s': mapping base pages from the allocator failed: %s%s",
-			       area->name, strerror(-err),
+			PP_ERR("vmalloc '%s': mapping base pages from %s failed: %s%s",
+			       area->name, src->what, strerror(-err),
 			       err == -ENOMEM ? " (too many mappings: raise vm.max_map_count or allow hugepages)" : "");
-			return err;
+			goto out_free_pages;
 		}
 	}
 	err = populate_range(start, n * SZ_4K);
 	if (err) {
-		PP_ERR("vmalloc '%s': populating the allocator's base pages failed: %s",
-		       area->name, strerror(-err));
-		return err;
+		PP_ERR("vmalloc '%s': populating the base pages from %s failed: %s",
+		       area->name, src->what, strerror(-err));
+		goto out_free_pages;
 	}
-	/* Pages come back from the allocator as their last user left them. */
 	memset(start, 0, n * SZ_4K);
-	return 0;
+out_free_pages:
+	/* The mappings hold the files; the pages stay with the source. */
+	free(pages);
+	return err;
 }
 
 static void note_node(struct pp_vm_area *area, const void *addr)
@@ -578,9 +470,9 @@ static int map_area(struct pp_vm_area *area, struct huge_part *parts,
 	*tail_off = off;
 	if (off == area->len)
 		return 0;
-	if (area->alloc)
-		return map_alloc_tail(area, p + off,
-				      (area->len - off) / SZ_4K, o);
+	if (area->src.fill)
+		return map_source_tail(area, p + off,
+				       (area->len - off) / SZ_4K, o);
 	return map_anon_tail(area, p + off, area->len - off, o);
 }
 
@@ -616,12 +508,22 @@ static void fill_stats(struct pp_vm_area *area, const struct huge_part *parts,
 	}
 	s->bytes_4k = area->len - tail_off;
 	s->pages_4k = s->bytes_4k / SZ_4K;
-	s->base_from_allocator = area->alloc && s->pages_4k;
+	/* The allocator is the only source there is (page_vmalloc.c). */
+	s->base_from_allocator = area->src.fill && s->pages_4k;
 	s->interleaved = o->flags & PP_VMALLOC_F_INTERLEAVE;
 	s->node = o->numa_node;
 }
 
-struct pp_vm_area *pp_vmalloc(size_t size, const struct pp_vmalloc_opts *uopts)
+/* Give the source back what it took; the area must be unmapped. */
+static void release_source(const struct pp_vm_base_source *src)
+{
+	if (src && src->release)
+		src->release(src->ctx);
+}
+
+struct pp_vm_area *pp_vm_area_create(size_t size,
+				     const struct pp_vmalloc_opts *uopts,
+				     const struct pp_vm_base_source *src)
 {
 	struct huge_part parts[NR_HUGE_SIZES];
 	struct pp_vmalloc_opts o;
@@ -637,11 +539,18 @@ struct pp_vm_area *pp_vmalloc(size_t size, const struct pp_vmalloc_opts *uopts)
 	}
 	err = check_opts(size, uopts, &o);
 	if (err)
-		goto err_out;
+		goto err_release_source;
+	if (o.alloc && !src) {
+		/* Only lib/page can take pages from an allocator. */
+		PP_ERR("vmalloc '%s': opts->alloc given without its base page source: call pp_vmalloc()",
+		       o.name ? o.name : "vmalloc");
+		err = -EINVAL;
+		goto err_release_source;
+	}
 	area = calloc(1, sizeof(*area));
 	if (!area) {
 		err = -ENOMEM;
-		goto err_out;
+		goto err_release_source;
 	}
 	snprintf(area->name, sizeof(area->name), "%s",
 		 o.name ? o.name : "vmalloc");
@@ -650,7 +559,8 @@ struct pp_vm_area *pp_vmalloc(size_t size, const struct pp_vmalloc_opts *uopts)
 		if (*c == '"' || *c == '\\' || *c == '/' ||
 		    (unsigned char)*c < 0x20)
 			*c = '_';
-	area->alloc = o.alloc;
+	if (src)
+		area->src = *src;
 
 	/*
 	 * ROUND_UP rounds to the largest size allowed that has the pages
@@ -711,14 +621,13 @@ struct pp_vm_area *pp_vmalloc(size_t size, const struct pp_vmalloc_opts *uopts)
 	return area;
 
 err_unmap:
+	/* Unmapped before the source takes its pages back. */
 	pp_os_unmap(area->addr, area->len);
-	if (area->pages)
-		pp_free_pages_bulk(area->alloc, area->pages, area->nr_pages);
-	free(area->pages);
 err_close_parts:
 	close_parts(parts);
 	free(area);
-err_out:
+err_release_source:
+	release_source(src);
 	errno = -err;
 	return NULL;
 }
@@ -729,9 +638,7 @@ int pp_vfree(struct pp_vm_area *area)
 		return 0;
 	pp_os_unmap(area->addr, area->len);
 	/* Unmapped first: nothing reaches the pages through the area now. */
-	if (area->pages)
-		pp_free_pages_bulk(area->alloc, area->pages, area->nr_pages);
-	free(area->pages);
+	release_source(&area->src);
 	free(area);
 	return 0;
 }

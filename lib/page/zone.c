@@ -19,6 +19,7 @@
 #include <pagepool/pp_vmalloc.h>
 
 #include "common/pp_log_priv.h"
+#include "mem/vmalloc_priv.h"
 #include "page/page_alloc_priv.h"
 
 /*
@@ -28,7 +29,8 @@
  * 8 TLB entries instead of 4096. Smaller ones stay on the heap, where a
  * huge mapping would buy nothing. Falling back to base pages is allowed:
  * the descriptors must never fail for want of hugepages the arena itself
- * did not need.
+ * did not need. The area's base pages are anonymous (lib/mem's own, no
+ * source): descriptors cannot come from the allocator they describe.
  */
 #define DESC_VMALLOC_MIN PP_PAGE_SIZE_2M
 
@@ -44,7 +46,7 @@ static struct pp_page *descs_alloc(struct pp_zone *z, struct pp_arena *arena,
 	void *mem;
 
 	if (bytes >= DESC_VMALLOC_MIN) {
-		z->pages_area = pp_vmalloc(bytes, &o);
+		z->pages_area = pp_vm_area_create(bytes, &o, NULL);
 		/* Zeroed, like the memset below. */
 		return z->pages_area ? pp_vm_area_addr(z->pages_area) : NULL;
 	}
