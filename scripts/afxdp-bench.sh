@@ -4,8 +4,11 @@
 # same core layout, runs alternated.
 #
 # The near end of a veth pair stays here, the far end goes into a network
-# namespace, where xdp_bench sends 64-byte frames through an AF_PACKET
-# socket as fast as it can (sendmmsg, qdisc bypassed) on CPU 1. The
+# namespace, where xdp_bench sends 64-byte frames as fast as it can on
+# CPU 1: by default with an XDP_TX program run over live frames
+# (BPF_PROG_RUN, no socket buffers; Linux 5.18), or through an AF_PACKET
+# socket (sendmmsg, qdisc bypassed; PP_AFXDP_SOURCE=packet), which is
+# several times slower and leaves the receivers idle. The
 # receiver polls the near end's queue 0 on CPU 0: pagepool's xdp_bench
 # (recv) or dpdk-testpmd (its forwarding lcore on CPU 0, its main lcore
 # sharing CPU 0 and asleep). Two workloads: rxonly (drop every frame) and
@@ -19,12 +22,19 @@
 #
 #   PP_AFXDP_DURATION  seconds the sender runs per run (default 4)
 #   PP_AFXDP_REPEAT    runs per configuration (default 5)
+#   PP_AFXDP_SOURCE    xdp (default) or packet: the traffic source
 #   PP_BUILD_DIR       build directory (default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 dur=${PP_AFXDP_DURATION:-4}
 rep=${PP_AFXDP_REPEAT:-5}
+source=${PP_AFXDP_SOURCE:-xdp}
+case "$source" in
+xdp) send_cmd=send-xdp ;;
+packet) send_cmd=send ;;
+*) echo "afxdp-bench: PP_AFXDP_SOURCE must be xdp or packet, not '$source'" >&2; exit 2 ;;
+esac
 build=${PP_BUILD_DIR:-build}
 outdir=out/afxdp-bench
 mkdir -p "$outdir"
@@ -78,7 +88,7 @@ run_pp() { # mode log
 		>"$2.json" 2>"$2" &
 	local pid=$!
 	sleep 1
-	taskset -c 1 "$bench" send "$ns" "$far" "$dur" >"$2.send.json"
+	taskset -c 1 "$bench" $send_cmd "$ns" "$far" "$dur" >"$2.send.json"
 	wait $pid
 }
 
@@ -94,7 +104,7 @@ run_dpdk() { # mode log
 		--stats-period 1 --total-num-mbufs=16384 >"$2" 2>&1 &
 	local pid=$!
 	sleep 2
-	taskset -c 1 "$bench" send "$ns" "$far" "$dur" >"$2.send.json"
+	taskset -c 1 "$bench" $send_cmd "$ns" "$far" "$dur" >"$2.send.json"
 	wait $pid || true
 }
 
@@ -114,9 +124,9 @@ for i in $(seq 1 "$rep"); do
 	done
 done
 
-python3 - "$outdir" "$rep" "$dur" <<'EOF'
+python3 - "$outdir" "$rep" "$dur" "$source" <<'EOF'
 import glob, json, re, statistics, sys
-outdir, rep, dur = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+outdir, rep, dur, source = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 
 def series(path):
     # Both receivers print one RX rate a second: ours "...: N pps",
@@ -149,10 +159,12 @@ for impl in ("pp", "dpdk"):
                                  "sender_pps": statistics.median(src)}
 res["repeat"] = rep
 res["duration_s"] = dur
+res["source"] = source
 json.dump(res, open(f"{outdir}/afxdp-bench.json", "w"), indent=1)
 
 print()
-print(f"AF_XDP on a veth pair, 64-byte frames from an AF_PACKET sender in a netns "
+what = "an XDP live-frames" if source == "xdp" else "an AF_PACKET"
+print(f"AF_XDP on a veth pair, 64-byte frames from {what} sender in a netns "
       f"(CPU 1), receiver on CPU 0; median of {rep} runs of {dur}s, runs alternated")
 print(f"{'workload':<10} {'pagepool Mpps':>14} {'DPDK Mpps':>10} {'ratio':>7} {'sender Mpps (pp/dpdk)':>22}")
 for mode in ("rxonly", "fwd"):
