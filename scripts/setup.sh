@@ -25,6 +25,7 @@ packages=(
 	gnuplot-nox
 	libxdp-dev libbpf-dev clang llvm iproute2
 	qemu-system-x86 busybox-static cpio xz-utils
+	rdma-core libibverbs-dev ibverbs-providers
 )
 missing=()
 for p in "${packages[@]}"; do

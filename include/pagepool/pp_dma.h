@@ -11,7 +11,10 @@
  * /proc/self/pagemap, which needs CAP_SYS_ADMIN), and OPS (a caller-supplied
  * table, for IOMMUs this library does not drive itself, and for tests that
  * inject mapping failures), and VFIO (the IOMMU behind a VFIO container: each
- * segment mapped once with VFIO_IOMMU_MAP_DMA; see doc/vfio.md).
+ * segment mapped once with VFIO_IOMMU_MAP_DMA; see doc/vfio.md), and VERBS
+ * (an RDMA device through rdma-core: each segment registered once with
+ * ibv_reg_mr; IOVA = virtual address, keys from pp_dma_verbs_keys(); built
+ * only with libibverbs, else -EOPNOTSUPP; see doc/rdma.md).
  */
 #ifndef PAGEPOOL_PP_DMA_H
 #define PAGEPOOL_PP_DMA_H
@@ -29,12 +32,16 @@ extern "C" {
 #endif
 
 struct pp_dma;
+/* rdma-core's types; only pointers to them cross this API. */
+struct ibv_context;
+struct ibv_pd;
 
 enum pp_iova_mode {
 	PP_IOVA_VA = 0,
 	PP_IOVA_PA = 1,
 	PP_IOVA_OPS = 2,
 	PP_IOVA_VFIO = 3,
+	PP_IOVA_VERBS = 4,
 };
 
 /* How a VFIO domain picks IOVAs (pp_dma_opts.vfio_iova). */
@@ -89,6 +96,11 @@ struct pp_dma_opts {
 	const char *vfio_pci_addr;      /* "0000:00:02.0" */
 	enum pp_vfio_iova vfio_iova;
 	unsigned int vfio_flags;        /* enum pp_vfio_flags */
+	/* PP_IOVA_VERBS: the protection domain every segment is registered
+	 * on (the caller's; it must outlive the domain), and the IBV_ACCESS_*
+	 * flags (0: local write, remote read and remote write). */
+	struct ibv_pd *verbs_pd;
+	unsigned int verbs_access;
 };
 
 /*
@@ -120,6 +132,33 @@ int pp_dma_vfio_device_fd(struct pp_dma *dma, const char *pci_addr);
 int pp_dma_vfio_arena_iova(struct pp_dma *dma, const struct pp_arena *arena,
 			   uint64_t *iova);
 
+/*
+ * pp_dma_verbs_open - open RDMA device @name (NULL: the first one) and
+ * check that @port (0: port 1) is ACTIVE. Returns the context (close it
+ * with ibv_close_device()), or NULL with errno ENODEV (no RDMA device, or
+ * none of that name; the message lists them), ENETDOWN (the port is not
+ * ACTIVE: its link is down or still coming up), EINVAL (no such port) or
+ * EOPNOTSUPP (built without libibverbs). Control path; any thread.
+ */
+struct ibv_context *pp_dma_verbs_open(const char *name, unsigned int port);
+
+/*
+ * pp_dma_verbs_keys - the lkey and rkey (either may be NULL) under which
+ * the device reaches [@addr, @addr + @len) of an arena mapped into the
+ * VERBS domain @dma; its address in a work request is @addr itself (the
+ * IOVA pp_dma_map_page() gives). O(1). Returns 0, -ENOENT (not in a
+ * mapped arena), -EINVAL (not a VERBS domain, or the range spans two
+ * registrations) or -EOPNOTSUPP (built without libibverbs). Data path:
+ * never touches errno; any thread.
+ */
+int pp_dma_verbs_keys(struct pp_dma *dma, const void *addr, size_t len,
+		      uint32_t *lkey, uint32_t *rkey);
+
+/* How many registrations (ibv_reg_mr calls) back @arena in the VERBS
+ * domain @dma, for tests and tools; -ENOENT when not mapped, -EINVAL when
+ * not a VERBS domain. */
+int pp_dma_verbs_arena_mrs(struct pp_dma *dma, const struct pp_arena *arena);
+
 /* Returns 0, or -EBUSY while arenas are still mapped. */
 int pp_dma_destroy(struct pp_dma *dma);
 
@@ -134,12 +173,20 @@ enum pp_iova_mode pp_dma_mode(const struct pp_dma *dma);
  * and the arena lies outside the IOVA ranges), -EEXIST when already
  * mapped (or, VFIO, when the kernel has the IOVA range mapped already), -ENOSPC past 32 mapped arenas, or the
  * backend's segment_map error (segments mapped before it are unmapped).
+ * VERBS mode: each segment registered with ibv_reg_mr; -ENOMEM (over
+ * RLIMIT_MEMLOCK without CAP_IPC_LOCK, or the device's tables are full),
+ * -EPERM/-EACCES or another errno when the device refuses; the message
+ * says which limit to raise.
  * Nothing stays mapped on failure. Control path; any thread.
  */
 int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena);
 
 /* Returns 0, or -ENOENT when @arena was not mapped. No other thread may
- * still map pages of @arena during the call. */
+ * still map pages of @arena during the call. VERBS mode: every
+ * registration is dropped even while pages are still posted to the device
+ * (their work requests then complete in error, they never write the
+ * memory); an error of ibv_dereg_mr is returned after the arena is gone
+ * from the domain anyway. */
 int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena);
 
 /*

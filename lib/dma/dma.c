@@ -2,7 +2,8 @@
 /*
  * dma.c - IOVA domains: VA (IOVA = virtual address), PA (physical address
  * from pagemap), OPS (a caller's table) and VFIO (the container and IOVA
- * allocation live in vfio.c; here each arena keeps its IOVA base).
+ * allocation live in vfio.c; here each arena keeps its IOVA base) and
+ * VERBS (the registrations and key table live in verbs.c).
  *
  * The expensive part happens once per arena in pp_dma_map_arena(): the
  * backend's segment_map for OPS, one pagemap read per hugepage for PA.
@@ -25,6 +26,7 @@
 #include <pagepool/pp_dma.h>
 
 #include "common/pp_log_priv.h"
+#include "dma/pp_verbs_dma_priv.h"
 #include "dma/pp_vfio_dma_priv.h"
 #include "os/pp_pagemap_priv.h"
 
@@ -40,6 +42,7 @@ struct dma_arena {
 	unsigned int unit_shift;
 	uint64_t *pa; /* PA mode: physical base of each unit */
 	uint64_t iova; /* VFIO mode: IOVA of base; pages at iova + offset */
+	struct pp_verbs_arena *verbs; /* VERBS mode: registrations, keys */
 };
 
 struct pp_dma {
@@ -47,6 +50,7 @@ struct pp_dma {
 	struct pp_dma_ops ops;
 	void *ops_ctx;
 	struct pp_vfio *vfio; /* VFIO mode */
+	struct pp_verbs *verbs; /* VERBS mode */
 	pthread_mutex_t lock; /* arena map/unmap; never on the data path */
 	unsigned int nr_mapped;
 	/* Slots below nr_slots may be in use; published with release. */
@@ -65,8 +69,9 @@ struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts)
 		return NULL;
 	}
 	if (opts->mode != PP_IOVA_VA && opts->mode != PP_IOVA_PA &&
-	    opts->mode != PP_IOVA_OPS && opts->mode != PP_IOVA_VFIO) {
-		PP_ERR("dma: unknown IOVA mode %d: use PP_IOVA_VA, PP_IOVA_PA, PP_IOVA_OPS or PP_IOVA_VFIO",
+	    opts->mode != PP_IOVA_OPS && opts->mode != PP_IOVA_VFIO &&
+	    opts->mode != PP_IOVA_VERBS) {
+		PP_ERR("dma: unknown IOVA mode %d: use PP_IOVA_VA, PP_IOVA_PA, PP_IOVA_OPS, PP_IOVA_VFIO or PP_IOVA_VERBS",
 		       (int)opts->mode);
 		errno = EINVAL;
 		return NULL;
@@ -102,6 +107,16 @@ struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts)
 			return NULL;
 		}
 	}
+	if (opts->mode == PP_IOVA_VERBS) {
+		dma->verbs = pp_verbs_create(opts);
+		if (!dma->verbs) {
+			int err = errno;
+
+			free(dma);
+			errno = err;
+			return NULL;
+		}
+	}
 	pthread_mutex_init(&dma->lock, NULL);
 	return dma;
 }
@@ -121,6 +136,8 @@ int pp_dma_destroy(struct pp_dma *dma)
 		return -EBUSY;
 	}
 	pp_vfio_destroy(dma->vfio);
+	if (dma->verbs)
+		pp_verbs_destroy(dma->verbs);
 	pthread_mutex_destroy(&dma->lock);
 	free(dma);
 	return 0;
@@ -280,6 +297,10 @@ int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena)
 		err = pp_vfio_map_arena(dma->vfio, arena, &a->iova);
 		if (err)
 			goto err_free;
+	} else if (dma->mode == PP_IOVA_VERBS) {
+		err = pp_verbs_map_arena(dma->verbs, arena, &a->verbs);
+		if (err)
+			goto err_free;
 	}
 
 	/* Pairs with the acquire loads in find_arena(): the entry is
@@ -305,7 +326,7 @@ err_unlock:
 int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena)
 {
 	struct dma_arena *a;
-	int slot;
+	int slot, err = 0;
 
 	if (!dma || !arena)
 		return -EINVAL;
@@ -320,11 +341,13 @@ int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena)
 	unmap_segments(dma, arena, pp_arena_segment_count(arena));
 	if (dma->mode == PP_IOVA_VFIO)
 		pp_vfio_unmap_arena(dma->vfio, arena, a->iova);
+	if (dma->mode == PP_IOVA_VERBS)
+		err = pp_verbs_unmap_arena(a->verbs);
 	dma->nr_mapped--;
 	pthread_mutex_unlock(&dma->lock);
 	free(a->pa);
 	free(a);
-	return 0;
+	return err;
 }
 
 static struct dma_arena *find_arena(struct pp_dma *dma, uintptr_t addr)
@@ -373,6 +396,13 @@ int pp_dma_map_page(struct pp_dma *dma, void *addr, unsigned int order,
 	case PP_IOVA_VFIO:
 		/* The arena is mapped as one IOVA-contiguous range. */
 		*iova = a->iova + off;
+		return 0;
+	case PP_IOVA_VERBS:
+		/* Work requests carry virtual addresses; one SGE must lie
+		 * inside one registration. */
+		if (PP_UNLIKELY(pp_verbs_keys(a->verbs, off, len, NULL, NULL)))
+			return -EINVAL;
+		*iova = (uint64_t)va;
 		return 0;
 	}
 	return -EINVAL;
@@ -429,4 +459,43 @@ int pp_dma_vfio_arena_iova(struct pp_dma *dma, const struct pp_arena *arena,
 		*iova = dma->slots[slot]->iova;
 	pthread_mutex_unlock(&dma->lock);
 	return err;
+}
+
+struct ibv_context *pp_dma_verbs_open(const char *name, unsigned int port)
+{
+	return pp_verbs_open(name, port);
+}
+
+int pp_dma_verbs_keys(struct pp_dma *dma, const void *addr, size_t len,
+		      uint32_t *lkey, uint32_t *rkey)
+{
+	uintptr_t va = (uintptr_t)addr;
+	struct dma_arena *a;
+
+	if (!PP_HAVE_VERBS)
+		return -EOPNOTSUPP;
+	if (!dma || dma->mode != PP_IOVA_VERBS)
+		return -EINVAL;
+	a = find_arena(dma, va);
+	if (PP_UNLIKELY(!a))
+		return -ENOENT;
+	if (PP_UNLIKELY(len > a->size - (va - a->base)))
+		return -EINVAL;
+	return pp_verbs_keys(a->verbs, va - a->base, len, lkey, rkey);
+}
+
+int pp_dma_verbs_arena_mrs(struct pp_dma *dma, const struct pp_arena *arena)
+{
+	int slot, ret;
+
+	if (!PP_HAVE_VERBS)
+		return -EOPNOTSUPP;
+	if (!dma || dma->mode != PP_IOVA_VERBS)
+		return -EINVAL;
+	pthread_mutex_lock(&dma->lock);
+	slot = find_slot(dma, arena);
+	ret = slot < 0 ? -ENOENT :
+			 (int)pp_verbs_arena_mrs(dma->slots[slot]->verbs);
+	pthread_mutex_unlock(&dma->lock);
+	return ret;
 }

@@ -4,7 +4,7 @@
 # run-guest.sh - run pagepool's VFIO tests inside a QEMU guest that has an
 # IOMMU (the host may have no VFIO at all).
 #
-#   run-guest.sh [--keep] [--timeout S] CACHE BIN... -- 'NAME CMD ARGS' ...
+#   run-guest.sh [--keep] [--timeout S] [--rdma] CACHE BIN... -- 'NAME CMD ARGS' ...
 #
 # CACHE   a directory (PP_QEMU_CACHE, or /var/cache/pagepool/qemu when
 #         writable, take precedence) for the guest kernel (Debian's linux-image-*-amd64,
@@ -22,6 +22,15 @@
 # runs the tests and powers off. TCG, not KVM: KVM guests hung here at boot
 # and TCG is deterministic enough; a boot takes about 10 s.
 #
+# --rdma (opt-in; without it the guest is exactly the one above) adds
+# soft-RoCE: the rdma_rxe modules and their dependencies, the iproute2
+# `rdma` tool, libibverbs' rxe provider and its driver file. The kernel's
+# e1000 that already drives the second e1000 of the shared group gets an
+# IPv4 address and carries rxe0, whose port init waits to see ACTIVE; the
+# tests find them in PP_TEST_NETDEV and PP_TEST_RDMA_DEV. The guest gets
+# 2 GiB and one 1 GiB hugepage reserved at boot (hugepagesz=1G
+# hugepages=1) for tests that register a 1 GiB arena.
+#
 # Exit: 0 when every test passed or skipped (and at least one passed), 1
 # when any failed or the guest did not finish, 77 (skipped, the reason on
 # stdout) when QEMU, busybox or the kernel package cannot be had.
@@ -29,9 +38,11 @@ set -u
 
 keep=0
 timeout_s=240
+rdma=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--keep) keep=1; shift ;;
+	--rdma) rdma=1; shift ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	*) break ;;
 	esac
@@ -137,6 +148,38 @@ copy_libs() {
 		cp -L "$lib" "$root$lib"
 	done
 }
+
+# ---- the rdma profile: soft-RoCE modules, the rdma tool, the provider ----
+rdma_mods=""
+if [ $rdma = 1 ]; then
+	# Each needs the ones before it (rdma_rxe: ib_uverbs, ib_core,
+	# udp_tunnel, ip6_udp_tunnel; its ICRC uses crc32).
+	for m in crypto/crc32_generic drivers/infiniband/core/ib_core \
+		 drivers/infiniband/core/ib_uverbs net/ipv4/udp_tunnel \
+		 net/ipv6/ip6_udp_tunnel drivers/infiniband/sw/rxe/rdma_rxe; do
+		base=${m##*/} src=""
+		for ext in .ko .ko.xz .ko.zst; do
+			[ -f "$moddir/$m$ext" ] && src=$moddir/$m$ext && break
+		done
+		case "$src" in
+		"") [ $base = crc32_generic ] && continue # may be built in
+		    skip "kernel $kver has no $base module" ;;
+		*.xz) xz -dc "$src" > "$root/modules/$base.ko" || skip "cannot decompress $src (xz-utils)" ;;
+		*.zst) zstd -qdc "$src" > "$root/modules/$base.ko" || skip "cannot decompress $src (zstd)" ;;
+		*) cp "$src" "$root/modules/$base.ko" ;;
+		esac
+		rdma_mods="$rdma_mods $base"
+	done
+	rdma_tool=$(command -v rdma) || skip "no rdma tool: apt-get install iproute2"
+	cp -L "$rdma_tool" "$root/bin/rdma" && copy_libs "$rdma_tool"
+	provider=$(ls /usr/lib/*/libibverbs/librxe-rdmav*.so 2>/dev/null | head -n1)
+	[ -n "$provider" ] && [ -f /etc/libibverbs.d/rxe.driver ] ||
+		skip "no soft-RoCE provider: apt-get install ibverbs-providers"
+	mkdir -p "$root$(dirname "$provider")" "$root/etc/libibverbs.d"
+	cp -L "$provider" "$root$provider" && copy_libs "$provider"
+	cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
+	echo "$rdma_mods" > "$root/etc/rdma"
+fi
 for b in "${bins[@]}"; do
 	[ -f "$b" ] || { echo "FAIL: $b not found"; exit 1; }
 	cp -L "$b" "$root/bin/"
@@ -190,6 +233,23 @@ fi
 sleep 1
 export PP_TEST_NIC0=$(sed -n 1p /etc/nics) PP_TEST_NIC1=$(sed -n 2p /etc/nics)
 echo "PPGUEST nics $PP_TEST_NIC0 $PP_TEST_NIC1 groups $(ls /dev/vfio | tr '\n' ' ')"
+# The rdma profile: rxe0 over the kernel-driven e1000 of the shared group.
+if [ -f /etc/rdma ]; then
+	for m in $(cat /etc/rdma); do
+		insmod /modules/$m.ko || echo "PPGUEST insmod $m failed"
+	done
+	export PP_TEST_NETDEV=$(ls /sys/bus/pci/devices/$PP_TEST_SHARED1/net 2>/dev/null | head -n1)
+	export PP_TEST_RDMA_DEV=rxe0
+	ip link set lo up
+	ip addr add 10.11.0.1/24 dev $PP_TEST_NETDEV && ip link set $PP_TEST_NETDEV up &&
+		rdma link add rxe0 type rxe netdev $PP_TEST_NETDEV ||
+		echo "PPGUEST rdma setup failed (netdev '$PP_TEST_NETDEV')"
+	for i in $(seq 40); do
+		grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null && break
+		sleep 0.5
+	done
+	echo "PPGUEST rdma $PP_TEST_NETDEV rxe0 $(cat /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null) hugepages-1G $(cat /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages 2>/dev/null)"
+fi
 while read -r name cmd; do
 	[ -n "$name" ] || continue
 	echo "PPGUEST run $name: $cmd"
@@ -208,8 +268,10 @@ echo "$modlist" > "$root/etc/modules"
 
 # ---- boot ----
 log=$work/console.log
+mem=1024 append_rdma=""
+[ $rdma = 1 ] && mem=4096 append_rdma=" hugepagesz=1G hugepages=1"
 timeout --foreground -k 5 "$timeout_s" "$qemu" \
-	-machine q35,accel=tcg -cpu max -m 1024 -smp 2 \
+	-machine q35,accel=tcg -cpu max -m $mem -smp 2 \
 	-device intel-iommu,intremap=on,caching-mode=on \
 	-netdev hubport,id=p0,hubid=0 -device e1000e,netdev=p0,romfile= \
 	-netdev hubport,id=p1,hubid=0 -device e1000e,netdev=p1,romfile= \
@@ -217,7 +279,7 @@ timeout --foreground -k 5 "$timeout_s" "$qemu" \
 	-netdev hubport,id=p2,hubid=1 -device e1000,bus=br0,addr=1,netdev=p2,romfile= \
 	-netdev hubport,id=p3,hubid=1 -device e1000,bus=br0,addr=2,netdev=p3,romfile= \
 	-kernel "$vmlinuz" -initrd "$work/initrd.gz" \
-	-append "console=ttyS0 intel_iommu=on quiet panic=-1" \
+	-append "console=ttyS0 intel_iommu=on quiet panic=-1$append_rdma" \
 	-nographic -no-reboot -nodefaults -serial stdio </dev/null > "$log" 2>&1
 qrc=$?
 

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * verbs.c - the verbs backend of lib/dma: arena memory registered with
+ * ibv_reg_mr for RDMA devices driven through rdma-core (mlx5-class NICs,
+ * soft-RoCE).
+ *
+ * A verbs device addresses memory by virtual address plus a key: the lkey
+ * for the local device's work requests, the rkey for a peer's RDMA reads and
+ * writes. Registration pins the pages and builds the device's translation,
+ * which costs a system call and work proportional to the size, so it is done
+ * once per arena segment (DESIGN.md decision 5) and never per page or per
+ * message: a segment is one hugepage-backed mapping, registered whole.
+ *
+ * The O(1) lookup: each arena gets a table of MR pointers with one entry
+ * per "unit", the largest power of two that divides every segment's offset
+ * and length inside the arena (the whole arena for the usual single
+ * segment, 2 MiB for 2 MiB segments). A page's keys are then
+ * table[(addr - base) >> unit_shift]. A block whose two ends fall in
+ * different registrations is refused: no single SGE can describe it.
+ *
+ * Deregistration happens in pp_dma_unmap_arena(), whatever is still posted
+ * to the device: work requests that name a deregistered key complete with
+ * an error status (the device checks the key), they never write into the
+ * memory afterwards. The protection domain is the caller's and outlives
+ * the domain.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <infiniband/verbs.h>
+
+#include "dma/pp_verbs_dma_priv.h"
+
+/*
+ * Default access: the local device writes received data (LOCAL_WRITE),
+ * and a peer may RDMA-write and -read the pages (the echo and a zero-copy
+ * protocol need both). opts.verbs_access narrows it.
+ */
+#define VERBS_DEFAULT_ACCESS                                             \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |               \
+	 IBV_ACCESS_REMOTE_READ)
+
+struct pp_verbs {
+	struct ibv_pd *pd;
+	int access;
+};
+
+struct pp_verbs_arena {
+	struct pp_verbs *v;
+	const char *name;
+	unsigned int nr_mrs;
+	unsigned int unit_shift;
+	size_t nr_units;
+	struct ibv_mr **unit_mr; /* nr_units entries, into mrs[] */
+	struct ibv_mr *mrs[];    /* one per segment */
+};
+
+struct pp_verbs *pp_verbs_create(const struct pp_dma_opts *opts)
+{
+	struct pp_verbs *v;
+
+	if (!opts->verbs_pd) {
+		PP_ERR("dma: IOVA mode verbs needs opts.verbs_pd: pass a protection domain from ibv_alloc_pd() (pp_dma_verbs_open() opens a device)");
+		errno = EINVAL;
+		return NULL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	v->pd = opts->verbs_pd;
+	v->access = opts->verbs_access ? (int)opts->verbs_access :
+					 VERBS_DEFAULT_ACCESS;
+	return v;
+}
+
+void pp_verbs_destroy(struct pp_verbs *v)
+{
+	free(v);
+}
+
+static const char *device_name(const struct pp_verbs *v)
+{
+	return v->pd->context && v->pd->context->device ?
+		       ibv_get_device_name(v->pd->context->device) :
+		       "(unknown device)";
+}
+
+/* One line that says what to raise or check for a refused ibv_reg_mr. */
+static void report_reg_error(const struct pp_verbs *v, const char *arena,
+			     unsigned int idx, const struct pp_arena_segment *seg,
+			     int err)
+{
+	struct rlimit rl;
+
+	if (err == ENOMEM && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY) {
+		PP_ERR("dma: arena %s: registering segment %u (%zu KiB) with %s needs that much pinned memory and RLIMIT_MEMLOCK is %llu KiB: raise it (ulimit -l, or LimitMEMLOCK= in a systemd unit) or grant CAP_IPC_LOCK",
+		       arena, idx, seg->len >> 10, device_name(v),
+		       (unsigned long long)(rl.rlim_cur >> 10));
+	} else if (err == ENOMEM) {
+		PP_ERR("dma: arena %s: %s refused to register segment %u (%zu KiB): out of memory for its translation tables: register a smaller arena or raise the device's MR limits",
+		       arena, device_name(v), idx, seg->len >> 10);
+	} else if (err == EPERM || err == EACCES) {
+		PP_ERR("dma: arena %s: %s refused to register segment %u (%s): check opts.verbs_access against the device's capabilities and the permissions of /dev/infiniband/uverbs*",
+		       arena, device_name(v), idx, strerror(err));
+	} else {
+		PP_ERR("dma: arena %s: %s refused to register segment %u at %p, %zu KiB (%s): the device cannot register this memory",
+		       arena, device_name(v), idx, seg->addr, seg->len >> 10,
+		       strerror(err));
+	}
+}
+
+int pp_verbs_map_arena(struct pp_verbs *v, struct pp_arena *arena,
+		       struct pp_verbs_arena **out)
+{
+	unsigned int i, nr = pp_arena_segment_count(arena);
+	uintptr_t base = (uintptr_t)pp_arena_base(arena);
+	size_t size = pp_arena_size(arena), u, bits = size;
+	struct pp_arena_segment seg;
+	struct pp_verbs_arena *va;
+	int err;
+
+	if (!nr || !size)
+		return -EINVAL;
+	/* The unit: lowest set bit of every segment offset, length and the
+	 * arena size together. */
+	for (i = 0; i < nr; i++) {
+		err = pp_arena_segment(arena, i, &seg);
+		if (err)
+			return err;
+		bits |= ((uintptr_t)seg.addr - base) | seg.len;
+	}
+	va = calloc(1, sizeof(*va) + nr * sizeof(va->mrs[0]));
+	if (!va)
+		return -ENOMEM;
+	va->v = v;
+	va->name = pp_arena_name(arena) ? pp_arena_name(arena) : "(unnamed)";
+	va->unit_shift = (unsigned int)__builtin_ctzll(bits);
+	va->nr_units = size >> va->unit_shift;
+	va->unit_mr = calloc(va->nr_units, sizeof(*va->unit_mr));
+	if (!va->unit_mr) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+
+	for (i = 0; i < nr; i++) {
+		err = pp_arena_segment(arena, i, &seg);
+		if (err)
+			goto err_dereg;
+		errno = 0;
+		va->mrs[i] = ibv_reg_mr(v->pd, seg.addr, seg.len, v->access);
+		if (!va->mrs[i]) {
+			err = errno ? errno : EINVAL;
+			report_reg_error(v, va->name, i, &seg, err);
+			err = -err;
+			goto err_dereg;
+		}
+		va->nr_mrs = i + 1;
+		for (u = ((uintptr_t)seg.addr - base) >> va->unit_shift;
+		     u < (((uintptr_t)seg.addr - base) + seg.len) >> va->unit_shift;
+		     u++)
+			va->unit_mr[u] = va->mrs[i];
+	}
+	PP_INFO("dma: arena %s: %u segment(s), %zu KiB, registered with %s (lkey 0x%x)",
+		va->name, nr, size >> 10, device_name(v), va->mrs[0]->lkey);
+	*out = va;
+	return 0;
+
+err_dereg:
+	pp_verbs_unmap_arena(va);
+	return err;
+err_free:
+	free(va);
+	return err;
+}
+
+int pp_verbs_unmap_arena(struct pp_verbs_arena *va)
+{
+	unsigned int i;
+	int err, first = 0;
+
+	if (!va)
+		return 0;
+	for (i = 0; i < va->nr_mrs; i++) {
+		err = ibv_dereg_mr(va->mrs[i]);
+		if (err) {
+			/* The kernel keeps an MR that memory windows are
+			 * bound to; the pages stay pinned until the
+			 * protection domain goes. */
+			PP_ERR("dma: arena %s: %s refused to deregister segment %u (%s): unbind its memory windows first; the pages stay pinned until the protection domain is freed",
+			       va->name, device_name(va->v), i, strerror(err));
+			if (!first)
+				first = -err;
+		}
+	}
+	free(va->unit_mr);
+	free(va);
+	return first;
+}
+
+int pp_verbs_keys(const struct pp_verbs_arena *va, size_t off, size_t len,
+		  uint32_t *lkey, uint32_t *rkey)
+{
+	struct ibv_mr *mr = va->unit_mr[off >> va->unit_shift];
+
+	if (PP_UNLIKELY(len > 1 &&
+			va->unit_mr[(off + len - 1) >> va->unit_shift] != mr))
+		return -EINVAL;
+	if (lkey)
+		*lkey = mr->lkey;
+	if (rkey)
+		*rkey = mr->rkey;
+	return 0;
+}
+
+unsigned int pp_verbs_arena_mrs(const struct pp_verbs_arena *va)
+{
+	return va->nr_mrs;
+}
+
+struct ibv_context *pp_verbs_open(const char *name, unsigned int port)
+{
+	struct ibv_device **list, *dev = NULL;
+	struct ibv_port_attr attr;
+	struct ibv_context *ctx;
+	char names[256] = "";
+	int i, n = 0, err;
+	size_t used = 0;
+
+	errno = 0;
+	list = ibv_get_device_list(&n);
+	if (!list || n == 0) {
+		if (list)
+			ibv_free_device_list(list);
+		PP_ERR("dma: no RDMA device: load the NIC's driver, or for soft-RoCE load rdma_rxe and run 'rdma link add rxe0 type rxe netdev IFACE'");
+		errno = ENODEV;
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		const char *dn = ibv_get_device_name(list[i]);
+
+		if (!dev && (!name || strcmp(dn, name) == 0))
+			dev = list[i];
+		if (used < sizeof(names))
+			used += (size_t)snprintf(names + used,
+						 sizeof(names) - used, "%s%s",
+						 i ? ", " : "", dn);
+	}
+	if (!dev) {
+		PP_ERR("dma: no RDMA device named %s: use one of %s",
+		       name, names);
+		ibv_free_device_list(list);
+		errno = ENODEV;
+		return NULL;
+	}
+	ctx = ibv_open_device(dev);
+	if (!ctx) {
+		err = errno ? errno : ENODEV;
+		PP_ERR("dma: cannot open RDMA device %s (%s): load ib_uverbs and check the permissions of /dev/infiniband/uverbs*",
+		       ibv_get_device_name(dev), strerror(err));
+		ibv_free_device_list(list);
+		errno = err;
+		return NULL;
+	}
+	if (port == 0)
+		port = 1;
+	err = ibv_query_port(ctx, (uint8_t)port, &attr);
+	if (err || port > 255) {
+		PP_ERR("dma: RDMA device %s has no port %u: ports count from 1",
+		       ibv_get_device_name(dev), port);
+		err = EINVAL;
+		goto err_close;
+	}
+	if (attr.state != IBV_PORT_ACTIVE) {
+		PP_ERR("dma: port %u of RDMA device %s is %s, not ACTIVE: bring its link up (for soft-RoCE, 'ip link set IFACE up' on its netdev) and wait until it is ACTIVE",
+		       port, ibv_get_device_name(dev),
+		       ibv_port_state_str(attr.state));
+		err = ENETDOWN;
+		goto err_close;
+	}
+	ibv_free_device_list(list);
+	return ctx;
+
+err_close:
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	errno = err;
+	return NULL;
+}
