@@ -4,7 +4,9 @@
  * frame to the second, one thread per queue.
  *
  *   fwd --port DEV --port DEV [--mode redirect|pass] [--queues N]
- *       [--duration S] [--refill single|list|array] [--json FILE]
+ *       [--duration S] [--warmup S] [--refill single|list|array]
+ *       [--json FILE] [--arena-mb MB]
+ *       [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]
  *
  * When the second port is one end of a veth pair, the other end is the
  * receiver and gets its own thread per queue: with --mode pass it hands
@@ -15,6 +17,25 @@
  *   fwd --port null0 --port veth0,peer=veth1 --mode pass   (the seed's
  *       XDP-redirect-into-veth workload)
  *   fwd --port null0 --port null1 --mode redirect          (null -> null)
+ *
+ * Two ports on one wire (two NICs cabled together, or the two ends of a
+ * veth pair given as one --port): --bidir makes each port redirect to the
+ * other, one thread per queue polling both (testpmd's io forwarding with
+ * one forwarding core), and --tx-first N starts the traffic with N frames
+ * per TX queue of each port (testpmd's "start tx_first"). The frames then
+ * circulate for ever. --verify checks every frame at every hop (a number
+ * and a payload pattern written by the first burst), and at the end drains
+ * the wire and accounts for every injected frame: it came back exactly
+ * once, or a counter says where it was dropped. Exit status 1 when a frame
+ * was corrupted, duplicated or vanished.
+ *
+ *   fwd --port e1000e:0000:00:02.0 --port e1000e:0000:00:03.0 --bidir \
+ *       --tx-first 32 --verify --count 20000
+ *
+ * Ports of PCI drivers (e1000e) reach their device through VFIO: fwd puts
+ * every such device in one PP_IOVA_VFIO domain, maps the arena into it and
+ * gives it to those ports (the devices must be bound to vfio-pci, see
+ * pp-devbind).
  *
  * A line per second, a summary at the end or on SIGINT. The regions marked
  * [doc:...] are quoted by doc/net.md.
@@ -37,15 +58,52 @@
 #define MAX_QUEUES 16
 #define MAX_THREADS (2 * MAX_QUEUES)
 
+/*
+ * Wire-loop frames (--tx-first): a broadcast Ethernet header with EtherType
+ * 0x88b5 (IEEE local experimental, as the null driver's frames), a magic
+ * word, the frame's number, then a pattern computed from the number up to
+ * the last byte, so that any damaged, truncated or swapped byte shows.
+ */
+#define LOOP_ETHERTYPE 0x88b5
+#define LOOP_MAGIC 0x77667070u   /* "ppfw" in memory order */
+#define LOOP_MAGIC_OFF 14
+#define LOOP_ID_OFF 18
+#define LOOP_HDR_LEN 22
+#define LOOP_LEN_MIN 60          /* Ethernet's minimum without the FCS */
+#define LOOP_LEN_MAX 1514        /* and its maximum */
+/* Per TX queue: more than any ring takes, so --tx-first fills it at most. */
+#define LOOP_INJECT_MAX 4096
+/* The drain ends when the books balance, or after this long without a
+ * frame (a TCG guest delivers a queued frame within milliseconds), or
+ * after the hard limit. */
+#define LOOP_QUIET_S 0.5
+#define LOOP_DRAIN_MAX_S 10.0
+
 /* Set by SIGINT/SIGTERM or the timer; lock-free, so a handler may store. */
 static atomic_int stop;
 
 struct worker {
 	pthread_t tid;
-	struct pp_port *port;
+	struct pp_port *port[2]; /* polled in turn; port[1] only with --bidir */
 	unsigned int queue;
 	int cpu;
 };
+
+/*
+ * The wire loop's books. Written by the main thread only: before the
+ * workers start (len, injected: pthread_create orders those writes before
+ * every worker's reads) and in the drain, which runs after they joined.
+ */
+static struct {
+	unsigned int len;    /* --tx-len */
+	uint32_t injected;   /* frames the first bursts sent, numbered 0.. */
+	uint8_t *seen;       /* drain: one bit per frame number */
+	uint64_t drained;    /* drain: intact frames, each number once */
+	uint64_t damaged;    /* drain: frames that failed the check */
+	uint64_t dups;       /* drain: a number seen twice */
+	uint64_t bad_fwd;    /* damaged in flight: the forwarders' DROPs */
+	uint64_t dropped;    /* refused by a queue or driver (port counters) */
+} loop;
 
 /* What the stack read (per thread), so that the read is real. */
 static __thread uint64_t seq_sum;
@@ -62,10 +120,89 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fwd --port DEV --port DEV [--mode redirect|pass] [--queues N]\n"
-		"           [--duration S] [--refill single|list|array] [--json FILE]\n"
-		"           [--arena-mb MB]\n"
-		"  DEV: null0[,size=64] | veth0,peer=veth1[,ring=1024]\n");
+		"           [--duration S] [--warmup S] [--refill single|list|array]\n"
+		"           [--json FILE] [--arena-mb MB]\n"
+		"           [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]\n"
+		"  DEV: null0[,size=64] | veth0,peer=veth1[,ring=1024] | af_xdp:IFNAME\n"
+		"       | e1000e:0000:00:02.0 (bound to vfio-pci: pp-devbind)\n"
+		"  --bidir: each port forwards to the other (one --port: a veth pair's\n"
+		"  two ends); --tx-first N frames per TX queue start a wire loop;\n"
+		"  --verify checks every frame and accounts for all at the end\n");
 	exit(2);
+}
+
+static void loop_frame_fill(uint8_t *d, unsigned int len, uint32_t id)
+{
+	const uint32_t magic = LOOP_MAGIC;
+	unsigned int i;
+
+	memset(d, 0xff, 6);
+	memcpy(d + 6, "\x02\x00\x00\x00\x00\x01", 6);
+	d[12] = LOOP_ETHERTYPE >> 8;
+	d[13] = LOOP_ETHERTYPE & 0xff;
+	memcpy(d + LOOP_MAGIC_OFF, &magic, sizeof(magic));
+	memcpy(d + LOOP_ID_OFF, &id, sizeof(id));
+	for (i = LOOP_HDR_LEN; i < len; i++)
+		d[i] = (uint8_t)(id * 131u + i);
+}
+
+/* Whether @f is an intact loop frame; its number in *@id. */
+static bool loop_frame_ok(const struct pp_frame *f, uint32_t *id)
+{
+	const uint8_t *d = pp_frame_data(f);
+	uint32_t magic, n;
+	unsigned int i;
+
+	if (f->len != loop.len)
+		return false;
+	memcpy(&magic, d + LOOP_MAGIC_OFF, sizeof(magic));
+	memcpy(&n, d + LOOP_ID_OFF, sizeof(n));
+	if (magic != LOOP_MAGIC || n >= loop.injected ||
+	    d[12] != (LOOP_ETHERTYPE >> 8) || d[13] != (LOOP_ETHERTYPE & 0xff))
+		return false;
+	for (i = LOOP_HDR_LEN; i < f->len; i++)
+		if (d[i] != (uint8_t)(n * 131u + i))
+			return false;
+	*id = n;
+	return true;
+}
+
+/*
+ * testpmd's tx_first: @nr numbered frames on each TX queue of @p, pages
+ * from the RX pool of the same index (this thread owns the pools until the
+ * workers poll). Returns how many the port took.
+ */
+static unsigned int loop_inject(struct pp_port *p, unsigned int nr)
+{
+	struct pp_frame f[PP_NET_BURST];
+	unsigned int q, total = 0;
+
+	for (q = 0; q < pp_port_nr_txq(p); q++) {
+		struct pp_pool *pool = pp_port_rxq_pool(p, q % pp_port_nr_rxq(p));
+		unsigned int left = nr, n, i, sent;
+
+		while (left) {
+			for (n = 0; n < left && n < PP_NET_BURST; n++) {
+				f[n].page = pp_pool_alloc_pages(pool);
+				if (!f[n].page)
+					break;
+				f[n].offset = 0;
+				f[n].headroom = PP_FRAME_HEADROOM;
+				f[n].len = (uint16_t)loop.len;
+				loop_frame_fill(pp_frame_data(&f[n]), loop.len,
+						loop.injected + n);
+			}
+			sent = n ? pp_port_tx_burst(p, q, f, n) : 0;
+			for (i = sent; i < n; i++)
+				pp_pool_recycle_direct(pool, f[i].page);
+			loop.injected += sent;
+			total += sent;
+			left -= sent;
+			if (!sent || sent < n)
+				break;
+		}
+	}
+	return total;
 }
 
 /* [doc:prog] */
@@ -99,6 +236,39 @@ static void prog_drop(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
 }
 /* [/doc:prog] */
 
+/* --verify: forward intact frames, drop (and so count) damaged ones. */
+static void prog_verify_redirect(const struct pp_prog_ctx *ctx,
+				 struct pp_frame *frames, uint16_t *verdicts,
+				 unsigned int n)
+{
+	uint32_t id;
+
+	(void)ctx;
+	for (unsigned int i = 0; i < n; i++)
+		verdicts[i] = loop_frame_ok(&frames[i], &id) ?
+				      PP_XDP_REDIRECT_TO(0) : PP_XDP_DROP;
+}
+
+/* The drain (main thread only): tick off each number, drop every frame. */
+static void prog_drain(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
+		       uint16_t *verdicts, unsigned int n)
+{
+	uint32_t id;
+
+	(void)ctx;
+	for (unsigned int i = 0; i < n; i++) {
+		verdicts[i] = PP_XDP_DROP;
+		if (!loop_frame_ok(&frames[i], &id)) {
+			loop.damaged++;
+		} else if (loop.seen[id / 8] & (1u << (id % 8))) {
+			loop.dups++;
+		} else {
+			loop.seen[id / 8] |= (uint8_t)(1u << (id % 8));
+			loop.drained++;
+		}
+	}
+}
+
 /* [doc:stack] */
 /*
  * The "stack": it owns passed pages (they have left the pool), reads the
@@ -130,8 +300,11 @@ static void *poll_thread(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(w->cpu, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	while (!atomic_load_explicit(&stop, memory_order_relaxed))
-		pp_port_poll(w->port, w->queue, PP_NET_BURST);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		pp_port_poll(w->port[0], w->queue, PP_NET_BURST);
+		if (w->port[1])
+			pp_port_poll(w->port[1], w->queue, PP_NET_BURST);
+	}
 	return NULL;
 }
 /* [/doc:rx-loop] */
@@ -175,6 +348,69 @@ static uint64_t drops(struct pp_port *p)
 	return RX(p, drops) + RX(p, errors) + TX(p, drops) + TX(p, errors);
 }
 
+/* The ports of one run and what "delivered" means for them. */
+struct run {
+	struct pp_port *in, *out, *sink;
+	bool pass, bidir;
+};
+
+/* Frames that reached their end: the sink, the stack, or the wire. The
+ * first bursts are not forwarded frames, so --tx-first's are taken off. */
+static uint64_t delivered(const struct run *r)
+{
+	if (r->bidir)
+		return TX(r->in, packets) + TX(r->out, packets) - loop.injected;
+	if (r->sink)
+		return RX(r->sink, packets);
+	return r->pass ? RX(r->in, xdp_pass) : TX(r->out, packets);
+}
+
+static uint64_t received(const struct run *r)
+{
+	return RX(r->in, packets) + (r->bidir ? RX(r->out, packets) : 0);
+}
+
+/*
+ * After the workers stopped: receive on every queue of both ports until
+ * each injected frame is back or counted (the books balance), or the wire
+ * stays quiet. Every frame ends in one of: drained (intact, its number
+ * seen once), damaged (in flight: a forwarder's DROP; or in the drain),
+ * dropped (a port counter: a full queue, a bad descriptor), or nowhere.
+ */
+static void loop_drain(const struct run *r)
+{
+	struct pp_prog drain = { .sz = sizeof(drain), .fn = prog_drain };
+	struct pp_port *p[2] = { r->in, r->out };
+	double quiet = now_s(), end = quiet + LOOP_DRAIN_MAX_S;
+
+	loop.bad_fwd = RX(r->in, xdp_drop) + RX(r->out, xdp_drop);
+	loop.seen = calloc(loop.injected / 8 + 1, 1);
+	if (!loop.seen) {
+		fprintf(stderr, "fwd: no memory for the drain's bitmap\n");
+		exit(1);
+	}
+	pp_port_set_prog(r->in, &drain);
+	pp_port_set_prog(r->out, &drain);
+	for (;;) {
+		unsigned int got = 0;
+
+		for (unsigned int i = 0; i < 2; i++)
+			for (unsigned int q = 0; q < pp_port_nr_rxq(p[i]); q++)
+				got += pp_port_poll(p[i], q, PP_NET_BURST);
+		loop.dropped = drops(r->in) + drops(r->out);
+		if (loop.drained + loop.damaged + loop.bad_fwd + loop.dropped >=
+		    loop.injected)
+			break;
+		double t = now_s();
+		if (got)
+			quiet = t;
+		else if (t - quiet > LOOP_QUIET_S || t > end)
+			break;
+	}
+	free(loop.seen);
+	loop.seen = NULL;
+}
+
 /*
  * What one page costs the pool's allocation path in this refill mode: a
  * fresh pool on this thread, emptied 64 pages at a time and refilled from
@@ -212,6 +448,74 @@ static double alloc_ns_per_page(struct pp_allocator *alloc,
 	return n ? t * 1e9 / (double)n : -1;
 }
 
+/*
+ * Ports whose driver reaches a PCI device through VFIO need conf.dma, a
+ * PP_IOVA_VFIO domain holding the device's IOMMU group with the arena
+ * mapped. Returns the PCI address in a device string of such a driver
+ * ("e1000e:ADDR", "e1000e0,pci=ADDR" or ",iface=ADDR"), else NULL.
+ */
+static const char *const vfio_drivers[] = { "e1000e", NULL };
+
+static const char *vfio_pci_addr(const char *devstr, char *buf, size_t len)
+{
+	size_t n = strcspn(devstr, ":,"), d = n;
+	const char *a = NULL;
+
+	while (d && devstr[d - 1] >= '0' && devstr[d - 1] <= '9')
+		d--;
+	for (unsigned int i = 0; vfio_drivers[i]; i++) {
+		if (strlen(vfio_drivers[i]) != d ||
+		    strncmp(devstr, vfio_drivers[i], d))
+			continue;
+		if (devstr[n] == ':')
+			a = devstr + n + 1;
+		for (const char *k = strchr(devstr, ','); !a && k;
+		     k = strchr(k + 1, ','))
+			if (!strncmp(k, ",pci=", 5) || !strncmp(k, ",iface=", 7))
+				a = strchr(k, '=') + 1;
+		if (!a)
+			return NULL; /* the driver says what is missing */
+		snprintf(buf, len, "%.*s", (int)strcspn(a, ","), a);
+		return buf;
+	}
+	return NULL;
+}
+
+/* One VFIO domain for every VFIO port's device, with @arena mapped. */
+static struct pp_dma *vfio_domain_create(const char *const *dev,
+					 unsigned int nr_dev,
+					 struct pp_arena *arena, bool *uses)
+{
+	struct pp_dma_opts o = { .sz = sizeof(o), .mode = PP_IOVA_VFIO };
+	struct pp_dma *dma = NULL;
+	char addr[64];
+	int err;
+
+	for (unsigned int i = 0; i < nr_dev; i++) {
+		uses[i] = vfio_pci_addr(dev[i], addr, sizeof(addr)) != NULL;
+		if (!uses[i])
+			continue;
+		if (!dma) {
+			o.vfio_pci_addr = addr;
+			dma = pp_dma_create(&o);
+			err = dma ? 0 : -errno;
+		} else {
+			err = pp_dma_vfio_add_device(dma, addr);
+		}
+		if (err) {
+			fprintf(stderr, "fwd: cannot reach %s through VFIO: %s (bind it to vfio-pci: pp-devbind --bind vfio-pci %s; the message above says more)\n",
+				addr, strerror(-err), addr);
+			exit(1);
+		}
+	}
+	if (dma && (err = pp_dma_map_arena(dma, arena))) {
+		fprintf(stderr, "fwd: cannot map the arena for DMA: %s (the message above says what to change)\n",
+			strerror(-err));
+		exit(1);
+	}
+	return dma;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -219,19 +523,28 @@ int main(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "queues", required_argument, NULL, 'q' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "warmup", required_argument, NULL, 'w' },
 		{ "refill", required_argument, NULL, 'r' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "arena-mb", required_argument, NULL, 'a' },
+		{ "bidir", no_argument, NULL, 'b' },
+		{ "tx-first", required_argument, NULL, 't' },
+		{ "tx-len", required_argument, NULL, 'l' },
+		{ "verify", no_argument, NULL, 'v' },
+		{ "count", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev[2] = { NULL, NULL }, *json = NULL;
 	const char *mode = "redirect", *refill_name = "array";
 	enum pp_pool_refill refill = PP_REFILL_ARRAY;
-	unsigned int queues = 1, nr_dev = 0, nr_w = 0;
-	double duration = 10, arena_mb = 0;
+	unsigned int queues = 1, nr_dev = 0, nr_w = 0, tx_first = 0;
+	double duration = 10, warmup = 0, arena_mb = 0;
+	unsigned long long count = 0;
+	bool bidir = false, verify = false, uses_vfio[2] = { false, false };
 	struct worker w[MAX_THREADS];
 	int c, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 
+	loop.len = 64; /* testpmd's tx_first frames */
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -248,6 +561,9 @@ int main(int argc, char **argv)
 		case 'd':
 			duration = atof(optarg);
 			break;
+		case 'w':
+			warmup = atof(optarg);
+			break;
 		case 'r':
 			refill_name = optarg;
 			break;
@@ -257,11 +573,27 @@ int main(int argc, char **argv)
 		case 'a':
 			arena_mb = atof(optarg);
 			break;
+		case 'b':
+			bidir = true;
+			break;
+		case 't':
+			tx_first = (unsigned int)atoi(optarg);
+			break;
+		case 'l':
+			loop.len = (unsigned int)atoi(optarg);
+			break;
+		case 'v':
+			verify = true;
+			break;
+		case 'c':
+			count = strtoull(optarg, NULL, 0);
+			break;
 		default:
 			usage();
 		}
 	}
-	if (nr_dev != 2 || queues < 1 || queues > MAX_QUEUES || duration <= 0)
+	if (nr_dev < (bidir ? 1u : 2u) || queues < 1 || queues > MAX_QUEUES ||
+	    duration <= 0 || warmup < 0)
 		usage();
 	if (strcmp(mode, "redirect") && strcmp(mode, "pass")) {
 		fprintf(stderr, "fwd: --mode must be redirect or pass, not '%s'\n", mode);
@@ -274,6 +606,20 @@ int main(int argc, char **argv)
 	else if (strcmp(refill_name, "array")) {
 		fprintf(stderr, "fwd: --refill must be single, list or array, not '%s'\n",
 			refill_name);
+		return 2;
+	}
+	if (bidir && strcmp(mode, "redirect")) {
+		fprintf(stderr, "fwd: --bidir forwards each port to the other: use --mode redirect\n");
+		return 2;
+	}
+	if (tx_first > LOOP_INJECT_MAX || loop.len < LOOP_LEN_MIN ||
+	    loop.len > LOOP_LEN_MAX) {
+		fprintf(stderr, "fwd: --tx-first takes 0..%u frames per queue, --tx-len %u..%u bytes\n",
+			LOOP_INJECT_MAX, LOOP_LEN_MIN, LOOP_LEN_MAX);
+		return 2;
+	}
+	if (verify && (!bidir || !tx_first)) {
+		fprintf(stderr, "fwd: --verify checks the frames of a wire loop: add --bidir and --tx-first N\n");
 		return 2;
 	}
 
@@ -300,30 +646,49 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fwd: cannot create the allocator: %s\n", strerror(errno));
 		return 1;
 	}
+	/* PCI ports (e1000e) DMA through the IOMMU: one domain for all. */
+	struct pp_dma *dma = vfio_domain_create(dev, nr_dev, arena, uses_vfio);
 
 	/* Ports: every RX queue gets a page_pool refilled the asked way. */
 	struct pp_port_conf conf = {
 		.sz = sizeof(conf), .allocator = alloc, .nr_rxq = queues,
 		.refill = refill, .nid = PP_NUMA_NODE_ANY,
 	};
-	struct pp_port *in = pp_port_open(dev[0], &conf);
-	struct pp_port *out = in ? pp_port_open(dev[1], &conf) : NULL;
+	struct pp_port_conf conf_in = conf, conf_out = conf;
+	conf_in.dma = uses_vfio[0] ? dma : NULL;
+	conf_out.dma = uses_vfio[1] ? dma : NULL;
+	struct pp_port *in = pp_port_open(dev[0], &conf_in);
+	struct pp_port *out = !in ? NULL : nr_dev == 2 ?
+			      pp_port_open(dev[1], &conf_out) : pp_port_peer(in);
 	if (!in || !out) {
-		fprintf(stderr, "fwd: cannot open port '%s': %s (the message above names the bad part)\n",
-			in ? dev[1] : dev[0], strerror(errno));
+		if (in && nr_dev == 1)
+			fprintf(stderr, "fwd: --bidir with one --port needs a veth pair (veth0,peer=veth1)\n");
+		else
+			fprintf(stderr, "fwd: cannot open port '%s': %s (the message above names the bad part)\n",
+				in ? dev[1] : dev[0], strerror(errno));
 		return 1;
 	}
-	struct pp_port *sink = pp_port_peer(out);
 	bool pass = !strcmp(mode, "pass");
+	struct run run = {
+		.in = in, .out = out, .sink = bidir ? NULL : pp_port_peer(out),
+		.pass = pass, .bidir = bidir,
+	};
+	struct pp_port *sink = run.sink;
 
-	/* The first port forwards; a veth peer receives, by --mode. */
+	/* The first port forwards; a veth peer receives, by --mode. With
+	 * --bidir the second forwards back to the first. */
 	struct pp_prog fwd_prog = {
-		.sz = sizeof(fwd_prog), .fn = prog_redirect,
+		.sz = sizeof(fwd_prog),
+		.fn = verify ? prog_verify_redirect : prog_redirect,
 		.targets = { out }, .nr_targets = 1,
 	};
 	if (pass && !sink)
 		fwd_prog.fn = prog_pass;
 	pp_port_set_prog(in, &fwd_prog);
+	if (bidir) {
+		fwd_prog.targets[0] = in;
+		pp_port_set_prog(out, &fwd_prog);
+	}
 	if (sink) {
 		struct pp_prog sink_prog = {
 			.sz = sizeof(sink_prog),
@@ -333,15 +698,28 @@ int main(int argc, char **argv)
 	}
 	/* [/doc:setup] */
 
-	/* Workers: queue q of the forwarder, then of the receiver. */
+	/* Workers: queue q of the forwarder, then of the receiver; with
+	 * --bidir one thread per queue polls both ports. */
 	for (unsigned int q = 0; q < queues; q++) {
-		w[nr_w++] = (struct worker){ .port = in, .queue = q };
+		w[nr_w++] = (struct worker){ .port = { in, bidir ? out : NULL },
+					     .queue = q };
 		if (sink)
-			w[nr_w++] = (struct worker){ .port = sink, .queue = q };
+			w[nr_w++] = (struct worker){ .port = { sink }, .queue = q };
 	}
 	/* The stack runs on the receiving threads. */
 	if (pass)
 		pp_port_set_stack(sink ? sink : in, stack_consume, NULL);
+
+	/* The first bursts, before any worker owns the pools. */
+	if (tx_first) {
+		loop_inject(in, tx_first);
+		if (bidir)
+			loop_inject(out, tx_first);
+		if (!loop.injected) {
+			fprintf(stderr, "fwd: --tx-first: the ports took no frame (link down? the log above says)\n");
+			return 1;
+		}
+	}
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -360,20 +738,35 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 
 	/* [doc:report] */
-	double t0 = now_s(), last_t = t0;
-	uint64_t last_in = 0, last_out = 0;
-	printf("fwd: %s -> %s%s%s, mode %s, refill %s, %u queue(s), %d thread(s)\n",
-	       pp_port_name(in), pp_port_name(out), sink ? " -> " : "",
-	       sink ? pp_port_name(sink) : "", mode, refill_name, queues, nr_w);
-	while (!atomic_load(&stop) && now_s() - t0 < duration) {
+	/* Rates count from the end of the warm-up (t_m, in_m, out_m). */
+	double t0 = now_s(), last_t = t0, t_m = t0;
+	uint64_t last_in = 0, last_out = 0, in_m = 0, out_m = 0;
+	bool warm = warmup == 0;
+	/* PCI ports are named by their driver alone ("e1000e:ADDR" opens
+	 * "e1000e"): the device string says which is which. */
+	printf("fwd: %s %s %s%s%s, mode %s, refill %s, %u queue(s), %d thread(s)%s\n",
+	       uses_vfio[0] ? dev[0] : pp_port_name(in), bidir ? "<->" : "->",
+	       uses_vfio[1] ? dev[1] : pp_port_name(out),
+	       sink ? " -> " : "", sink ? pp_port_name(sink) : "", mode,
+	       refill_name, queues, nr_w, dma ? ", VFIO" : "");
+	if (tx_first)
+		printf("fwd: tx_first: %u frames of %u bytes\n", loop.injected,
+		       loop.len);
+	while (!atomic_load(&stop) && now_s() - t0 < warmup + duration) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 		double t = now_s();
-		if (t - last_t < 1.0 && t - t0 < duration)
+		uint64_t rin = received(&run), rout = delivered(&run);
+		if (count && rout >= count)
+			break;
+		if (!warm && t - t0 >= warmup) {
+			warm = true;
+			t_m = t;
+			in_m = rin;
+			out_m = rout;
+		}
+		if (t - last_t < 1.0 && t - t0 < warmup + duration)
 			continue;
-		uint64_t rin = RX(in, packets);
-		uint64_t rout = sink ? RX(sink, packets) :
-				pass ? RX(in, xdp_pass) : TX(out, packets);
 		printf("[%5.1fs] in %7.2f Mpps  delivered %7.2f Mpps  drops %llu\n",
 		       t - t0, (double)(rin - last_in) / (t - last_t) / 1e6,
 		       (double)(rout - last_out) / (t - last_t) / 1e6,
@@ -386,16 +779,41 @@ int main(int argc, char **argv)
 	atomic_store(&stop, 1);
 	for (unsigned int i = 0; i < nr_w; i++)
 		pthread_join(w[i].tid, NULL);
-	double elapsed = now_s() - t0;
+	double elapsed = now_s() - t_m;
 	/* [/doc:report] */
 
 	/* [doc:summary] */
-	uint64_t rin = RX(in, packets);
-	uint64_t delivered = sink ? RX(sink, packets) :
-			     pass ? RX(in, xdp_pass) : TX(out, packets);
+	uint64_t total = delivered(&run);
+	uint64_t rin = received(&run) - in_m;
+	uint64_t nr_delivered = total - out_m;
 	uint64_t nr_drops = drops(in) + drops(out) + drops(sink);
 	static char js_in[1 << 16], js_out[1 << 16], js_sink[1 << 16];
-	static char js_alloc[1 << 14];
+	static char js_alloc[1 << 14], js_loop[512];
+	bool loop_ok = true;
+	if (verify) {
+		loop_drain(&run);
+		uint64_t damaged = loop.bad_fwd + loop.damaged;
+		int64_t missing = (int64_t)loop.injected -
+				  (int64_t)(loop.drained + damaged + loop.dropped);
+		loop_ok = !damaged && !loop.dups && !missing;
+		printf("verify: injected %u, back intact %llu, damaged %llu, duplicated %llu, dropped %llu (counted by the ports), missing %lld: %s\n",
+		       loop.injected, (unsigned long long)loop.drained,
+		       (unsigned long long)damaged,
+		       (unsigned long long)loop.dups,
+		       (unsigned long long)loop.dropped, (long long)missing,
+		       loop_ok ? "OK" : "FAILED");
+		snprintf(js_loop, sizeof(js_loop),
+			 "{\"injected\":%u,\"intact\":%llu,\"damaged\":%llu,"
+			 "\"duplicated\":%llu,\"dropped\":%llu,\"missing\":%lld,"
+			 "\"ok\":%s}",
+			 loop.injected, (unsigned long long)loop.drained,
+			 (unsigned long long)damaged,
+			 (unsigned long long)loop.dups,
+			 (unsigned long long)loop.dropped, (long long)missing,
+			 loop_ok ? "true" : "false");
+	} else {
+		snprintf(js_loop, sizeof(js_loop), "null");
+	}
 	pp_port_stats_json(in, js_in, sizeof(js_in));
 	pp_port_stats_json(out, js_out, sizeof(js_out));
 	if (sink)
@@ -404,9 +822,24 @@ int main(int argc, char **argv)
 		snprintf(js_sink, sizeof(js_sink), "null");
 	double ns_page = alloc_ns_per_page(alloc, refill);
 
-	/* The receiver first: its rings hold pages of the forwarder's pool. */
-	pp_port_close(out);    /* and its veth peer */
+	/* With --bidir each port's TX ring holds sent frames of the other
+	 * port's pool until the driver reclaims them (e1000e does at the
+	 * start of a TX burst): an empty burst hands them back, so that
+	 * each pool is whole when its port closes. */
+	for (unsigned int q = 0; bidir && q < queues; q++) {
+		pp_port_tx_burst(in, q % pp_port_nr_txq(in), NULL, 0);
+		pp_port_tx_burst(out, q % pp_port_nr_txq(out), NULL, 0);
+	}
+	/* The receiver first: its rings hold pages of the forwarder's pool.
+	 * A veth pair given as one --port closes with its first end. */
+	if (nr_dev == 2)
+		pp_port_close(out);    /* and its veth peer */
 	pp_port_close(in);
+	/* The IOMMU mappings go when no device can use them any more. */
+	if (dma) {
+		pp_dma_unmap_arena(dma, arena);
+		pp_dma_destroy(dma);
+	}
 	pp_allocator_drain_thread(alloc);
 	unsigned long leaked = 0;
 	int check = pp_allocator_check(alloc, &leaked);
@@ -414,9 +847,13 @@ int main(int argc, char **argv)
 
 	printf("summary: %.2f s, in %.2f Mpps, delivered %.2f Mpps (%llu frames), drops %llu, alloc %.2f ns/page (%s), pages leaked %lu%s\n",
 	       elapsed, (double)rin / elapsed / 1e6,
-	       (double)delivered / elapsed / 1e6,
-	       (unsigned long long)delivered, (unsigned long long)nr_drops,
+	       (double)nr_delivered / elapsed / 1e6,
+	       (unsigned long long)nr_delivered, (unsigned long long)nr_drops,
 	       ns_page, refill_name, leaked, check ? " (allocator check FAILED)" : "");
+	bool count_ok = !count || total >= count;
+	if (!count_ok)
+		fprintf(stderr, "fwd: forwarded %llu of the %llu frames asked for in %.0f s: the wire is slow or lost frames (see drops), or raise --duration\n",
+			(unsigned long long)total, count, warmup + duration);
 	if (json) {
 		FILE *f = fopen(json, "w");
 		if (!f) {
@@ -424,21 +861,25 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fprintf(f, "{\"mode\":\"%s\",\"refill\":\"%s\",\"queues\":%u,"
+			"\"bidir\":%s,\"vfio\":%s,\"warmup_s\":%.3f,"
 			"\"duration_s\":%.3f,\"in_packets\":%llu,\"in_pps\":%.0f,"
-			"\"packets\":%llu,\"pps\":%.0f,\"drops\":%llu,"
+			"\"packets\":%llu,\"pps\":%.0f,\"total_packets\":%llu,"
+			"\"drops\":%llu,\"loop\":%s,"
 			"\"alloc_ns_per_page\":%.3f,\"leaked_pages\":%lu,"
 			"\"allocator_check\":%d,\"ports\":{\"in\":%s,\"out\":%s,"
 			"\"sink\":%s},\"allocator\":%s}\n",
-			mode, refill_name, queues, elapsed,
+			mode, refill_name, queues, bidir ? "true" : "false",
+			dma ? "true" : "false", warmup, elapsed,
 			(unsigned long long)rin, (double)rin / elapsed,
-			(unsigned long long)delivered,
-			(double)delivered / elapsed,
-			(unsigned long long)nr_drops, ns_page, leaked, check,
-			js_in, js_out, js_sink, js_alloc);
+			(unsigned long long)nr_delivered,
+			(double)nr_delivered / elapsed,
+			(unsigned long long)total,
+			(unsigned long long)nr_drops, js_loop, ns_page, leaked,
+			check, js_in, js_out, js_sink, js_alloc);
 		fclose(f);
 	}
 	/* [/doc:summary] */
 	pp_allocator_destroy(alloc);
 	pp_arena_destroy(arena);
-	return (leaked || check) ? 1 : 0;
+	return (leaked || check || !loop_ok || !count_ok) ? 1 : 0;
 }

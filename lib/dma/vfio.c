@@ -13,10 +13,11 @@
  * IOVAs: identity (IOVA = VA) when the arena lies inside one reported IOVA
  * range, which also bounds it by the IOMMU's address width (QEMU's
  * intel-iommu has 39 bits by default, below a 47-bit user address, so
- * identity often does not fit there); otherwise a bump allocator hands out
- * IOVAs from the ranges, aligned to the arena's page size so that the IOMMU
- * can use its large pages. Freed IOVA space is not reused: a process maps a
- * handful of arenas in its life, and the space is at least 2^39 bytes.
+ * identity often does not fit there); otherwise IOVAs are allocated from
+ * the ranges (first fit), aligned to the arena's page size so that the
+ * IOMMU can use its large pages. Both kinds are taken out of one free list
+ * (struct pp_iova_space), so an identity mapping and an allocated one never
+ * overlap, and an unmapped arena's space is reused by the next mapping.
  *
  * One lock serialises everything here; none of it is on the data path.
  */
@@ -56,8 +57,13 @@ struct pp_vfio {
 	uint64_t pgsizes;
 	unsigned int nr_ranges;
 	struct pp_os_iova_range ranges[VFIO_MAX_RANGES];
-	uint64_t next_iova;    /* bump allocator cursor */
+	struct pp_iova_space space; /* the free part of the ranges */
 };
+
+/* Allocations start at 1 MiB: IOVA 0 reads as "no address" (the e1000e
+ * driver takes a zero IOVA for a failed lookup), and a margin above it
+ * costs nothing in a space of 2^39 bytes. */
+#define IOVA_FLOOR (1ull << 20)
 
 static const char *type_name(int type)
 {
@@ -153,6 +159,7 @@ void pp_vfio_destroy(struct pp_vfio *v)
 /* After VFIO_SET_IOMMU: what the IOMMU can address. Caller holds the lock. */
 static int read_iommu_info(struct pp_vfio *v)
 {
+	struct pp_iova_range free_ranges[VFIO_MAX_RANGES];
 	uint32_t avail;
 	unsigned int i;
 	int err;
@@ -171,9 +178,11 @@ static int read_iommu_info(struct pp_vfio *v)
 		v->ranges[0].end = (1ull << 39) - 1;
 		v->nr_ranges = 1;
 	}
-	/* Start allocating above the first 4 GiB's low part: IOVA 0 would
-	 * read as "no address" in descriptors. */
-	v->next_iova = v->ranges[0].start ? v->ranges[0].start : 1ull << 20;
+	for (i = 0; i < v->nr_ranges; i++) {
+		free_ranges[i].start = v->ranges[i].start;
+		free_ranges[i].end = v->ranges[i].end;
+	}
+	pp_iova_space_init(&v->space, free_ranges, v->nr_ranges, IOVA_FLOOR);
 	for (i = 0; i < v->nr_ranges; i++)
 		PP_DEBUG_LOG("dma: vfio: IOVA range 0x%llx-0x%llx",
 			     (unsigned long long)v->ranges[i].start,
@@ -294,39 +303,147 @@ int pp_vfio_device_fd(struct pp_vfio *v, const char *pci_addr)
 	return fd;
 }
 
-/* Whether [start, start + len) lies in one IOVA range. */
-static bool fits_ranges(const struct pp_vfio *v, uint64_t start, uint64_t len)
-{
-	unsigned int i;
+/* ---- the IOVA space (see pp_vfio_dma_priv.h) ---- */
 
-	if (start + len < start)
-		return false;
-	for (i = 0; i < v->nr_ranges; i++)
-		if (start >= v->ranges[i].start &&
-		    start + len - 1 <= v->ranges[i].end)
-			return true;
-	return false;
+/* Remove entry @i. */
+static void space_remove(struct pp_iova_space *s, unsigned int i)
+{
+	memmove(&s->free[i], &s->free[i + 1],
+		(s->nr - i - 1) * sizeof(s->free[0]));
+	s->nr--;
 }
 
-/* Bump-allocate @len bytes aligned to @align from the ranges. */
-static int alloc_iova(struct pp_vfio *v, uint64_t len, uint64_t align,
-		      uint64_t *iova)
+/* Insert [start, end] at index @i; false when the array is full. */
+static bool space_insert(struct pp_iova_space *s, unsigned int i,
+			 uint64_t start, uint64_t end)
 {
-	uint64_t at;
+	if (s->nr == PP_IOVA_SPACE_MAX)
+		return false;
+	memmove(&s->free[i + 1], &s->free[i],
+		(s->nr - i) * sizeof(s->free[0]));
+	s->free[i].start = start;
+	s->free[i].end = end;
+	s->nr++;
+	return true;
+}
+
+void pp_iova_space_init(struct pp_iova_space *s,
+			const struct pp_iova_range *ranges, unsigned int nr,
+			uint64_t floor)
+{
+	unsigned int i, k;
+
+	s->nr = 0;
+	for (i = 0; i < nr; i++) {
+		uint64_t start = ranges[i].start < floor ? floor :
+							   ranges[i].start;
+
+		if (start > ranges[i].end)
+			continue;
+		/* Sorted insertion: the kernel's list is sorted already,
+		 * but nothing promises it. */
+		for (k = 0; k < s->nr && s->free[k].start < start; k++)
+			;
+		space_insert(s, k, start, ranges[i].end);
+	}
+}
+
+/* Carve [at, at + len) out of entry @i, which holds it. */
+static void space_carve(struct pp_iova_space *s, unsigned int i, uint64_t at,
+			uint64_t len)
+{
+	struct pp_iova_range r = s->free[i];
+	uint64_t last = at + len - 1;
+
+	if (at == r.start && last == r.end) {
+		space_remove(s, i);
+	} else if (at == r.start) {
+		s->free[i].start = last + 1;
+	} else if (last == r.end) {
+		s->free[i].end = at - 1;
+	} else {
+		s->free[i].end = at - 1;
+		/* Full: keep the larger part, leave the smaller unused. */
+		if (!space_insert(s, i + 1, last + 1, r.end) &&
+		    r.end - last > at - r.start) {
+			s->free[i].start = last + 1;
+			s->free[i].end = r.end;
+		}
+	}
+}
+
+int pp_iova_space_alloc(struct pp_iova_space *s, uint64_t len, uint64_t align,
+			uint64_t *iova)
+{
 	unsigned int i;
 
-	for (i = 0; i < v->nr_ranges; i++) {
-		at = v->next_iova > v->ranges[i].start ? v->next_iova :
-							 v->ranges[i].start;
-		at = (at + align - 1) & ~(align - 1);
-		if (at < v->ranges[i].start || !fits_ranges(v, at, len) ||
-		    at + len - 1 > v->ranges[i].end)
+	if (!len || !align || (align & (align - 1)))
+		return -EINVAL;
+	for (i = 0; i < s->nr; i++) {
+		uint64_t at = (s->free[i].start + align - 1) & ~(align - 1);
+
+		if (at < s->free[i].start || at + len - 1 < at ||
+		    at + len - 1 > s->free[i].end)
 			continue;
+		space_carve(s, i, at, len);
 		*iova = at;
-		v->next_iova = at + len;
 		return 0;
 	}
 	return -ENOSPC;
+}
+
+int pp_iova_space_take(struct pp_iova_space *s, uint64_t start, uint64_t len)
+{
+	unsigned int i;
+
+	if (!len || start + len - 1 < start)
+		return -EBUSY;
+	for (i = 0; i < s->nr; i++) {
+		if (start >= s->free[i].start &&
+		    start + len - 1 <= s->free[i].end) {
+			space_carve(s, i, start, len);
+			return 0;
+		}
+	}
+	return -EBUSY;
+}
+
+void pp_iova_space_free(struct pp_iova_space *s, uint64_t start, uint64_t len)
+{
+	uint64_t end = start + len - 1;
+	unsigned int i;
+
+	if (!len)
+		return;
+	for (i = 0; i < s->nr && s->free[i].start < start; i++)
+		;
+	/* Merge with the range below, the one above, or both. */
+	if (i > 0 && s->free[i - 1].end + 1 == start) {
+		s->free[i - 1].end = end;
+		if (i < s->nr && end + 1 == s->free[i].start) {
+			s->free[i - 1].end = s->free[i].end;
+			space_remove(s, i);
+		}
+		return;
+	}
+	if (i < s->nr && end + 1 == s->free[i].start) {
+		s->free[i].start = start;
+		return;
+	}
+	if (!space_insert(s, i, start, end))
+		PP_DEBUG_LOG("dma: vfio: IOVA free list full, 0x%llx+%llu stays unused",
+			     (unsigned long long)start,
+			     (unsigned long long)len);
+}
+
+uint64_t pp_iova_space_free_bytes(const struct pp_iova_space *s)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < s->nr; i++)
+		n += s->free[i].end - s->free[i].start + 1;
+	return n;
 }
 
 static void report_map_error(struct pp_arena *arena, int err, size_t len)
@@ -379,16 +496,19 @@ int pp_vfio_map_arena(struct pp_vfio *v, struct pp_arena *arena,
 		err = -ENOTSUP;
 		goto out_unlock;
 	}
-	if (v->iova_mode != PP_VFIO_IOVA_ALLOC && fits_ranges(v, base, size)) {
+	if (v->iova_mode != PP_VFIO_IOVA_ALLOC &&
+	    !pp_iova_space_take(&v->space, base, size)) {
 		at = base;
 	} else if (v->iova_mode == PP_VFIO_IOVA_VA) {
-		PP_ERR("dma: vfio: arena at 0x%llx+%zu lies outside the IOMMU's IOVA ranges: use vfio_iova PP_VFIO_IOVA_AUTO",
+		PP_ERR("dma: vfio: arena at 0x%llx+%zu lies outside the IOMMU's IOVA ranges (or on IOVAs in use): use vfio_iova PP_VFIO_IOVA_AUTO",
 		       (unsigned long long)base, size);
 		err = -ERANGE;
 		goto out_unlock;
-	} else if (alloc_iova(v, size, align ? align : 4096, &at)) {
-		PP_ERR("dma: vfio: no IOVA space left for %zu bytes: use fewer or smaller arenas",
-		       size);
+	} else if (pp_iova_space_alloc(&v->space, size, align ? align : 4096,
+				       &at)) {
+		PP_ERR("dma: vfio: no IOVA space left for %zu bytes (%llu bytes free, fragmented): use fewer or smaller arenas",
+		       size,
+		       (unsigned long long)pp_iova_space_free_bytes(&v->space));
 		err = -ENOSPC;
 		goto out_unlock;
 	}
@@ -414,6 +534,7 @@ err_unmap:
 					     at + ((uintptr_t)seg.addr - base),
 					     seg.len);
 	}
+	pp_iova_space_free(&v->space, at, size);
 out_unlock:
 	pthread_mutex_unlock(&v->lock);
 	return err;
@@ -425,6 +546,7 @@ void pp_vfio_unmap_arena(struct pp_vfio *v, struct pp_arena *arena,
 	uintptr_t base = (uintptr_t)pp_arena_base(arena);
 	struct pp_arena_segment seg;
 	unsigned int i, nr = pp_arena_segment_count(arena);
+	bool failed = false;
 	int err;
 
 	pthread_mutex_lock(&v->lock);
@@ -434,9 +556,14 @@ void pp_vfio_unmap_arena(struct pp_vfio *v, struct pp_arena *arena,
 		err = pp_os_vfio_dma_unmap(v->cfd,
 					   iova + ((uintptr_t)seg.addr - base),
 					   seg.len);
-		if (err)
+		if (err) {
 			PP_WARN("dma: vfio: unmapping segment %u failed (%s): the pages stay pinned until the container closes",
 				i, strerror(-err));
+			failed = true;
+		}
 	}
+	/* Space still mapped in the kernel must not be handed out again. */
+	if (!failed)
+		pp_iova_space_free(&v->space, iova, pp_arena_size(arena));
 	pthread_mutex_unlock(&v->lock);
 }

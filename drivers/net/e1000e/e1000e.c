@@ -147,26 +147,34 @@ static unsigned int e1000e_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	return got;
 }
 
-/* Reclaim sent descriptors; their pages go back to their pools. */
+/*
+ * Reclaim sent descriptors; their pages go back to their pools. A burst is
+ * done when its last descriptor, the one with RS, has DD: the device
+ * processes descriptors in order and writes status back only where RS is
+ * set (the command field, 7.2.10.1), so the others' is never read.
+ */
 static void tx_clean(struct pp_txq *txq, struct e1000e_port *ep)
 {
 	struct pp_page *done[PP_NET_BURST];
 	unsigned int nr = 0, i = ep->tx_clean;
 
 	while (i != ep->tx_tail) {
-		uint8_t st = __atomic_load_n(&ep->tx_ring[i].status,
+		unsigned int rs = ep->tx_rs[i];
+		uint8_t st = __atomic_load_n(&ep->tx_ring[rs].status,
 					     __ATOMIC_RELAXED);
 
 		if (!(st & E1000_TXD_STAT_DD))
 			break;
-		done[nr++] = ep->tx_page[i];
-		ep->tx_page[i] = NULL;
-		i = (i + 1) & RING_MASK;
-		if (nr == PP_NET_BURST) {
-			pp_net_return_pages(txq->port->allocator,
-					    txq->napi_pool, done, nr);
-			nr = 0;
-		}
+		do {
+			done[nr++] = ep->tx_page[i];
+			ep->tx_page[i] = NULL;
+			if (nr == PP_NET_BURST) {
+				pp_net_return_pages(txq->port->allocator,
+						    txq->napi_pool, done, nr);
+				nr = 0;
+			}
+			i = (i + 1) & RING_MASK;
+		} while (i != ((rs + 1) & RING_MASK));
 	}
 	ep->tx_clean = i;
 	if (nr)
@@ -178,7 +186,7 @@ static unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				    unsigned int n)
 {
 	struct e1000e_port *ep = txq->port->priv;
-	unsigned int sent, t = ep->tx_tail;
+	unsigned int sent, first, last, t = ep->tx_tail;
 
 	tx_clean(txq, ep);
 	for (sent = 0; sent < n; sent++) {
@@ -196,8 +204,7 @@ static unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		d->addr = iova + f->offset + f->headroom;
 		d->length = f->len;
 		d->cso = 0;
-		d->cmd = E1000_TXD_CMD_EOP | E1000_TXD_CMD_IFCS |
-			 E1000_TXD_CMD_RS;
+		d->cmd = E1000_TXD_CMD_EOP | E1000_TXD_CMD_IFCS;
 		d->status = 0;
 		d->css = 0;
 		d->special = 0;
@@ -205,6 +212,16 @@ static unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		t = (t + 1) & RING_MASK;
 	}
 	if (sent) {
+		/*
+		 * One status write-back per burst, not per frame: each is a
+		 * DMA write through the IOMMU (DPDK's em batches the same
+		 * way, tx_rs_thresh).
+		 */
+		first = ep->tx_tail;
+		last = (t - 1) & RING_MASK;
+		ep->tx_ring[last].cmd |= E1000_TXD_CMD_RS;
+		for (unsigned int j = first; j != t; j = (j + 1) & RING_MASK)
+			ep->tx_rs[j] = (uint16_t)last;
 		ep->tx_tail = t;
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		e1000_write(ep->regs, E1000_TDT, t);

@@ -30,6 +30,9 @@ struct e1000e_port {
 	/* TX: the sending thread's. */
 	struct e1000_tx_desc *tx_ring;
 	struct pp_page *tx_page[RING_SIZE];
+	/* Only the last descriptor of a burst asks for a status write-back
+	 * (RS); tx_rs[i] is that descriptor for slot i. */
+	uint16_t tx_rs[RING_SIZE];
 	unsigned int tx_clean;        /* oldest descriptor not yet reclaimed */
 	unsigned int tx_tail;         /* next descriptor to fill */
 	struct pp_page *ring_page[2];
