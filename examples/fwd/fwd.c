@@ -52,32 +52,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <pagepool/pagepool.h>
-#include <pagepool/pp_net.h>
+#include "fwd.h"
 
 #define MAX_QUEUES 16
 #define MAX_THREADS (2 * MAX_QUEUES)
-
-/*
- * Wire-loop frames (--tx-first): a broadcast Ethernet header with EtherType
- * 0x88b5 (IEEE local experimental, as the null driver's frames), a magic
- * word, the frame's number, then a pattern computed from the number up to
- * the last byte, so that any damaged, truncated or swapped byte shows.
- */
-#define LOOP_ETHERTYPE 0x88b5
-#define LOOP_MAGIC 0x77667070u   /* "ppfw" in memory order */
-#define LOOP_MAGIC_OFF 14
-#define LOOP_ID_OFF 18
-#define LOOP_HDR_LEN 22
-#define LOOP_LEN_MIN 60          /* Ethernet's minimum without the FCS */
-#define LOOP_LEN_MAX 1514        /* and its maximum */
-/* Per TX queue: more than any ring takes, so --tx-first fills it at most. */
-#define LOOP_INJECT_MAX 4096
-/* The drain ends when the books balance, or after this long without a
- * frame (a TCG guest delivers a queued frame within milliseconds), or
- * after the hard limit. */
-#define LOOP_QUIET_S 0.5
-#define LOOP_DRAIN_MAX_S 10.0
 
 /* Set by SIGINT/SIGTERM or the timer; lock-free, so a handler may store. */
 static atomic_int stop;
@@ -89,31 +67,44 @@ struct worker {
 	int cpu;
 };
 
-/*
- * The wire loop's books. Written by the main thread only: before the
- * workers start (len, injected: pthread_create orders those writes before
- * every worker's reads) and in the drain, which runs after they joined.
- */
-static struct {
-	unsigned int len;    /* --tx-len */
-	uint32_t injected;   /* frames the first bursts sent, numbered 0.. */
-	uint8_t *seen;       /* drain: one bit per frame number */
-	uint64_t drained;    /* drain: intact frames, each number once */
-	uint64_t damaged;    /* drain: frames that failed the check */
-	uint64_t dups;       /* drain: a number seen twice */
-	uint64_t bad_fwd;    /* damaged in flight: the forwarders' DROPs */
-	uint64_t dropped;    /* refused by a queue or driver (port counters) */
-} loop;
-
 /* What the stack read (per thread), so that the read is real. */
 static __thread uint64_t seq_sum;
 
-static double now_s(void)
+double now_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+uint64_t rx_sum(struct pp_port *p, size_t field)
+{
+	struct pp_rxq_stats s;
+	uint64_t sum = 0;
+
+	for (unsigned int q = 0; p && q < pp_port_nr_rxq(p); q++) {
+		pp_port_rxq_stats(p, q, &s);
+		sum += *(uint64_t *)((char *)&s + field);
+	}
+	return sum;
+}
+
+uint64_t tx_sum(struct pp_port *p, size_t field)
+{
+	struct pp_txq_stats s;
+	uint64_t sum = 0;
+
+	for (unsigned int q = 0; p && q < pp_port_nr_txq(p); q++) {
+		pp_port_txq_stats(p, q, &s);
+		sum += *(uint64_t *)((char *)&s + field);
+	}
+	return sum;
+}
+
+uint64_t drops(struct pp_port *p)
+{
+	return RX(p, drops) + RX(p, errors) + TX(p, drops) + TX(p, errors);
 }
 
 static void usage(void)
@@ -129,80 +120,6 @@ static void usage(void)
 		"  two ends); --tx-first N frames per TX queue start a wire loop;\n"
 		"  --verify checks every frame and accounts for all at the end\n");
 	exit(2);
-}
-
-static void loop_frame_fill(uint8_t *d, unsigned int len, uint32_t id)
-{
-	const uint32_t magic = LOOP_MAGIC;
-	unsigned int i;
-
-	memset(d, 0xff, 6);
-	memcpy(d + 6, "\x02\x00\x00\x00\x00\x01", 6);
-	d[12] = LOOP_ETHERTYPE >> 8;
-	d[13] = LOOP_ETHERTYPE & 0xff;
-	memcpy(d + LOOP_MAGIC_OFF, &magic, sizeof(magic));
-	memcpy(d + LOOP_ID_OFF, &id, sizeof(id));
-	for (i = LOOP_HDR_LEN; i < len; i++)
-		d[i] = (uint8_t)(id * 131u + i);
-}
-
-/* Whether @f is an intact loop frame; its number in *@id. */
-static bool loop_frame_ok(const struct pp_frame *f, uint32_t *id)
-{
-	const uint8_t *d = pp_frame_data(f);
-	uint32_t magic, n;
-	unsigned int i;
-
-	if (f->len != loop.len)
-		return false;
-	memcpy(&magic, d + LOOP_MAGIC_OFF, sizeof(magic));
-	memcpy(&n, d + LOOP_ID_OFF, sizeof(n));
-	if (magic != LOOP_MAGIC || n >= loop.injected ||
-	    d[12] != (LOOP_ETHERTYPE >> 8) || d[13] != (LOOP_ETHERTYPE & 0xff))
-		return false;
-	for (i = LOOP_HDR_LEN; i < f->len; i++)
-		if (d[i] != (uint8_t)(n * 131u + i))
-			return false;
-	*id = n;
-	return true;
-}
-
-/*
- * testpmd's tx_first: @nr numbered frames on each TX queue of @p, pages
- * from the RX pool of the same index (this thread owns the pools until the
- * workers poll). Returns how many the port took.
- */
-static unsigned int loop_inject(struct pp_port *p, unsigned int nr)
-{
-	struct pp_frame f[PP_NET_BURST];
-	unsigned int q, total = 0;
-
-	for (q = 0; q < pp_port_nr_txq(p); q++) {
-		struct pp_pool *pool = pp_port_rxq_pool(p, q % pp_port_nr_rxq(p));
-		unsigned int left = nr, n, i, sent;
-
-		while (left) {
-			for (n = 0; n < left && n < PP_NET_BURST; n++) {
-				f[n].page = pp_pool_alloc_pages(pool);
-				if (!f[n].page)
-					break;
-				f[n].offset = 0;
-				f[n].headroom = PP_FRAME_HEADROOM;
-				f[n].len = (uint16_t)loop.len;
-				loop_frame_fill(pp_frame_data(&f[n]), loop.len,
-						loop.injected + n);
-			}
-			sent = n ? pp_port_tx_burst(p, q, f, n) : 0;
-			for (i = sent; i < n; i++)
-				pp_pool_recycle_direct(pool, f[i].page);
-			loop.injected += sent;
-			total += sent;
-			left -= sent;
-			if (!sent || sent < n)
-				break;
-		}
-	}
-	return total;
 }
 
 /* [doc:prog] */
@@ -235,39 +152,6 @@ static void prog_drop(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
 		verdicts[i] = PP_XDP_DROP;
 }
 /* [/doc:prog] */
-
-/* --verify: forward intact frames, drop (and so count) damaged ones. */
-static void prog_verify_redirect(const struct pp_prog_ctx *ctx,
-				 struct pp_frame *frames, uint16_t *verdicts,
-				 unsigned int n)
-{
-	uint32_t id;
-
-	(void)ctx;
-	for (unsigned int i = 0; i < n; i++)
-		verdicts[i] = loop_frame_ok(&frames[i], &id) ?
-				      PP_XDP_REDIRECT_TO(0) : PP_XDP_DROP;
-}
-
-/* The drain (main thread only): tick off each number, drop every frame. */
-static void prog_drain(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
-		       uint16_t *verdicts, unsigned int n)
-{
-	uint32_t id;
-
-	(void)ctx;
-	for (unsigned int i = 0; i < n; i++) {
-		verdicts[i] = PP_XDP_DROP;
-		if (!loop_frame_ok(&frames[i], &id)) {
-			loop.damaged++;
-		} else if (loop.seen[id / 8] & (1u << (id % 8))) {
-			loop.dups++;
-		} else {
-			loop.seen[id / 8] |= (uint8_t)(1u << (id % 8));
-			loop.drained++;
-		}
-	}
-}
 
 /* [doc:stack] */
 /*
@@ -315,39 +199,6 @@ static void on_signal(int sig)
 	atomic_store(&stop, 1);
 }
 
-/* Sum of one counter over a port's RX or TX queues. */
-static uint64_t rx_sum(struct pp_port *p, size_t field)
-{
-	struct pp_rxq_stats s;
-	uint64_t sum = 0;
-
-	for (unsigned int q = 0; p && q < pp_port_nr_rxq(p); q++) {
-		pp_port_rxq_stats(p, q, &s);
-		sum += *(uint64_t *)((char *)&s + field);
-	}
-	return sum;
-}
-
-static uint64_t tx_sum(struct pp_port *p, size_t field)
-{
-	struct pp_txq_stats s;
-	uint64_t sum = 0;
-
-	for (unsigned int q = 0; p && q < pp_port_nr_txq(p); q++) {
-		pp_port_txq_stats(p, q, &s);
-		sum += *(uint64_t *)((char *)&s + field);
-	}
-	return sum;
-}
-
-#define RX(p, f) rx_sum(p, offsetof(struct pp_rxq_stats, f))
-#define TX(p, f) tx_sum(p, offsetof(struct pp_txq_stats, f))
-
-static uint64_t drops(struct pp_port *p)
-{
-	return RX(p, drops) + RX(p, errors) + TX(p, drops) + TX(p, errors);
-}
-
 /* The ports of one run and what "delivered" means for them. */
 struct run {
 	struct pp_port *in, *out, *sink;
@@ -368,47 +219,6 @@ static uint64_t delivered(const struct run *r)
 static uint64_t received(const struct run *r)
 {
 	return RX(r->in, packets) + (r->bidir ? RX(r->out, packets) : 0);
-}
-
-/*
- * After the workers stopped: receive on every queue of both ports until
- * each injected frame is back or counted (the books balance), or the wire
- * stays quiet. Every frame ends in one of: drained (intact, its number
- * seen once), damaged (in flight: a forwarder's DROP; or in the drain),
- * dropped (a port counter: a full queue, a bad descriptor), or nowhere.
- */
-static void loop_drain(const struct run *r)
-{
-	struct pp_prog drain = { .sz = sizeof(drain), .fn = prog_drain };
-	struct pp_port *p[2] = { r->in, r->out };
-	double quiet = now_s(), end = quiet + LOOP_DRAIN_MAX_S;
-
-	loop.bad_fwd = RX(r->in, xdp_drop) + RX(r->out, xdp_drop);
-	loop.seen = calloc(loop.injected / 8 + 1, 1);
-	if (!loop.seen) {
-		fprintf(stderr, "fwd: no memory for the drain's bitmap\n");
-		exit(1);
-	}
-	pp_port_set_prog(r->in, &drain);
-	pp_port_set_prog(r->out, &drain);
-	for (;;) {
-		unsigned int got = 0;
-
-		for (unsigned int i = 0; i < 2; i++)
-			for (unsigned int q = 0; q < pp_port_nr_rxq(p[i]); q++)
-				got += pp_port_poll(p[i], q, PP_NET_BURST);
-		loop.dropped = drops(r->in) + drops(r->out);
-		if (loop.drained + loop.damaged + loop.bad_fwd + loop.dropped >=
-		    loop.injected)
-			break;
-		double t = now_s();
-		if (got)
-			quiet = t;
-		else if (t - quiet > LOOP_QUIET_S || t > end)
-			break;
-	}
-	free(loop.seen);
-	loop.seen = NULL;
 }
 
 /*
@@ -448,74 +258,6 @@ static double alloc_ns_per_page(struct pp_allocator *alloc,
 	return n ? t * 1e9 / (double)n : -1;
 }
 
-/*
- * Ports whose driver reaches a PCI device through VFIO need conf.dma, a
- * PP_IOVA_VFIO domain holding the device's IOMMU group with the arena
- * mapped. Returns the PCI address in a device string of such a driver
- * ("e1000e:ADDR", "e1000e0,pci=ADDR" or ",iface=ADDR"), else NULL.
- */
-static const char *const vfio_drivers[] = { "e1000e", NULL };
-
-static const char *vfio_pci_addr(const char *devstr, char *buf, size_t len)
-{
-	size_t n = strcspn(devstr, ":,"), d = n;
-	const char *a = NULL;
-
-	while (d && devstr[d - 1] >= '0' && devstr[d - 1] <= '9')
-		d--;
-	for (unsigned int i = 0; vfio_drivers[i]; i++) {
-		if (strlen(vfio_drivers[i]) != d ||
-		    strncmp(devstr, vfio_drivers[i], d))
-			continue;
-		if (devstr[n] == ':')
-			a = devstr + n + 1;
-		for (const char *k = strchr(devstr, ','); !a && k;
-		     k = strchr(k + 1, ','))
-			if (!strncmp(k, ",pci=", 5) || !strncmp(k, ",iface=", 7))
-				a = strchr(k, '=') + 1;
-		if (!a)
-			return NULL; /* the driver says what is missing */
-		snprintf(buf, len, "%.*s", (int)strcspn(a, ","), a);
-		return buf;
-	}
-	return NULL;
-}
-
-/* One VFIO domain for every VFIO port's device, with @arena mapped. */
-static struct pp_dma *vfio_domain_create(const char *const *dev,
-					 unsigned int nr_dev,
-					 struct pp_arena *arena, bool *uses)
-{
-	struct pp_dma_opts o = { .sz = sizeof(o), .mode = PP_IOVA_VFIO };
-	struct pp_dma *dma = NULL;
-	char addr[64];
-	int err;
-
-	for (unsigned int i = 0; i < nr_dev; i++) {
-		uses[i] = vfio_pci_addr(dev[i], addr, sizeof(addr)) != NULL;
-		if (!uses[i])
-			continue;
-		if (!dma) {
-			o.vfio_pci_addr = addr;
-			dma = pp_dma_create(&o);
-			err = dma ? 0 : -errno;
-		} else {
-			err = pp_dma_vfio_add_device(dma, addr);
-		}
-		if (err) {
-			fprintf(stderr, "fwd: cannot reach %s through VFIO: %s (bind it to vfio-pci: pp-devbind --bind vfio-pci %s; the message above says more)\n",
-				addr, strerror(-err), addr);
-			exit(1);
-		}
-	}
-	if (dma && (err = pp_dma_map_arena(dma, arena))) {
-		fprintf(stderr, "fwd: cannot map the arena for DMA: %s (the message above says what to change)\n",
-			strerror(-err));
-		exit(1);
-	}
-	return dma;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -544,7 +286,6 @@ int main(int argc, char **argv)
 	struct worker w[MAX_THREADS];
 	int c, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 
-	loop.len = 64; /* testpmd's tx_first frames */
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -791,26 +532,8 @@ int main(int argc, char **argv)
 	static char js_alloc[1 << 14], js_loop[512];
 	bool loop_ok = true;
 	if (verify) {
-		loop_drain(&run);
-		uint64_t damaged = loop.bad_fwd + loop.damaged;
-		int64_t missing = (int64_t)loop.injected -
-				  (int64_t)(loop.drained + damaged + loop.dropped);
-		loop_ok = !damaged && !loop.dups && !missing;
-		printf("verify: injected %u, back intact %llu, damaged %llu, duplicated %llu, dropped %llu (counted by the ports), missing %lld: %s\n",
-		       loop.injected, (unsigned long long)loop.drained,
-		       (unsigned long long)damaged,
-		       (unsigned long long)loop.dups,
-		       (unsigned long long)loop.dropped, (long long)missing,
-		       loop_ok ? "OK" : "FAILED");
-		snprintf(js_loop, sizeof(js_loop),
-			 "{\"injected\":%u,\"intact\":%llu,\"damaged\":%llu,"
-			 "\"duplicated\":%llu,\"dropped\":%llu,\"missing\":%lld,"
-			 "\"ok\":%s}",
-			 loop.injected, (unsigned long long)loop.drained,
-			 (unsigned long long)damaged,
-			 (unsigned long long)loop.dups,
-			 (unsigned long long)loop.dropped, (long long)missing,
-			 loop_ok ? "true" : "false");
+		loop_drain(run.in, run.out);
+		loop_ok = loop_report(js_loop, sizeof(js_loop));
 	} else {
 		snprintf(js_loop, sizeof(js_loop), "null");
 	}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fwd.h - what the example forwarder's files share: the clock, port
+ * counters, the wire loop (fwd_loop.c) and ports behind VFIO (fwd_vfio.c).
+ */
+#ifndef FWD_H
+#define FWD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pagepool/pagepool.h>
+#include <pagepool/pp_net.h>
+
+double now_s(void);
+
+/* Sum of one counter over a port's RX or TX queues (0 for no port). */
+uint64_t rx_sum(struct pp_port *p, size_t field);
+uint64_t tx_sum(struct pp_port *p, size_t field);
+#define RX(p, f) rx_sum(p, offsetof(struct pp_rxq_stats, f))
+#define TX(p, f) tx_sum(p, offsetof(struct pp_txq_stats, f))
+/* Every frame a port refused or lost, RX and TX. */
+uint64_t drops(struct pp_port *p);
+
+/* The wire loop: frame lengths --tx-len takes, frames per TX queue
+ * --tx-first takes (more than any ring holds, so it fills one at most). */
+#define LOOP_LEN_MIN 60          /* Ethernet's minimum without the FCS */
+#define LOOP_LEN_MAX 1514        /* and its maximum */
+#define LOOP_INJECT_MAX 4096
+
+/*
+ * The wire loop's books. Written by the main thread only: before the
+ * workers start (len, injected: pthread_create orders those writes before
+ * every worker's reads) and in the drain, which runs after they joined.
+ */
+struct loop_books {
+	unsigned int len;    /* --tx-len */
+	uint32_t injected;   /* frames the first bursts sent, numbered 0.. */
+	uint8_t *seen;       /* drain: one bit per frame number */
+	uint64_t drained;    /* drain: intact frames, each number once */
+	uint64_t damaged;    /* drain: frames that failed the check */
+	uint64_t dups;       /* drain: a number seen twice */
+	uint64_t bad_fwd;    /* damaged in flight: the forwarders' DROPs */
+	uint64_t dropped;    /* refused by a queue or driver (port counters) */
+};
+extern struct loop_books loop;
+
+/* testpmd's tx_first: @nr numbered frames on each TX queue of @p. */
+unsigned int loop_inject(struct pp_port *p, unsigned int nr);
+/* --verify's program: forward intact frames, drop damaged ones. */
+void prog_verify_redirect(const struct pp_prog_ctx *ctx,
+			  struct pp_frame *frames, uint16_t *verdicts,
+			  unsigned int n);
+/* After the workers stopped: take every frame off the wire of @a and @b. */
+void loop_drain(struct pp_port *a, struct pp_port *b);
+/* Print the verdict line and write it as JSON; whether every frame came
+ * back intact exactly once or was counted as dropped. */
+bool loop_report(char *json, size_t len);
+
+/* One PP_IOVA_VFIO domain for every port of a VFIO driver among @dev
+ * (uses[i] says which), with @arena mapped; NULL when there is none.
+ * Exits with a message on failure. */
+struct pp_dma *vfio_domain_create(const char *const *dev, unsigned int nr_dev,
+				  struct pp_arena *arena, bool *uses);
+
+#endif /* FWD_H */

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fwd_loop.c - the forwarder's wire loop (--tx-first, --verify): numbered
+ * frames injected once, forwarded for ever between two ports, checked at
+ * every hop, and accounted for one by one when the run ends.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fwd.h"
+
+/*
+ * Wire-loop frames (--tx-first): a broadcast Ethernet header with EtherType
+ * 0x88b5 (IEEE local experimental, as the null driver's frames), a magic
+ * word, the frame's number, then a pattern computed from the number up to
+ * the last byte, so that any damaged, truncated or swapped byte shows.
+ */
+#define LOOP_ETHERTYPE 0x88b5
+#define LOOP_MAGIC 0x77667070u   /* "ppfw" in memory order */
+#define LOOP_MAGIC_OFF 14
+#define LOOP_ID_OFF 18
+#define LOOP_HDR_LEN 22
+/* The drain ends when the books balance, or after this long without a
+ * frame (a TCG guest delivers a queued frame within milliseconds), or
+ * after the hard limit. */
+#define LOOP_QUIET_S 0.5
+#define LOOP_DRAIN_MAX_S 10.0
+
+struct loop_books loop = { .len = 64 }; /* testpmd's tx_first frames */
+
+static void loop_frame_fill(uint8_t *d, unsigned int len, uint32_t id)
+{
+	const uint32_t magic = LOOP_MAGIC;
+	unsigned int i;
+
+	memset(d, 0xff, 6);
+	memcpy(d + 6, "\x02\x00\x00\x00\x00\x01", 6);
+	d[12] = LOOP_ETHERTYPE >> 8;
+	d[13] = LOOP_ETHERTYPE & 0xff;
+	memcpy(d + LOOP_MAGIC_OFF, &magic, sizeof(magic));
+	memcpy(d + LOOP_ID_OFF, &id, sizeof(id));
+	for (i = LOOP_HDR_LEN; i < len; i++)
+		d[i] = (uint8_t)(id * 131u + i);
+}
+
+/* Whether @f is an intact loop frame; its number in *@id. */
+static bool loop_frame_ok(const struct pp_frame *f, uint32_t *id)
+{
+	const uint8_t *d = pp_frame_data(f);
+	uint32_t magic, n;
+	unsigned int i;
+
+	if (f->len != loop.len)
+		return false;
+	memcpy(&magic, d + LOOP_MAGIC_OFF, sizeof(magic));
+	memcpy(&n, d + LOOP_ID_OFF, sizeof(n));
+	if (magic != LOOP_MAGIC || n >= loop.injected ||
+	    d[12] != (LOOP_ETHERTYPE >> 8) || d[13] != (LOOP_ETHERTYPE & 0xff))
+		return false;
+	for (i = LOOP_HDR_LEN; i < f->len; i++)
+		if (d[i] != (uint8_t)(n * 131u + i))
+			return false;
+	*id = n;
+	return true;
+}
+
+/*
+ * testpmd's tx_first: @nr numbered frames on each TX queue of @p, pages
+ * from the RX pool of the same index (this thread owns the pools until the
+ * workers poll). Returns how many the port took.
+ */
+unsigned int loop_inject(struct pp_port *p, unsigned int nr)
+{
+	struct pp_frame f[PP_NET_BURST];
+	unsigned int q, total = 0;
+
+	for (q = 0; q < pp_port_nr_txq(p); q++) {
+		struct pp_pool *pool = pp_port_rxq_pool(p, q % pp_port_nr_rxq(p));
+		unsigned int left = nr, n, i, sent;
+
+		while (left) {
+			for (n = 0; n < left && n < PP_NET_BURST; n++) {
+				f[n].page = pp_pool_alloc_pages(pool);
+				if (!f[n].page)
+					break;
+				f[n].offset = 0;
+				f[n].headroom = PP_FRAME_HEADROOM;
+				f[n].len = (uint16_t)loop.len;
+				loop_frame_fill(pp_frame_data(&f[n]), loop.len,
+						loop.injected + n);
+			}
+			sent = n ? pp_port_tx_burst(p, q, f, n) : 0;
+			for (i = sent; i < n; i++)
+				pp_pool_recycle_direct(pool, f[i].page);
+			loop.injected += sent;
+			total += sent;
+			left -= sent;
+			if (!sent || sent < n)
+				break;
+		}
+	}
+	return total;
+}
+
+/* --verify: forward intact frames, drop (and so count) damaged ones. */
+void prog_verify_redirect(const struct pp_prog_ctx *ctx,
+			  struct pp_frame *frames, uint16_t *verdicts,
+			  unsigned int n)
+{
+	uint32_t id;
+
+	(void)ctx;
+	for (unsigned int i = 0; i < n; i++)
+		verdicts[i] = loop_frame_ok(&frames[i], &id) ?
+				      PP_XDP_REDIRECT_TO(0) : PP_XDP_DROP;
+}
+
+/* The drain (main thread only): tick off each number, drop every frame. */
+static void prog_drain(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
+		       uint16_t *verdicts, unsigned int n)
+{
+	uint32_t id;
+
+	(void)ctx;
+	for (unsigned int i = 0; i < n; i++) {
+		verdicts[i] = PP_XDP_DROP;
+		if (!loop_frame_ok(&frames[i], &id)) {
+			loop.damaged++;
+		} else if (loop.seen[id / 8] & (1u << (id % 8))) {
+			loop.dups++;
+		} else {
+			loop.seen[id / 8] |= (uint8_t)(1u << (id % 8));
+			loop.drained++;
+		}
+	}
+}
+
+/*
+ * After the workers stopped: receive on every queue of both ports until
+ * each injected frame is back or counted (the books balance), or the wire
+ * stays quiet. Every frame ends in one of: drained (intact, its number
+ * seen once), damaged (in flight: a forwarder's DROP; or in the drain),
+ * dropped (a port counter: a full queue, a bad descriptor), or nowhere.
+ */
+void loop_drain(struct pp_port *a, struct pp_port *b)
+{
+	struct pp_prog drain = { .sz = sizeof(drain), .fn = prog_drain };
+	struct pp_port *p[2] = { a, b };
+	double quiet = now_s(), end = quiet + LOOP_DRAIN_MAX_S;
+
+	loop.bad_fwd = RX(a, xdp_drop) + RX(b, xdp_drop);
+	loop.seen = calloc(loop.injected / 8 + 1, 1);
+	if (!loop.seen) {
+		fprintf(stderr, "fwd: no memory for the drain's bitmap\n");
+		exit(1);
+	}
+	pp_port_set_prog(a, &drain);
+	pp_port_set_prog(b, &drain);
+	for (;;) {
+		unsigned int got = 0;
+
+		for (unsigned int i = 0; i < 2; i++)
+			for (unsigned int q = 0; q < pp_port_nr_rxq(p[i]); q++)
+				got += pp_port_poll(p[i], q, PP_NET_BURST);
+		loop.dropped = drops(a) + drops(b);
+		if (loop.drained + loop.damaged + loop.bad_fwd + loop.dropped >=
+		    loop.injected)
+			break;
+		double t = now_s();
+		if (got)
+			quiet = t;
+		else if (t - quiet > LOOP_QUIET_S || t > end)
+			break;
+	}
+	free(loop.seen);
+	loop.seen = NULL;
+}
+
+bool loop_report(char *json, size_t len)
+{
+	uint64_t damaged = loop.bad_fwd + loop.damaged;
+	int64_t missing = (int64_t)loop.injected -
+			  (int64_t)(loop.drained + damaged + loop.dropped);
+	bool ok = !damaged && !loop.dups && !missing;
+
+	printf("verify: injected %u, back intact %llu, damaged %llu, duplicated %llu, dropped %llu (counted by the ports), missing %lld: %s\n",
+	       loop.injected, (unsigned long long)loop.drained,
+	       (unsigned long long)damaged, (unsigned long long)loop.dups,
+	       (unsigned long long)loop.dropped, (long long)missing,
+	       ok ? "OK" : "FAILED");
+	snprintf(json, len,
+		 "{\"injected\":%u,\"intact\":%llu,\"damaged\":%llu,"
+		 "\"duplicated\":%llu,\"dropped\":%llu,\"missing\":%lld,"
+		 "\"ok\":%s}",
+		 loop.injected, (unsigned long long)loop.drained,
+		 (unsigned long long)damaged, (unsigned long long)loop.dups,
+		 (unsigned long long)loop.dropped, (long long)missing,
+		 ok ? "true" : "false");
+	return ok;
+}
