@@ -149,11 +149,16 @@ static int b_send(const char *ns, const char *ifname, double seconds,
 }
 
 /*
- * Frames per BPF_PROG_RUN call: about a millisecond of work, so that the
- * time check and a signal are seen often. The kernel runs them 64 at a
- * time (its default batch) and flushes the transmit queue after each.
+ * Frames per BPF_PROG_RUN call: each call sets up and tears down its own
+ * page pool, which costs tens of milliseconds here, so a call must run
+ * many frames; the count is scaled after each call so that one takes
+ * about B_XDP_CALL_S, and the time check and a signal are seen that often.
+ * The kernel runs the frames 64 at a time (its default batch) and flushes
+ * the transmit queue after each batch.
  */
-#define B_XDP_REPEAT (1u << 12)
+#define B_XDP_REPEAT_FIRST (1u << 16)
+#define B_XDP_REPEAT_MAX (1u << 26)
+#define B_XDP_CALL_S 0.5
 
 static int b_send_xdp(const char *ns, const char *ifname, double seconds,
 		      unsigned int size)
@@ -190,12 +195,13 @@ static int b_send_xdp(const char *ns, const char *ifname, double seconds,
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		    .data_in = frame, .data_size_in = size,
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
-		    .repeat = B_XDP_REPEAT,
+		    .repeat = B_XDP_REPEAT_FIRST,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
 	signal(SIGINT, b_on_signal);
 	signal(SIGTERM, b_on_signal);
 	t0 = b_now();
 	do {
+		double c0 = b_now(), dt;
 		int r = bpf_prog_test_run_opts(fd, &opts);
 
 		if (r) {
@@ -204,8 +210,20 @@ static int b_send_xdp(const char *ns, const char *ifname, double seconds,
 			close(fd);
 			return 1;
 		}
-		sent += B_XDP_REPEAT;
+		sent += opts.repeat;
 		t = b_now();
+		dt = t - c0;
+		if (dt > 0) {
+			double next = (double)opts.repeat * B_XDP_CALL_S / dt;
+
+			opts.repeat = next > B_XDP_REPEAT_MAX ? B_XDP_REPEAT_MAX :
+				      next < B_BATCH ? B_BATCH :
+				      (unsigned int)next;
+		}
+		/* The last call ends near the deadline, not past it. */
+		if (t - t0 + B_XDP_CALL_S > seconds && seconds > t - t0)
+			opts.repeat = (unsigned int)((double)opts.repeat *
+				      (seconds - (t - t0)) / B_XDP_CALL_S) + 1;
 	} while (!b_stop && t - t0 < seconds);
 	close(fd);
 	b_send_report(sent, t - t0);

@@ -135,6 +135,7 @@ struct xdp_queue {
 	uint64_t umem_size;
 	uint64_t tag;               /* this queue's address, low bits clear */
 	uint64_t bad_desc;          /* descriptors dropped by validation */
+	unsigned int fill_free_min; /* refill while this many slots are free */
 	int fd;
 	/* TX thread */
 	struct xsk_ring_prod tx __attribute__((aligned(PP_CACHE_LINE)));
@@ -277,7 +278,8 @@ static unsigned int xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
 		unsigned int n, i;
 		uint32_t idx = 0;
 
-		if (xsk_prod_nb_free(&xq->fill, XDP_FILL_BATCH) < XDP_FILL_BATCH)
+		if (xsk_prod_nb_free(&xq->fill, xq->fill_free_min) <
+		    xq->fill_free_min)
 			break;
 		n = pp_pool_alloc_bulk(pool, pages, XDP_FILL_BATCH);
 		if (!n)
@@ -1115,8 +1117,17 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		port->rxq[q].priv = xq;
 		if (q < port->nr_txq)
 			port->txq[q].priv = xq;
+		/*
+		 * The fill ring is twice the RX ring (room for a refill while
+		 * the kernel holds a full RX ring) but is kept only as full
+		 * as the RX ring: the kernel can never deliver more than that
+		 * while this thread is away, and every page beyond it widens
+		 * the set of pages the kernel's copy and this thread cycle
+		 * through (more cache and TLB misses on both sides).
+		 */
+		xq->fill_free_min = xq->fill.size - ring_size + XDP_FILL_BATCH;
 		/* Hand the kernel buffers before the first frame comes. */
-		xdp_fill_refill(xq, xq->pool, ring_size * 2 / XDP_FILL_BATCH);
+		xdp_fill_refill(xq, xq->pool, ring_size / XDP_FILL_BATCH);
 	}
 	PP_INFO("port %s: AF_XDP on %s queues %lu..%lu, %s mode",
 		port->name, ifname, qid, qid + xp->nr_queues - 1,
