@@ -12,8 +12,14 @@
 #     lcores 1/2 x cache 0/512 x bulk 1/4/32/128, ring_mp_mc against
 #     pagepool, alternating.
 #
+# Before/after: PP_MP_BASELINE=<another librte_mempool_pagepool.so> (an
+# older build of the driver) adds a fourth testpmd entry, "pagepool-base",
+# the same ops from that plugin, in the same rotation; and the matrix is
+# run a second time with it, so that both builds' ratios to ring_mp_mc
+# (the common yardstick) come from the same session.
+#
 # Builds the release build if needed; prints tables and writes
-# out/mempool-bench/testpmd.json and matrix.json. Needs root, DPDK
+# testpmd.json and matrix.json under out/mempool-bench (PP_MP_OUT). Needs root, DPDK
 # (dpdk-dev and dpdk for testpmd), python3, two CPUs and about 100 free
 # 2 MiB hugepages.
 #
@@ -22,6 +28,11 @@
 #   PP_MP_RUNS     runs per matrix cell (default 5)
 #   PP_MP_MS       milliseconds per matrix measurement (default 200)
 #   PP_MP_CPUS     the two CPUs: main lcore, forwarding lcore (default 0,1)
+#   PP_MP_BASELINE a second pagepool plugin to compare against (optional)
+#   PP_MP_MBCACHE  testpmd's --mbcache (default: testpmd's own, 250); 0
+#                  sends every mbuf allocation and free to the driver
+#   PP_MP_SKIP_MATRIX=1  testpmd only
+#   PP_MP_OUT      where logs and JSON go (default out/mempool-bench)
 #   PP_BUILD_DIR   build directory (default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +43,9 @@ runs=${PP_MP_RUNS:-5}
 ms=${PP_MP_MS:-200}
 cpus=${PP_MP_CPUS:-0,1}
 build=${PP_BUILD_DIR:-build}
-outdir=out/mempool-bench
+baseline=${PP_MP_BASELINE:-}
+mbcache=${PP_MP_MBCACHE:-}
+outdir=${PP_MP_OUT:-out/mempool-bench}
 mkdir -p "$outdir"
 rm -f "$outdir"/*.json "$outdir"/*.log
 
@@ -68,9 +81,14 @@ plugin_dir=$(mktemp -d -p /run pagepool-dpdk.XXXXXX)
 cp "$plugin" "$plugin_dir/plugin.so"
 plugin=$plugin_dir/plugin.so
 trap 'rm -rf "$plugin_dir"' EXIT
+ops_list=(ring_mp_mc stack pagepool)
+if [ -n "$baseline" ]; then
+	[ -r "$baseline" ] || die "PP_MP_BASELINE=$baseline is not readable"
+	cp "$baseline" "$plugin_dir/base.so"
+	ops_list+=(pagepool-base)
+fi
 
 # ---- testpmd ----
-ops_list=(ring_mp_mc stack pagepool)
 total=$(( rounds * ${#ops_list[@]} ))
 n=0
 for ((r = 0; r < rounds; r++)); do
@@ -79,23 +97,30 @@ for ((r = 0; r < rounds; r++)); do
 		n=$((n + 1))
 		log=$outdir/testpmd-$ops-$r.log
 		step "[$n/$total] testpmd io-forward, mbuf pool ops $ops (${secs}s)"
+		so=$plugin
+		if [ "$ops" = pagepool-base ]; then
+			so=$plugin_dir/base.so
+			ops=pagepool
+		fi
 		# The plugin is loaded in every run, so the runs differ only in
 		# the ops the pool uses. SIGINT makes testpmd stop and report.
 		timeout -s INT "$secs" "$testpmd" -l "$cpus" --no-pci \
 			--no-telemetry --in-memory -m 64 --socket-limit=64 \
-			-d "$plugin" --vdev net_null0 --vdev net_null1 \
+			-d "$so" --vdev net_null0 --vdev net_null1 \
 			--mbuf-pool-ops-name="$ops" -- --forward-mode=io \
 			--nb-cores=1 --total-num-mbufs=8192 --stats-period 1 \
+			${mbcache:+--mbcache="$mbcache"} \
 			</dev/null >"$log" 2>&1 || true
 		grep -q "preferred mempool ops selected: $ops" "$log" ||
 			die "testpmd did not use $ops; see $log"
 	done
 done
 
-python3 - "$outdir" "$rounds" "$secs" "$testpmd" <<'EOF'
+python3 - "$outdir" "$rounds" "$secs" "$testpmd" "${mbcache:-250}" "${ops_list[@]}" <<'EOF'
 import json, re, statistics, sys, glob, os, subprocess, datetime
 outdir, rounds, secs, testpmd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-ops_list = ["ring_mp_mc", "stack", "pagepool"]
+mbcache = int(sys.argv[5])
+ops_list = sys.argv[6:]
 pps = {o: [] for o in ops_list}
 for o in ops_list:
     for r in range(rounds):
@@ -109,24 +134,42 @@ for o in ops_list:
 ratios = {o: statistics.median([pps[o][r] / pps["ring_mp_mc"][r] for r in range(rounds)])
           for o in ops_list}
 print()
-print(f"testpmd io-forward, 2 x net_null, 1 forwarding core; {rounds} rounds x {secs}s; Mpps (both ports), medians")
-print(f"{'ops':<12} {'Mpps':>8} {'min':>8} {'max':>8} {'vs ring_mp_mc':>14}")
+print(f"testpmd io-forward, 2 x net_null, 1 forwarding core, mbuf cache {mbcache}; {rounds} rounds x {secs}s; Mpps (both ports), medians")
+print(f"{'ops':<14} {'Mpps':>8} {'min':>8} {'max':>8} {'vs ring_mp_mc':>14}")
 for o in ops_list:
-    print(f"{o:<12} {statistics.median(pps[o]) / 1e6:8.2f} {min(pps[o]) / 1e6:8.2f} "
+    print(f"{o:<14} {statistics.median(pps[o]) / 1e6:8.2f} {min(pps[o]) / 1e6:8.2f} "
           f"{max(pps[o]) / 1e6:8.2f} {ratios[o]:13.2f}x")
+print("per round (Mpps): " + "; ".join(
+    "/".join(f"{pps[o][r] / 1e6:.1f}" for o in ops_list) for r in range(rounds))
+    + f"  ({'/'.join(ops_list)})")
+if "pagepool-base" in ops_list:
+    nb = statistics.median([pps["pagepool"][r] / pps["pagepool-base"][r] for r in range(rounds)])
+    print(f"pagepool / pagepool-base, median of per-round ratios: {nb:.2f}x")
 out = {"date": datetime.datetime.utcnow().isoformat(timespec="seconds") + "Z",
-       "testpmd": testpmd, "rounds": rounds, "secs": secs,
+       "testpmd": testpmd, "rounds": rounds, "secs": secs, "mbcache": mbcache,
        "pps": pps, "median_mpps": {o: statistics.median(pps[o]) / 1e6 for o in ops_list},
        "ratio_to_ring_mp_mc": ratios}
 json.dump(out, open(f"{outdir}/testpmd.json", "w"), indent=1)
 EOF
 
 # ---- the matrix ----
+if [ "${PP_MP_SKIP_MATRIX:-0}" = 1 ]; then
+	echo "json: $outdir/testpmd.json"
+	exit 0
+fi
 step "mempool_perf-style matrix ($runs runs x ${ms} ms per cell)"
 echo
 "$perf" -d "$plugin" --runs "$runs" --ms "$ms" --cores "$cpus" \
 	--json "$outdir/matrix.json" 2>"$outdir/matrix.log" ||
 	{ tail -20 "$outdir/matrix.log"; die "pp-mempool-perf failed"; }
+if [ -n "$baseline" ]; then
+	step "the same matrix with the baseline plugin ($baseline)"
+	echo
+	"$perf" -d "$plugin_dir/base.so" --runs "$runs" --ms "$ms" \
+		--cores "$cpus" --json "$outdir/matrix-base.json" \
+		2>"$outdir/matrix-base.log" ||
+		{ tail -20 "$outdir/matrix-base.log"; die "pp-mempool-perf failed"; }
+fi
 echo
 echo "note: a shared, noisy 2-core machine; compare ratios within this run, not across runs"
 echo "json: $outdir/testpmd.json $outdir/matrix.json"

@@ -16,8 +16,11 @@
  * the median of the per-run ratios. Prints a table; --json FILE writes
  * the same as JSON. A benchmark: it prints figures and checks none.
  *
+ * --ref OPS compares with another DPDK driver (stack, say) instead of
+ * ring_mp_mc; --cell L,C,B measures one cell only.
+ *
  * usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [--runs N]
- *        [--ms MS] [--json FILE] [--cores LIST]
+ *        [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -50,7 +53,8 @@
 #define EAL_MB 64
 #define MAX_RUNS 32
 
-static const char *const ops_names[2] = { "ring_mp_mc", "pagepool" };
+/* The reference driver (--ref, default DPDK's default) and pagepool. */
+static const char *ops_names[2] = { "ring_mp_mc", "pagepool" };
 static const unsigned int caches[] = { 0, 512 };
 static const unsigned int bulks[] = { 1, 4, 32, 128 };
 
@@ -171,11 +175,12 @@ static double median(double *v, unsigned int n)
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s -d <librte_mempool_pagepool.so> [--runs N] [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B]\n"
+		"usage: %s -d <librte_mempool_pagepool.so> [--runs N] [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS]\n"
 		"  --runs N     runs per cell, drivers alternating (default 5, max %d)\n"
 		"  --ms MS      milliseconds per measurement (default 200)\n"
 		"  --cores LIST the two CPUs for the EAL's lcores (default 0,1)\n"
-		"  --cell L,C,B one cell only: lcores, cache, bulk (for profiling)\n",
+		"  --cell L,C,B one cell only: lcores, cache, bulk (for profiling)\n"
+		"  --ref OPS    the driver pagepool is compared with (default ring_mp_mc)\n",
 		argv0, MAX_RUNS);
 }
 
@@ -187,6 +192,7 @@ int main(int argc, char **argv)
 		{ "json", required_argument, NULL, 'j' },
 		{ "cores", required_argument, NULL, 'c' },
 		{ "cell", required_argument, NULL, 'x' },
+		{ "ref", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -205,6 +211,7 @@ int main(int argc, char **argv)
 		case 'm': ms = (unsigned int)atoi(optarg); break;
 		case 'j': json_path = optarg; break;
 		case 'c': cpus = optarg; break;
+		case 'f': ops_names[0] = optarg; break;
 		case 'x':
 			if (sscanf(optarg, "%d,%d,%d", &only[0], &only[1],
 				   &only[2]) != 3) {
@@ -257,7 +264,7 @@ int main(int argc, char **argv)
 	       rte_version(), ELT_SIZE, N_KEEP, POOL_SIZE, runs, ms);
 	printf("# Mobj/s = objects got and put per second (all lcores), medians\n");
 	printf("%-6s %-6s %-5s %14s %14s %8s\n", "lcores", "cache", "bulk",
-	       "ring_mp_mc", "pagepool", "ratio");
+	       ops_names[0], "pagepool", "ratio");
 	for (unsigned int cores = 1; cores <= max_cores; cores++) {
 		for (unsigned int ci = 0; ci < 2; ci++) {
 			for (unsigned int bi = 0; bi < 4; bi++) {
@@ -290,9 +297,9 @@ int main(int argc, char **argv)
 				       med[1] / 1e6, med_ratio);
 				fflush(stdout);
 				if (json) {
-					fprintf(json, "%s{\"lcores\":%u,\"cache\":%u,\"bulk\":%u,\"ring_mp_mc_mops\":%.2f,\"pagepool_mops\":%.2f,\"ratio\":%.3f}",
+					fprintf(json, "%s{\"lcores\":%u,\"cache\":%u,\"bulk\":%u,\"ref\":\"%s\",\"ref_mops\":%.2f,\"pagepool_mops\":%.2f,\"ratio\":%.3f}",
 						first ? "" : ",", cores, caches[ci],
-						bulks[bi], med[0] / 1e6,
+						bulks[bi], ops_names[0], med[0] / 1e6,
 						med[1] / 1e6, med_ratio);
 					first = false;
 				}

@@ -3,7 +3,7 @@
  * test_mempool.c - the "pagepool" rte_mempool ops driver, loaded the way
  * an application loads it (EAL -d <plugin>), under pktmbuf pools.
  *
- * usage: test_mempool <path of librte_mempool_pagepool.so>
+ * usage: test_mempool <path of librte_mempool_pagepool.so> [EAL args]
  *
  * DPDK defines in_use_count as size - avail_count, so "avail + in_use ==
  * size" holds by construction; what the checks below pin is the content:
@@ -24,6 +24,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -274,8 +275,7 @@ static void test_lcores(void)
 	lcores(16);
 }
 
-/* ---- free with objects out ---- */
-
+/* True when the captured log @f has a line containing @what. */
 static bool log_has(FILE *f, const char *what)
 {
 	char line[1024];
@@ -289,21 +289,212 @@ static bool log_has(FILE *f, const char *what)
 	return found;
 }
 
+/* ---- memory: chunks, objects and IOVAs agree ---- */
+
+struct mem_walk {
+	struct rte_mempool *mp;
+	int heap_socket;
+	unsigned int chunks, objs, bad;
+	uint64_t offsets;       /* bit i: an object starts i lines into a page */
+	const struct rte_mempool_memhdr *chunk[64];
+};
+
+static void chunk_check(struct rte_mempool *mp, void *arg,
+			struct rte_mempool_memhdr *memhdr, unsigned int idx)
+{
+	struct mem_walk *w = arg;
+	const struct rte_memseg_list *msl = rte_mem_virt2memseg_list(memhdr->addr);
+
+	(void)mp;
+	(void)idx;
+	/* Every chunk is memory of the pool's external heap, that is, of
+	 * its pagepool arena, and its IOVA is the EAL's for that memory. */
+	if (!msl || !msl->external || msl->socket_id != w->heap_socket)
+		w->bad++;
+	if (memhdr->iova != RTE_BAD_IOVA &&
+	    memhdr->iova != rte_mem_virt2iova(memhdr->addr))
+		w->bad++;
+	if (w->chunks < RTE_DIM(w->chunk))
+		w->chunk[w->chunks] = memhdr;
+	w->chunks++;
+}
+
+/*
+ * The address a device must use for @addr, computed without the driver:
+ * the physical address from pagemap when the EAL runs with IOVA as PA,
+ * the virtual address when IOVA is VA. pagepool's DMA layer (pp_dma, VA
+ * or PA domain) gives exactly these.
+ */
+static uint64_t dma_addr_expected(const void *addr)
+{
+	if (rte_eal_iova_mode() == RTE_IOVA_PA)
+		return rte_mem_virt2phy(addr);
+	return (uintptr_t)addr;
+}
+
+static void obj_check(struct rte_mempool *mp, void *arg, void *obj,
+		      unsigned int idx)
+{
+	struct mem_walk *w = arg;
+	struct rte_mempool_objhdr *hdr = rte_mempool_get_header(obj);
+	uintptr_t start = (uintptr_t)hdr;
+	uintptr_t end = (uintptr_t)obj + mp->elt_size + mp->trailer_size;
+	struct rte_mbuf *m = obj;
+	unsigned int in = 0;
+
+	(void)idx;
+	w->objs++;
+	/* Inside exactly one chunk, at that chunk's IOVA + offset. */
+	for (unsigned int i = 0; i < w->chunks && i < RTE_DIM(w->chunk); i++) {
+		const struct rte_mempool_memhdr *c = w->chunk[i];
+
+		if (start < (uintptr_t)c->addr ||
+		    end > (uintptr_t)c->addr + c->len)
+			continue;
+		in++;
+		if (c->iova != RTE_BAD_IOVA &&
+		    c->iova + ((uintptr_t)obj - (uintptr_t)c->addr) !=
+			    rte_mempool_virt2iova(obj))
+			w->bad++;
+	}
+	if (in != 1)
+		w->bad++;
+	/* One object per 4 KiB page, wholly inside it. */
+	if ((start >> 12) != ((end - 1) >> 12))
+		w->bad++;
+	w->offsets |= 1ULL << ((start & 4095) >> 6);
+	/* The header's IOVA, the EAL's view of the memory, and the
+	 * address computed from scratch all agree... */
+	if (rte_mempool_virt2iova(obj) != rte_mem_virt2iova(obj) ||
+	    rte_mempool_virt2iova(obj) != dma_addr_expected(obj))
+		w->bad++;
+	/* ...and so does the buffer address of the mbuf. */
+	if (m->buf_iova != dma_addr_expected(m->buf_addr) ||
+	    m->buf_iova != rte_mempool_virt2iova(obj) +
+				   sizeof(struct rte_mbuf) +
+				   rte_pktmbuf_priv_size(mp))
+		w->bad++;
+}
+
+static void memory_check(unsigned int n, unsigned int cache, unsigned int flags)
+{
+	struct mem_walk w = { 0 };
+	struct rte_mempool *mp;
+	int socket = (int)rte_socket_id();
+
+	if (!flags) {
+		mp = make_pool("pp_mem", n, cache);
+	} else {
+		/* rte_pktmbuf_pool_create() takes no mempool flags: the
+		 * same steps by hand. */
+		mp = rte_mempool_create_empty("pp_mem", n,
+					      sizeof(struct rte_mbuf) +
+						      RTE_MBUF_DEFAULT_BUF_SIZE,
+					      cache,
+					      sizeof(struct rte_pktmbuf_pool_private),
+					      socket, flags);
+		REQUIRE(mp);
+		REQUIRE(rte_mempool_set_ops_byname(mp, OPS, NULL) == 0);
+		rte_pktmbuf_pool_init(mp, NULL);
+		REQUIRE(rte_mempool_populate_default(mp) == (int)n);
+		rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	}
+	REQUIRE(mp);
+	w.mp = mp;
+	w.heap_socket = rte_malloc_heap_get_socket("pp:pp_mem");
+	CHECK(w.heap_socket >= RTE_MAX_NUMA_NODES);
+	/* The pool lends the heap's socket id only while it is populated. */
+	CHECK_EQ(mp->socket_id, socket);
+	CHECK_EQ(rte_mempool_mem_iter(mp, chunk_check, &w), mp->nb_mem_chunks);
+	CHECK(w.chunks >= 1 && w.chunks <= RTE_DIM(w.chunk));
+	CHECK_EQ(rte_mempool_obj_iter(mp, obj_check, &w), n);
+	CHECK_EQ(w.objs, n);
+	CHECK_EQ(w.bad, 0);
+	/* Coloured: every page offset the slack allows is used, once
+	 * there are enough objects (up to one per L1 set). */
+	{
+		size_t total = mp->header_size + mp->elt_size + mp->trailer_size;
+		unsigned int colours = (unsigned int)((4096 - total) / 64 + 1);
+
+		if (colours > 64)
+			colours = 64;
+		CHECK_EQ((unsigned int)__builtin_popcountll(w.offsets),
+			 n < colours ? n : colours);
+	}
+	CHECK_COUNTS(mp, 0);
+	rte_mempool_free(mp);
+	/* The heap went with the pool: its name can be had again. */
+	CHECK(rte_malloc_heap_get_socket("pp:pp_mem") < 0);
+}
+
+/*
+ * Memory from outside the arena (here anonymous memory, as
+ * rte_mempool_populate_anon() maps it) is refused with a message; the
+ * pool can still be populated the default way, and frees cleanly.
+ */
+static void foreign_memory_check(void)
+{
+	struct rte_mempool *mp;
+	FILE *log = tmpfile();
+
+	mp = rte_mempool_create_empty("pp_anon", 63, 2048, 0, 0,
+				      (int)rte_socket_id(), 0);
+	REQUIRE(mp && log);
+	REQUIRE(rte_mempool_set_ops_byname(mp, OPS, NULL) == 0);
+	rte_openlog_stream(log);
+	CHECK_EQ(rte_mempool_populate_anon(mp), 0);
+	rte_openlog_stream(stderr);
+	CHECK(log_has(log, "populate with memory outside its arena"));
+	CHECK_EQ(mp->populated_size, 0);
+	fclose(log);
+	/* Still usable: rte_mempool_populate_default() fills it. */
+	CHECK_EQ(rte_mempool_populate_default(mp), 63);
+	CHECK_EQ(mp->socket_id, (int)rte_socket_id());
+	CHECK_EQ(rte_mempool_avail_count(mp), 63);
+	rte_mempool_free(mp);
+	CHECK(rte_malloc_heap_get_socket("pp:pp_anon") < 0);
+}
+
+static void test_memory(void)
+{
+	printf("note: IOVA mode %s\n",
+	       rte_eal_iova_mode() == RTE_IOVA_PA ? "PA" : "VA");
+	memory_check(1, 0, 0);
+	/* 510 objects + the heap's two pages fill one 2 MiB page exactly. */
+	memory_check(510, 0, 0);
+	memory_check(1023, 32, 0);
+	/* More objects than fit in one 2 MiB page: chunks cut at hugepage
+	 * boundaries in PA mode. */
+	memory_check(2000, 0, 0);
+	/* Objects need not be IOVA-contiguous: DPDK gives no chunk IOVA,
+	 * the objects still get pagepool's. */
+	memory_check(511, 0, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+	foreign_memory_check();
+}
+
+/* ---- free with objects out ---- */
+
 static void test_free_in_use(void)
 {
 	struct rte_mempool *mp = make_pool("pp_inuse", 63, 0);
 	FILE *log = tmpfile();
 	struct rte_mbuf *m[3];
+	size_t elt;
 
 	REQUIRE(mp && log);
+	elt = mp->elt_size;
 	REQUIRE(rte_pktmbuf_alloc_bulk(mp, m, 3) == 0);
 	rte_openlog_stream(log);
 	rte_mempool_free(mp);
 	rte_openlog_stream(stderr);
 	CHECK(log_has(log, "3 of 63 objects still in use"));
-	/* The objects stay valid memory: no crash on touching them. */
+	/*
+	 * The objects stay valid memory: no crash on touching them. (DPDK
+	 * zeroes a memzone when it frees it, so what they held is gone:
+	 * write through the object pointers, not the mbuf fields.)
+	 */
 	for (int i = 0; i < 3; i++)
-		memset(rte_pktmbuf_mtod(m[i], char *), 0xab, 1500);
+		memset(m[i], 0xab, elt);
 	fclose(log);
 
 	/* And a pool freed with everything back says nothing. */
@@ -377,7 +568,7 @@ int main(int argc, char **argv)
 	int n = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s <librte_mempool_pagepool.so>\n", argv[0]);
+		fprintf(stderr, "usage: %s <librte_mempool_pagepool.so> [EAL args]\n", argv[0]);
 		return 2;
 	}
 	if (access(argv[1], R_OK) != 0)
@@ -405,8 +596,11 @@ int main(int argc, char **argv)
 	eal[n++] = limit;
 	eal[n++] = "-d";
 	eal[n++] = (char *)private_plugin(argv[1]);
-	eal[n] = NULL;
 	REQUIRE(eal[n - 1] != NULL);
+	/* Extra EAL arguments, such as --iova-mode=va. */
+	for (int i = 2; i < argc && n < (int)RTE_DIM(eal) - 1; i++)
+		eal[n++] = argv[i];
+	eal[n] = NULL;
 	if (rte_eal_init(n, eal) < 0) {
 		private_plugin_remove();
 		pp_test_skip("EAL init failed: %s", rte_strerror(rte_errno));
@@ -417,6 +611,7 @@ int main(int argc, char **argv)
 		worker = RTE_MAX_LCORE;
 
 	RUN_TEST(test_ops_and_layout);
+	RUN_TEST(test_memory);
 	RUN_TEST(test_single_and_bulk);
 	RUN_TEST(test_overask);
 	RUN_TEST(test_lcores);

@@ -16,9 +16,13 @@
  * one zone.
  *
  * The pool owns: one arena (2 MiB pages, 4 KiB as a fallback), one
- * allocator over it, one DMA domain that gives each object its IOVA, and
- * the arena pages beyond mp->size, which stay allocated to the driver so
- * that the allocator's free count is exactly the pool's.
+ * allocator over it, one DMA domain that gives each page its IOVA, and a
+ * DPDK external malloc heap made of the arena, with those IOVAs. DPDK's
+ * rte_mempool_populate_default() reserves the pool's memzone from that
+ * heap, so DPDK's own bookkeeping (memory chunks, memsegs, VFIO mappings)
+ * describes the very pages the objects live in. Arena pages that hold no
+ * object stay allocated to the driver, so that the allocator's free
+ * count is exactly the pool's.
  *
  * State is process-local (malloc, pointers into this process's mappings):
  * secondary processes are not supported, and every op says so and fails.
@@ -37,10 +41,10 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_malloc.h>
 #include <rte_mempool.h>
 #include <rte_pause.h>
 #include <rte_spinlock.h>
-#include <rte_vfio.h>
 
 #include <pagepool/pagepool.h>
 
@@ -52,11 +56,6 @@
  * (pp_allocator_opts.pcp_batch default), so a chunk is at most one refill.
  */
 #define CHUNK 64
-
-/*
- * The paths that reach the allocator are kept out of line: inlined, they
- * would make every magazine call save and restore six registers.
- */
 
 /*
  * The per-lcore magazine: object pointers in front of the allocator, as
@@ -106,15 +105,22 @@ static inline unsigned int lcore_id(void)
 	return per_lcore__lcore_id;
 }
 
-/* Object pointers between magazine and caller: small bulks (the common
- * 1 to 32) by a loop the compiler keeps inline, big ones by memcpy. */
-static inline void objs_copy(void **dst, void *const *src, unsigned int n)
+/*
+ * Object pointers between magazine and caller. The fast paths take up to
+ * COPY_INLINE_MAX with a plain copy loop, four at a time, then the rest
+ * (the two never overlap); they are built with LEAF_COPY, which keeps
+ * gcc from turning the loop into a memmove call, so that with no call
+ * they save no registers. Bigger bulks go through the slow paths, where
+ * memcpy's wide vector loop (chosen at run time) beats this SSE2 one.
+ * 32 is DPDK's usual burst (testpmd's default); a bigger bulk is long
+ * enough for the call and the saved registers to pay for themselves.
+ */
+#define LEAF_COPY __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#define COPY_INLINE_MAX 32
+
+static inline void objs_copy_small(void **restrict dst,
+				   void *const *restrict src, unsigned int n)
 {
-	if (n > 32) {
-		memcpy(dst, src, n * sizeof(*dst));
-		return;
-	}
-	/* Four at a time, no alias checks: the two never overlap. */
 	for (; n >= 4; n -= 4, dst += 4, src += 4) {
 		void *a = src[0], *b = src[1], *c = src[2], *d = src[3];
 
@@ -130,22 +136,39 @@ static inline void objs_copy(void **dst, void *const *src, unsigned int n)
 #define PMP_LOG(level, fmt, ...)                                            \
 	RTE_LOG(level, MEMPOOL, "pagepool: " fmt "\n", ##__VA_ARGS__)
 
+/*
+ * The longest external heap name, with its NUL: DPDK's internal
+ * RTE_HEAP_NAME_MAX_LEN (malloc_heap.h), which no public header exports.
+ */
+#define HEAP_NAME_LEN 32
+
+/*
+ * Entries of the colour table (see obj_offset()): a power of two, so the
+ * lookup is a mask, and four times the 64 sets of a 32 KiB 8-way L1, so
+ * that the wrap-around of a colour count that does not divide it leaves
+ * the colours at most one apart in use.
+ */
+#define COLOUR_SLOTS 256
+
 struct pagepool_mp {
 	/* Hot: read by every enqueue and dequeue. */
 	uintptr_t base;              /* arena base: page i at base + i*4K */
 	struct pp_page *first;       /* descriptor of page 0 */
 	struct pp_allocator *alloc;
-	uint32_t hdr_size;           /* mp->header_size */
-	uint32_t colour_mask;        /* colours - 1; see obj_offset() */
 	uint32_t nr_pages;           /* pages in the arena */
+	uint32_t nr_colours;         /* see obj_offset() */
+	/* Object offset in page i: obj_off[i % COLOUR_SLOTS]. Read by
+	 * refills and debug checks, not by the magazine fast paths. */
+	uint16_t obj_off[COLOUR_SLOTS];
 
 	/* Cold: setup and teardown. */
 	struct pp_arena *arena;
 	struct pp_dma *dma;
-	struct pp_page **held;       /* pages not yet given to DPDK, then spares */
-	uint32_t nr_held;
 	uint32_t nr_given;           /* pages populated as objects */
 	uint32_t teardown_misses;    /* failed gets while DPDK empties the pool */
+	int app_socket;              /* mp->socket_id while the heap's is lent */
+	bool heap_added;             /* the arena is in the external heap */
+	char heap_name[HEAP_NAME_LEN];
 	struct mag *mag_of[RTE_MAX_LCORE]; /* NULL: no EAL lcore there */
 	uint32_t mag_cap;            /* objects a magazine holds */
 	uint32_t mag_direct;         /* bigger requests skip the magazine */
@@ -249,17 +272,30 @@ static bool ops_usable(const char *op)
 }
 
 /*
- * Where in its page an object starts (its header). Every object at the
- * same page offset would put every mbuf header in the same few L1 sets
- * (4 KiB apart alias in a 32 KiB 8-way cache), so objects are coloured:
- * page i's object starts (i & colour_mask) cache lines in, as far as the
- * object still fits (the forwarder's frames are coloured the same way,
- * pp_net_buf_color()). A power-of-two count keeps this a mask.
+ * Where in page @idx the object (the element, after its header) starts.
+ * Every object at the same page offset would put every mbuf in the same
+ * few L1 sets (4 KiB apart alias in a 32 KiB 8-way cache), so objects
+ * are coloured: page i's object starts (i mod colours) cache lines in,
+ * with as many colours as the slack behind the object allows, up to the
+ * 64 sets (28 for default mbufs). The forwarder's frames are coloured
+ * the same way (pp_net_buf_color()). The count is rarely a power of two,
+ * so the offsets come from a small table instead of a division.
  */
 static inline uintptr_t obj_offset(const struct pagepool_mp *p, uintptr_t idx)
 {
-	return ((idx & p->colour_mask) << RTE_CACHE_LINE_SIZE_LOG2) +
-	       p->hdr_size;
+	return p->obj_off[idx & (COLOUR_SLOTS - 1)];
+}
+
+/* Fill the colour table for objects of @obj_total bytes with a header of
+ * @hdr bytes. */
+static void colours_init(struct pagepool_mp *p, size_t obj_total, size_t hdr)
+{
+	size_t lines = ((PP_PAGE_SIZE - obj_total) >> RTE_CACHE_LINE_SIZE_LOG2) + 1;
+
+	p->nr_colours = lines < 64 ? (uint32_t)lines : 64;
+	for (unsigned int i = 0; i < COLOUR_SLOTS; i++)
+		p->obj_off[i] = (uint16_t)(((i % p->nr_colours)
+					    << RTE_CACHE_LINE_SIZE_LOG2) + hdr);
 }
 
 static inline void *page_to_obj(const struct pagepool_mp *p,
@@ -425,6 +461,31 @@ mags_drain_others(struct rte_mempool *mp, struct pagepool_mp *p,
 }
 
 /*
+ * @n objects from the allocator into the magazine's free slots @slots,
+ * all or nothing. The slots serve as the allocator's page array first
+ * and are converted in place, so that a refill needs no scratch array
+ * and no second copy. A failure leaves garbage in the slots, which are
+ * past the magazine's length and so not objects.
+ */
+static int objs_into_slots(struct pagepool_mp *p, void **slots,
+			   unsigned int n)
+{
+	struct pp_page **pages = (struct pp_page **)(void *)slots;
+	int ret = take_all(p, pages, n);
+
+	if (PP_UNLIKELY(ret))
+		return ret;
+	for (unsigned int i = 0; i < n; i++) {
+		struct pp_page *page;
+
+		/* Read as the type written (no aliasing games). */
+		memcpy(&page, &pages[i], sizeof(page));
+		slots[i] = page_to_obj(p, page);
+	}
+	return 0;
+}
+
+/*
  * Top up @m (locked) to at least @n objects, plus a batch when there is
  * room. Returns true when it holds @n.
  */
@@ -436,12 +497,12 @@ mag_fill(struct pagepool_mp *p, struct mag *m, unsigned int n)
 	if (want > p->mag_cap - m->len)
 		want = p->mag_cap - m->len;
 	/* The batch is a bonus: settle for the shortfall if need be. */
-	if (objs_from_allocator(p, m->objs + m->len, want) == 0) {
+	if (objs_into_slots(p, m->objs + m->len, want) == 0) {
 		m->len += want;
 		return true;
 	}
 	want = n - m->len;
-	if (objs_from_allocator(p, m->objs + m->len, want) == 0) {
+	if (objs_into_slots(p, m->objs + m->len, want) == 0) {
 		m->len += want;
 		return true;
 	}
@@ -449,16 +510,41 @@ mag_fill(struct pagepool_mp *p, struct mag *m, unsigned int n)
 }
 
 /*
- * dequeue: all or nothing, as rte_mempool_ops_dequeue_bulk() requires:
- * when fewer than @n objects can be had anywhere (this lcore's magazine,
- * the allocator, other lcores' magazines and thread caches), nothing is
- * taken and the call returns -ENOBUFS (the ring driver's code;
- * rte_mempool_get_bulk() turns it into -ENOENT). A failed call leaves
- * @obj_table untouched: rte_mempool_do_generic_get() refills its cache
- * in place and, when that fails, counts the old entries as still there.
+ * The calling lcore's magazine when the fast path may use it for @n
+ * objects, else NULL: the lcore has one, the request is small enough,
+ * and the owner could enter it without waiting (asymmetric mode and no
+ * drainer at work). On success the caller is inside and leaves with
+ * mag_exit().
  */
-static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
-			    unsigned int n)
+static inline struct mag *mag_fast_enter(const struct pagepool_mp *p,
+					 unsigned int n)
+{
+	unsigned int id = lcore_id();
+	struct mag *m;
+
+	if (PP_UNLIKELY(id >= RTE_MAX_LCORE || !mag_asym))
+		return NULL;
+	m = p->mag_of[id];
+	if (PP_UNLIKELY(!m || n > p->mag_direct))
+		return NULL;
+	__atomic_store_n(&m->busy, 1, __ATOMIC_RELAXED);
+	/* As in mag_enter(): the drainer's membarrier() orders the store
+	 * above before the load below; the acquire pairs with its release
+	 * of stop. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (PP_UNLIKELY(__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE))) {
+		mag_exit(m);
+		return NULL;
+	}
+	return m;
+}
+
+/*
+ * dequeue, everything but the fast path: refills, non-EAL threads, big
+ * requests, lock-word mode, a drainer at work, the pool running dry.
+ */
+static __attribute__((noinline)) int
+dequeue_slow(struct rte_mempool *mp, void **obj_table, unsigned int n)
 {
 	unsigned int id = lcore_id();
 	struct pagepool_mp *p;
@@ -467,8 +553,7 @@ static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
 	if (PP_UNLIKELY(!ops_usable("dequeue")))
 		return -ENOTSUP;
 	p = mp->pool_data;
-	if (PP_UNLIKELY(id >= RTE_MAX_LCORE || !p->mag_of[id] ||
-			n > p->mag_direct)) {
+	if (id >= RTE_MAX_LCORE || !p->mag_of[id] || n > p->mag_direct) {
 		/* Non-EAL threads and big requests: the allocator. */
 		if (objs_from_allocator(p, obj_table, n) == 0)
 			return 0;
@@ -480,7 +565,7 @@ static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
 	}
 	m = p->mag_of[id];
 	mag_enter(m);
-	if (PP_UNLIKELY(m->len < n) && !mag_fill(p, m, n)) {
+	if (m->len < n && !mag_fill(p, m, n)) {
 		mag_exit(m);
 		mags_drain_others(mp, p, id);
 		mag_enter(m);
@@ -490,20 +575,50 @@ static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
 			return -ENOBUFS;
 		}
 	}
-	/* The top n: the most recently freed, still warm in cache. */
 	m->len -= n;
-	objs_copy(obj_table, m->objs + m->len, n);
+	memcpy(obj_table, m->objs + m->len, n * sizeof(*obj_table));
 	mag_exit(m);
 	return 0;
 }
 
 /*
- * enqueue: never fails. Into this lcore's magazine; when it would
- * overflow, the magazine first gives its top down to half full to the
- * allocator (mag_direct >= n, so that much is always there).
+ * dequeue: all or nothing, as rte_mempool_ops_dequeue_bulk() requires:
+ * when fewer than @n objects can be had anywhere (this lcore's magazine,
+ * the allocator, other lcores' magazines and thread caches), nothing is
+ * taken and the call returns -ENOBUFS (the ring driver's code;
+ * rte_mempool_get_bulk() turns it into -ENOENT). A failed call leaves
+ * @obj_table untouched: rte_mempool_do_generic_get() refills its cache
+ * in place and, when that fails, counts the old entries as still there.
+ *
+ * The fast path (up to COPY_INLINE_MAX objects, which the magazine
+ * holds) touches only caller-saved registers: everything else is one
+ * tail call to dequeue_slow(), so that the common call saves and
+ * restores nothing.
  */
-static int pagepool_enqueue(struct rte_mempool *mp, void *const *obj_table,
-			    unsigned int n)
+static LEAF_COPY int pagepool_dequeue(struct rte_mempool *mp,
+				      void **obj_table, unsigned int n)
+{
+	struct mag *m;
+
+	if (PP_UNLIKELY(!pools_here || n > COPY_INLINE_MAX))
+		return dequeue_slow(mp, obj_table, n);
+	m = mag_fast_enter(mp->pool_data, n);
+	if (PP_UNLIKELY(!m))
+		return dequeue_slow(mp, obj_table, n);
+	if (PP_UNLIKELY(m->len < n)) {
+		mag_exit(m);
+		return dequeue_slow(mp, obj_table, n);
+	}
+	/* The top n: the most recently freed, still warm in cache. */
+	m->len -= n;
+	objs_copy_small(obj_table, m->objs + m->len, n);
+	mag_exit(m);
+	return 0;
+}
+
+/* enqueue, everything but the fast path (see dequeue_slow()). */
+static __attribute__((noinline)) int
+enqueue_slow(struct rte_mempool *mp, void *const *obj_table, unsigned int n)
 {
 	unsigned int id = lcore_id();
 	struct pagepool_mp *p;
@@ -512,20 +627,47 @@ static int pagepool_enqueue(struct rte_mempool *mp, void *const *obj_table,
 	if (PP_UNLIKELY(!ops_usable("enqueue")))
 		return -ENOTSUP;
 	p = mp->pool_data;
-	if (PP_UNLIKELY(id >= RTE_MAX_LCORE || !p->mag_of[id] ||
-			n > p->mag_direct)) {
+	if (id >= RTE_MAX_LCORE || !p->mag_of[id] || n > p->mag_direct) {
 		objs_to_allocator(mp, p, obj_table, n);
 		return 0;
 	}
 	m = p->mag_of[id];
 	mag_enter(m);
-	if (PP_UNLIKELY(m->len + n > p->mag_cap)) {
+	if (m->len + n > p->mag_cap) {
 		unsigned int excess = m->len + n - p->mag_direct;
 
 		m->len -= excess;
 		objs_to_allocator(mp, p, m->objs + m->len, excess);
 	}
-	objs_copy(m->objs + m->len, obj_table, n);
+	memcpy(m->objs + m->len, obj_table, n * sizeof(*obj_table));
+	m->len += n;
+	mag_exit(m);
+	return 0;
+}
+
+/*
+ * enqueue: never fails. Into this lcore's magazine; when it would
+ * overflow, the magazine first gives its top down to half full to the
+ * allocator (mag_direct >= n, so that much is always there). The fast
+ * path is dequeue's.
+ */
+static LEAF_COPY int pagepool_enqueue(struct rte_mempool *mp,
+				      void *const *obj_table, unsigned int n)
+{
+	const struct pagepool_mp *p;
+	struct mag *m;
+
+	if (PP_UNLIKELY(!pools_here || n > COPY_INLINE_MAX))
+		return enqueue_slow(mp, obj_table, n);
+	p = mp->pool_data;
+	m = mag_fast_enter(p, n);
+	if (PP_UNLIKELY(!m))
+		return enqueue_slow(mp, obj_table, n);
+	if (PP_UNLIKELY(m->len + n > p->mag_cap)) {
+		mag_exit(m);
+		return enqueue_slow(mp, obj_table, n);
+	}
+	objs_copy_small(m->objs + m->len, obj_table, n);
 	m->len += n;
 	mag_exit(m);
 	return 0;
@@ -533,8 +675,9 @@ static int pagepool_enqueue(struct rte_mempool *mp, void *const *obj_table,
 
 /*
  * Exact when no other lcore is inside enqueue or dequeue: the zone's free
- * pages plus every thread cache, each read under its lock. The spare
- * pages are allocated to the driver and so not counted.
+ * pages plus every thread cache, each read under its lock, plus every
+ * magazine. Arena pages without an object stay allocated to the driver
+ * and so are not counted.
  */
 static unsigned int pagepool_get_count(const struct rte_mempool *mp)
 {
@@ -558,27 +701,18 @@ static unsigned int pagepool_get_count(const struct rte_mempool *mp)
 
 /*
  * The IOVA domain that matches the EAL's: physical addresses when the EAL
- * runs in PA mode, the virtual address otherwise. Under VFIO the arena
- * would also have to be mapped into the EAL's container, which this
- * driver does not do yet: it refuses rather than hand a device addresses
- * that the IOMMU does not know.
+ * runs with IOVA as PA, the virtual address otherwise. These are the
+ * IOVAs the heap's memsegs carry, so under VFIO the EAL maps each arena
+ * page into its container at exactly the address the objects report
+ * (it maps every external heap segment when the segment is added).
  */
-static int dma_mode_for_eal(enum pp_iova_mode *mode)
+static enum pp_iova_mode dma_mode_for_eal(void)
 {
-	if (rte_vfio_is_enabled("vfio")) {
-		PMP_LOG(ERR, "the EAL uses VFIO, and mapping pagepool arenas into its container is not implemented; use ring_mp_mc with vfio-pci devices");
-		return -ENOTSUP;
-	}
-	*mode = rte_eal_iova_mode() == RTE_IOVA_PA ? PP_IOVA_PA : PP_IOVA_VA;
-	return 0;
+	return rte_eal_iova_mode() == RTE_IOVA_PA ? PP_IOVA_PA : PP_IOVA_VA;
 }
 
-/*
- * Every page of the arena is allocated now (spares, objects DPDK took out
- * while emptying the pool, objects left in lcore caches): give them all
- * back by index, then take the allocator, DMA domain and arena down.
- */
-static void pagepool_teardown(struct pagepool_mp *p)
+/* Give every page of the arena back to the allocator, by index. */
+static void pages_release_all(struct pagepool_mp *p)
 {
 	struct pp_page *pages[CHUNK];
 
@@ -589,7 +723,132 @@ static void pagepool_teardown(struct pagepool_mp *p)
 			pages[j] = p->first + i + j;
 		pp_free_pages_bulk(p->alloc, pages, c);
 	}
-	p->nr_held = 0;
+}
+
+/*
+ * Take every page of the arena out of the allocator: a page becomes a
+ * free object only when populate puts an object on it. Fails, with every
+ * page given back, when the arena is short or its descriptors are not
+ * the one dense array the conversions assume.
+ */
+static int pages_take_all(struct rte_mempool *mp, struct pagepool_mp *p)
+{
+	struct pp_page **taken = malloc(p->nr_pages * sizeof(*taken));
+	uint32_t n = 0;
+	int err = 0;
+
+	if (!taken)
+		return -ENOMEM;
+	while (n < p->nr_pages) {
+		struct pp_page *page = pp_alloc_page(p->alloc);
+
+		if (!page) {
+			PMP_LOG(ERR, "pool '%s': the arena gave %u of its %u pages",
+				mp->name, n, p->nr_pages);
+			err = -ENOMEM;
+			break;
+		}
+		taken[n++] = page;
+		if (obj_to_page(p, pp_page_address(page)) != page) {
+			PMP_LOG(ERR, "pool '%s': page descriptors are not one dense array; this pagepool is not the one the driver was built for",
+				mp->name);
+			err = -EINVAL;
+			break;
+		}
+	}
+	if (err)
+		pp_free_pages_bulk(p->alloc, taken, n);
+	free(taken);
+	return err;
+}
+
+/*
+ * Make the arena a DPDK external malloc heap named after the pool, each
+ * arena page with the IOVA pagepool's DMA domain gives it, and lend the
+ * heap's socket id to the pool: rte_mempool_populate_default() reserves
+ * the objects' memzone on mp->socket_id. populate hands the
+ * application's socket id back once the pool is full.
+ */
+static int heap_add(struct rte_mempool *mp, struct pagepool_mp *p)
+{
+	size_t pg = pp_arena_page_size(p->arena);
+	size_t len = pp_arena_size(p->arena);
+	unsigned int n = (unsigned int)(len / pg), order = 0;
+	rte_iova_t *iovas;
+	int socket, err = 0;
+
+	while ((PP_PAGE_SIZE << order) < pg)
+		order++;
+	iovas = malloc(n * sizeof(*iovas));
+	if (!iovas)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < n && !err; i++) {
+		uint64_t iova;
+
+		err = pp_dma_map_page(p->dma, (char *)p->base + i * pg, order,
+				      PP_DMA_BIDIRECTIONAL, &iova);
+		iovas[i] = iova;
+	}
+	if (err) {
+		PMP_LOG(ERR, "pool '%s': no IOVA for an arena page (%s)",
+			mp->name, strerror(-err));
+		goto out_free;
+	}
+	/* Mempool names are at most 28 characters: this fits the 32. */
+	snprintf(p->heap_name, sizeof(p->heap_name), "pp:%s", mp->name);
+	if (rte_malloc_heap_create(p->heap_name) != 0) {
+		err = -rte_errno;
+		PMP_LOG(ERR, "pool '%s': cannot create external heap '%s' (%s); DPDK allows %d heaps in all: free other pools",
+			mp->name, p->heap_name, rte_strerror(rte_errno),
+			RTE_MAX_HEAPS);
+		goto out_free;
+	}
+	if (rte_malloc_heap_memory_add(p->heap_name, (void *)p->base, len,
+				       iovas, n, pg) != 0) {
+		err = -rte_errno;
+		PMP_LOG(ERR, "pool '%s': cannot add the arena to heap '%s' (%s); check RLIMIT_MEMLOCK and the VFIO DMA entry limit when devices use VFIO",
+			mp->name, p->heap_name, rte_strerror(rte_errno));
+		rte_malloc_heap_destroy(p->heap_name);
+		goto out_free;
+	}
+	socket = rte_malloc_heap_get_socket(p->heap_name);
+	p->heap_added = true;
+	p->app_socket = mp->socket_id;
+	mp->socket_id = socket;
+out_free:
+	free(iovas);
+	return err;
+}
+
+/* Undo heap_add; fails (and leaves it) while DPDK memory is allocated
+ * from it. */
+static int heap_remove(struct rte_mempool *mp, struct pagepool_mp *p)
+{
+	if (!p->heap_added)
+		return 0;
+	mp->socket_id = p->app_socket;
+	if (rte_malloc_heap_memory_remove(p->heap_name, (void *)p->base,
+					  pp_arena_size(p->arena)) != 0 ||
+	    rte_malloc_heap_destroy(p->heap_name) != 0) {
+		PMP_LOG(ERR, "pool '%s': heap '%s' still has memory reserved from it (%s); the arena stays mapped: free what was rte_malloc'd on the heap's socket first",
+			mp->name, p->heap_name, rte_strerror(rte_errno));
+		return -EBUSY;
+	}
+	p->heap_added = false;
+	return 0;
+}
+
+/*
+ * Every page of the arena is allocated now (pages without objects,
+ * objects DPDK took out while emptying the pool, objects left in lcore
+ * caches): give them all back, then take the heap, allocator, DMA domain
+ * and arena down.
+ */
+static void pagepool_teardown(struct rte_mempool *mp, struct pagepool_mp *p)
+{
+	if (heap_remove(mp, p) < 0)
+		return;
+	pages_release_all(p);
 	if (pp_allocator_destroy(p->alloc) < 0) {
 		/* Pages still out: keep everything mapped (see free). */
 		PMP_LOG(ERR, "allocator still has pages out at teardown; the arena stays mapped");
@@ -598,7 +857,6 @@ static void pagepool_teardown(struct pagepool_mp *p)
 	pp_dma_unmap_arena(p->dma, p->arena);
 	pp_dma_destroy(p->dma);
 	pp_arena_destroy(p->arena);
-	free(p->held);
 	free(p->mags);
 	free(p);
 }
@@ -629,9 +887,16 @@ static int mags_create(struct pagepool_mp *p, unsigned int pool_size)
 }
 
 /*
+ * Arena pages beyond the objects': the malloc element header DPDK puts
+ * in front of the memzone and the alignment of the memzone to a page
+ * (calc_mem_size asks for 4 KiB alignment) take at most one page each.
+ */
+#define HEAP_SLACK_PAGES 2
+
+/*
  * alloc: build the arena, allocator and DMA domain for mp->size objects,
- * and take every page out of the allocator into p->held, from where
- * populate hands them to DPDK one object each.
+ * take every page out of the allocator, and turn the arena into the
+ * external heap the pool's memzone will come from.
  */
 static int pagepool_alloc(struct rte_mempool *mp)
 {
@@ -653,19 +918,12 @@ static int pagepool_alloc(struct rte_mempool *mp)
 			mp->name, obj_total, PP_PAGE_SIZE);
 		return -EINVAL;
 	}
-	err = dma_mode_for_eal(&dopts.mode);
-	if (err)
-		return err;
+	dopts.mode = dma_mode_for_eal();
 
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->hdr_size = mp->header_size;
-	/* The most colours (up to 16, a power of two) the slack allows. */
-	for (p->colour_mask = 15; p->colour_mask; p->colour_mask >>= 1)
-		if (obj_total + ((size_t)p->colour_mask << RTE_CACHE_LINE_SIZE_LOG2) <=
-		    PP_PAGE_SIZE)
-			break;
+	colours_init(p, obj_total, mp->header_size);
 	err = mags_create(p, mp->size);
 	if (err)
 		goto err_free_state;
@@ -678,7 +936,7 @@ static int pagepool_alloc(struct rte_mempool *mp)
 	 * pages are a correct fallback, because an object never crosses a
 	 * 4 KiB page and so each one is IOVA-contiguous in PA mode too.
 	 */
-	ao.size = (size_t)mp->size << PP_PAGE_SHIFT;
+	ao.size = ((size_t)mp->size + HEAP_SLACK_PAGES) << PP_PAGE_SHIFT;
 	ao.page_size = PP_PAGE_SIZE_2M;
 	ao.numa_node = mp->socket_id == SOCKET_ID_ANY ? PP_NUMA_NODE_ANY :
 							mp->socket_id;
@@ -718,40 +976,23 @@ static int pagepool_alloc(struct rte_mempool *mp)
 	p->base = (uintptr_t)pp_arena_base(p->arena);
 	p->nr_pages = (uint32_t)(pp_arena_size(p->arena) >> PP_PAGE_SHIFT);
 	p->first = pp_virt_to_page(p->alloc, (void *)p->base);
-	p->held = calloc(p->nr_pages, sizeof(*p->held));
-	if (!p->first || !p->held) {
+	if (!p->first) {
 		err = -ENOMEM;
 		goto err_unmap;
 	}
-	while (p->nr_held < p->nr_pages) {
-		struct pp_page *page = pp_alloc_page(p->alloc);
-
-		if (!page)
-			break;
-		/* The conversions rely on the dense descriptor array. */
-		if (obj_to_page(p, pp_page_address(page)) != page) {
-			PMP_LOG(ERR, "pool '%s': page descriptors are not one dense array; this pagepool is not the one the driver was built for",
-				mp->name);
-			p->held[p->nr_held++] = page;
-			err = -EINVAL;
-			goto err_free_pages;
-		}
-		p->held[p->nr_held++] = page;
-	}
-	if (p->nr_held < mp->size) {
-		PMP_LOG(ERR, "pool '%s': the arena gave %u pages for %u objects",
-			mp->name, p->nr_held, mp->size);
-		err = -ENOMEM;
-		goto err_free_pages;
-	}
+	err = pages_take_all(mp, p);
+	if (err)
+		goto err_unmap;
+	err = heap_add(mp, p);
+	if (err)
+		goto err_release_pages;
 	mp->pool_data = p;
 	pools_here = true;
 	return 0;
 
-err_free_pages:
-	pp_free_pages_bulk(p->alloc, p->held, p->nr_held);
+err_release_pages:
+	pages_release_all(p);
 err_unmap:
-	free(p->held);
 	pp_dma_unmap_arena(p->dma, p->arena);
 err_destroy_dma:
 	pp_dma_destroy(p->dma);
@@ -766,12 +1007,13 @@ err_free_state:
 }
 
 /*
- * free: rte_mempool_free() calls it after emptying the pool, and cannot
- * hear an error. The dequeues that failed while it emptied the pool are
- * the objects outside the driver: those in lcore caches (DPDK does not
- * flush them) and those the application still holds. For the latter,
- * say how many and keep the arena mapped (leaked), so that they stay
- * valid memory; the application's bug must not become a crash.
+ * free: rte_mempool_free() calls it after emptying the pool and freeing
+ * its memzones, and cannot hear an error. The dequeues that failed while
+ * it emptied the pool are the objects outside the driver: those in lcore
+ * caches (DPDK does not flush them) and those the application still
+ * holds. For the latter, say how many and keep the arena mapped
+ * (leaked), so that they stay valid memory; the application's bug must
+ * not become a crash.
  */
 static void pagepool_free(struct rte_mempool *mp)
 {
@@ -787,36 +1029,44 @@ static void pagepool_free(struct rte_mempool *mp)
 	if (out) {
 		PMP_LOG(ERR, "pool '%s' freed with %lu of %u objects still in use; its arena stays mapped (leaked) so they remain valid: return every object before rte_mempool_free()",
 			mp->name, out, p->nr_given);
+		/* DPDK zeroed the memzone when it freed it; the heap goes,
+		 * so that its name is free again and devices lose their
+		 * VFIO mappings of it, but the memory stays. */
+		heap_remove(mp, p);
 		mp->pool_data = NULL;
 		return;
 	}
-	pagepool_teardown(p);
+	pagepool_teardown(mp, p);
 	mp->pool_data = NULL;
 }
 
 /*
- * calc_mem_size: the objects live in the arena that alloc built, not in
- * memory DPDK reserves, so the chunk DPDK reserves is a placeholder of
- * one cache line (a zero size would make rte_memzone_reserve take the
- * biggest free zone). populate ignores it.
+ * calc_mem_size: one 4 KiB page per object, page-aligned, so that every
+ * object sits on a page of its own whatever the chunk boundaries
+ * (@pg_shift is at least 12 on every page size DPDK uses, so an object
+ * never crosses one). A chunk of a single page already holds an object.
  */
 static ssize_t pagepool_calc_mem_size(const struct rte_mempool *mp,
 				      uint32_t obj_num, uint32_t pg_shift,
 				      size_t *min_chunk_size, size_t *align)
 {
 	(void)mp;
-	(void)obj_num;
 	(void)pg_shift;
-	*min_chunk_size = RTE_CACHE_LINE_SIZE;
-	*align = RTE_CACHE_LINE_SIZE;
-	return RTE_CACHE_LINE_SIZE;
+	*min_chunk_size = PP_PAGE_SIZE;
+	*align = PP_PAGE_SIZE;
+	return (ssize_t)obj_num << PP_PAGE_SHIFT;
 }
 
 /*
- * populate: one object per held page, at its colour offset, IOVA
- * from the pool's DMA domain. @obj_cb (DPDK's) writes the header; the
- * populate op itself then makes the object free (DPDK's own helper
- * enqueues it), here by freeing its page into the allocator.
+ * populate: an object on every whole 4 KiB page of the chunk, at its
+ * colour offset, with the IOVA from the pool's DMA domain. The chunk
+ * must be arena memory: the memzone DPDK reserved from the pool's heap,
+ * whole or (when it is not IOVA-contiguous) cut at page boundaries. When
+ * DPDK knows the chunk's IOVA it must agree with pagepool's; a mismatch
+ * would hand devices two addresses for one buffer, and is refused.
+ * @obj_cb (DPDK's) writes the object header; the populate op itself then
+ * makes the object free (DPDK's own helper enqueues it), here by freeing
+ * its page into the allocator.
  */
 static int pagepool_populate(struct rte_mempool *mp, unsigned int max_objs,
 			     void *vaddr, rte_iova_t iova, size_t len,
@@ -824,34 +1074,47 @@ static int pagepool_populate(struct rte_mempool *mp, unsigned int max_objs,
 			     void *obj_cb_arg)
 {
 	struct pagepool_mp *p = mp->pool_data;
+	uintptr_t start = (uintptr_t)vaddr - (p ? p->base : 0);
+	uintptr_t first, end;
 	unsigned int n = 0;
 
-	(void)vaddr;
-	(void)iova;
-	(void)len;
 	if (!p || !ops_usable("populate"))
 		return -ENOTSUP;
-	while (n < max_objs && p->nr_given < mp->size && p->nr_held) {
-		struct pp_page *page = p->held[--p->nr_held];
+	if (start >= (uintptr_t)p->nr_pages << PP_PAGE_SHIFT ||
+	    len > ((uintptr_t)p->nr_pages << PP_PAGE_SHIFT) - start) {
+		PMP_LOG(ERR, "pool '%s': populate with memory outside its arena (%p, %zu bytes); pagepool pools are populated only with rte_mempool_populate_default()",
+			mp->name, vaddr, len);
+		return -EINVAL;
+	}
+	first = RTE_ALIGN_CEIL(start, PP_PAGE_SIZE) >> PP_PAGE_SHIFT;
+	end = (start + len) >> PP_PAGE_SHIFT;
+	for (uintptr_t idx = first; idx < end && n < max_objs; idx++) {
+		struct pp_page *page = p->first + idx;
+		void *obj = page_to_obj(p, page);
+		uintptr_t in_page = (uintptr_t)obj - (uintptr_t)pp_page_address(page);
 		uint64_t page_iova;
 		int err;
 
 		err = pp_dma_map_page(p->dma, pp_page_address(page), 0,
 				      PP_DMA_BIDIRECTIONAL, &page_iova);
+		if (!err && iova != RTE_BAD_IOVA &&
+		    iova + ((uintptr_t)obj - (uintptr_t)vaddr) !=
+			    page_iova + in_page)
+			err = -EFAULT;
 		if (err) {
-			p->held[p->nr_held++] = page;
-			PMP_LOG(ERR, "pool '%s': no IOVA for an arena page (%s)",
-				mp->name, strerror(-err));
+			PMP_LOG(ERR, "pool '%s': arena page %lu has no IOVA, or not the one DPDK has (%s); report this as a pagepool bug",
+				mp->name, (unsigned long)idx, strerror(-err));
 			return n ? (int)n : err;
 		}
 		p->nr_given++;
 		n++;
-		obj_cb(mp, obj_cb_arg, page_to_obj(p, page),
-		       page_iova + ((uintptr_t)page_to_obj(p, page) -
-				    (uintptr_t)pp_page_address(page)));
+		obj_cb(mp, obj_cb_arg, obj, page_iova + in_page);
 		/* The object is free: its page goes to the allocator. */
 		pp_free_page(p->alloc, page);
 	}
+	/* Full: the application's socket id back (see heap_add). */
+	if (mp->populated_size >= mp->size)
+		mp->socket_id = p->app_socket;
 	return (int)n;
 }
 
