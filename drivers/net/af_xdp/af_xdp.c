@@ -199,6 +199,18 @@ static void xdp_kick_tx(int fd)
  */
 #define XDP_COPY_KICKS 8
 
+/*
+ * Copy mode: how many frames one sendto() may send (Linux 6.17,
+ * include/uapi/linux/if_xdp.h; the kernel's default is 32, and it accepts
+ * 32 up to the TX ring's size). A whole burst per call halves the system
+ * calls of a 64-frame burst and lets the receiving side's backlog run over
+ * twice as many frames at a time. Older kernels refuse the option
+ * (ENOPROTOOPT) and keep 32: xdp_kick_tx_ring() kicks again.
+ */
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9
+#endif
+
 static void xdp_kick_tx_ring(struct xdp_queue *xq)
 {
 	unsigned int i;
@@ -837,6 +849,14 @@ static int xdp_socket_create(struct xdp_port *xp, struct xdp_queue *xq,
 		xq->comp = um->comp0;
 	}
 	um->sockets++;
+	if (!zc) {
+		unsigned int budget = PP_NET_BURST;
+
+		if (setsockopt(xsk_socket__fd(xq->xsk), SOL_XDP,
+			       XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget)))
+			PP_DEBUG_LOG("af_xdp: queue %u keeps the kernel's TX budget of 32 a call: %s",
+				     xq->qid, strerror(errno));
+	}
 	return 0;
 }
 
