@@ -28,8 +28,9 @@
 # e1000 that already drives the second e1000 of the shared group gets an
 # IPv4 address and carries rxe0, whose port init waits to see ACTIVE; the
 # tests find them in PP_TEST_NETDEV and PP_TEST_RDMA_DEV. The guest gets
-# 2 GiB and one 1 GiB hugepage reserved at boot (hugepagesz=1G
-# hugepages=1) for tests that register a 1 GiB arena.
+# 4 GiB (with less, the boot-time 1 GiB reservation fails) and one 1 GiB
+# hugepage reserved at boot (hugepagesz=1G hugepages=1) for tests that
+# register a 1 GiB arena.
 #
 # Exit: 0 when every test passed or skipped (and at least one passed), 1
 # when any failed or the guest did not finish, 77 (skipped, the reason on
