@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# run-guest.sh - run pagepool's VFIO tests inside a QEMU guest that has an
+# run-guest.sh - run pagepool's in-guest tests (VFIO and e1000e; with the
+# profiles below, soft-RoCE and two NUMA nodes) inside a QEMU guest that has an
 # IOMMU (the host may have no VFIO at all).
 #
-#   run-guest.sh [--keep] [--timeout S] [--rdma] CACHE BIN... -- 'NAME CMD ARGS' ...
+#   run-guest.sh [--keep] [--timeout S] [--rdma] [--numa] CACHE BIN... -- 'NAME CMD ARGS' ...
 #
 # CACHE   a directory (PP_QEMU_CACHE, or /var/cache/pagepool/qemu when
 #         writable, take precedence) for the guest kernel (Debian's linux-image-*-amd64,
@@ -32,6 +33,13 @@
 # hugepage reserved at boot (hugepagesz=1G hugepages=1) for tests that
 # register a 1 GiB arena.
 #
+# --numa (opt-in too) gives the guest two NUMA nodes, each with one CPU and
+# its own RAM (memory-backend-ram objects: QEMU 7.2's q35 refuses the old
+# `-numa node,mem=`), and init reserves PP_GUEST_NODE_HUGEPAGES (default
+# 64) 2 MiB hugepages on each node through the per-node sysfs file instead
+# of the global one. libnuma needs nothing more than /sys and /proc, which
+# init mounts anyway.
+#
 # Exit: 0 when every test passed or skipped (and at least one passed), 1
 # when any failed or the guest did not finish, 77 (skipped, the reason on
 # stdout) when QEMU, busybox or the kernel package cannot be had.
@@ -40,15 +48,17 @@ set -u
 keep=0
 timeout_s=240
 rdma=0
+numa=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--keep) keep=1; shift ;;
 	--rdma) rdma=1; shift ;;
+	--numa) numa=1; shift ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	*) break ;;
 	esac
 done
-[ $# -ge 2 ] || { echo "usage: $0 [--keep] [--timeout S] CACHE BIN... -- 'NAME CMD' ..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 [--keep] [--timeout S] [--rdma] [--numa] CACHE BIN... -- 'NAME CMD' ..." >&2; exit 2; }
 cache=$1; shift
 bins=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do bins+=("$1"); shift; done
@@ -147,6 +157,13 @@ copy_libs() {
 		[ -e "$root$lib" ] && continue
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
+		# A library of the build tree (found through the program's
+		# RUNPATH, $ORIGIN/../../lib for tests) goes where the
+		# loader looks by default too.
+		case "$lib" in
+		/lib/* | /lib64/* | /usr/lib/* | /usr/lib64/*) ;;
+		*) cp -L "$lib" "$root/lib/" ;;
+		esac
 	done
 }
 
@@ -181,6 +198,10 @@ if [ $rdma = 1 ]; then
 	cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 	echo "$rdma_mods" > "$root/etc/rdma"
 fi
+# ---- the numa profile: init reserves hugepages on each node ----
+if [ $numa = 1 ]; then
+	echo "${PP_GUEST_NODE_HUGEPAGES:-64}" > "$root/etc/numa"
+fi
 for b in "${bins[@]}"; do
 	[ -f "$b" ] || { echo "FAIL: $b not found"; exit 1; }
 	cp -L "$b" "$root/bin/"
@@ -204,7 +225,14 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run && mkdir -p /var && ln -s /run /var/run
 mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages
-echo 64 > /proc/sys/vm/nr_hugepages
+if [ -f /etc/numa ]; then
+	for n in /sys/devices/system/node/node[0-9]*; do
+		echo $(cat /etc/numa) > $n/hugepages/hugepages-2048kB/nr_hugepages
+	done
+	echo "PPGUEST numa nodes $(cat /sys/devices/system/node/online) hugepages-2M $(cat /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages | tr '\n' ' ')"
+else
+	echo 64 > /proc/sys/vm/nr_hugepages
+fi
 for m in $(cat /etc/modules); do
 	insmod /modules/$m.ko || echo "PPGUEST insmod $m failed"
 done
@@ -271,8 +299,17 @@ echo "$modlist" > "$root/etc/modules"
 log=$work/console.log
 mem=1024 append_rdma=""
 [ $rdma = 1 ] && mem=4096 append_rdma=" hugepagesz=1G hugepages=1"
+# Two nodes of half the RAM each, one CPU each (node 0: cpu 0).
+numa_args=()
+if [ $numa = 1 ]; then
+	half=$((mem / 2))
+	numa_args=(-object memory-backend-ram,id=m0,size=${half}M
+		   -numa node,nodeid=0,cpus=0,memdev=m0
+		   -object memory-backend-ram,id=m1,size=${half}M
+		   -numa node,nodeid=1,cpus=1,memdev=m1)
+fi
 timeout --foreground -k 5 "$timeout_s" "$qemu" \
-	-machine q35,accel=tcg -cpu max -m $mem -smp 2 \
+	-machine q35,accel=tcg -cpu max -m $mem -smp 2 "${numa_args[@]}" \
 	-device intel-iommu,intremap=on,caching-mode=on \
 	-netdev hubport,id=p0,hubid=0 -device e1000e,netdev=p0,romfile= \
 	-netdev hubport,id=p1,hubid=0 -device e1000e,netdev=p1,romfile= \
