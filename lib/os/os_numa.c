@@ -64,6 +64,20 @@ static void node_mask(unsigned long *mask, size_t words, int node)
 	mask[(unsigned int)node / (8 * sizeof(*mask))] |=
 		1UL << ((unsigned int)node % (8 * sizeof(*mask)));
 }
+
+/* The thread's policy becomes @mode over @mask; the old one goes into
+ * @saved for pp_os_policy_restore(). */
+static int policy_replace(int mode, const unsigned long *mask,
+			  struct pp_os_policy *saved)
+{
+	if (get_mempolicy(&saved->mode, saved->mask, POLICY_MAX_NODES + 1,
+			  NULL, 0) < 0)
+		return -errno;
+	if (set_mempolicy(mode, mask, POLICY_MAX_NODES + 1) < 0)
+		return -errno;
+	saved->changed = true;
+	return 0;
+}
 #endif
 
 int pp_os_bind_range(void *addr, size_t len, int node)
@@ -97,14 +111,8 @@ int pp_os_policy_bind(int node, struct pp_os_policy *saved)
 	{
 		unsigned long mask[POLICY_MAX_NODES / (8 * sizeof(long))];
 
-		if (get_mempolicy(&saved->mode, saved->mask,
-				  POLICY_MAX_NODES + 1, NULL, 0) < 0)
-			return -errno;
 		node_mask(mask, sizeof(mask) / sizeof(mask[0]), node);
-		if (set_mempolicy(MPOL_BIND, mask, POLICY_MAX_NODES + 1) < 0)
-			return -errno;
-		saved->changed = true;
-		return 0;
+		return policy_replace(MPOL_BIND, mask, saved);
 	}
 #else
 	return pp_os_node_count() == 1 && node == 0 ? 0 : -ENOSYS;
@@ -185,14 +193,8 @@ int pp_os_policy_interleave(uint64_t mask, struct pp_os_policy *saved)
 	{
 		unsigned long m[POLICY_MAX_NODES / (8 * sizeof(long))];
 
-		if (get_mempolicy(&saved->mode, saved->mask,
-				  POLICY_MAX_NODES + 1, NULL, 0) < 0)
-			return -errno;
 		mask_from_u64(m, sizeof(m) / sizeof(m[0]), mask);
-		if (set_mempolicy(MPOL_INTERLEAVE, m, POLICY_MAX_NODES + 1) < 0)
-			return -errno;
-		saved->changed = true;
-		return 0;
+		return policy_replace(MPOL_INTERLEAVE, m, saved);
 	}
 #else
 	return mask == 1 && pp_os_node_count() == 1 ? 0 : -ENOSYS;
