@@ -122,6 +122,21 @@ static inline int pp_test_log_has(const char *needle)
 
 /* ---- arenas ---- */
 
+/* NUMA nodes the kernel shows (node directories in sysfs), at least 1. */
+static inline int pp_test_node_count(void)
+{
+	char path[64];
+	int n = 0;
+
+	for (int i = 0; i < 1024; i++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d",
+			 i);
+		if (access(path, F_OK) == 0)
+			n++;
+	}
+	return n ? n : 1;
+}
+
 /*
  * An arena of @size bytes with @page_size pages; skips the test (exit 77)
  * with the reason when the machine cannot give that page size.

@@ -167,20 +167,6 @@ static long hp_sysfs(size_t page_size, const char *leaf)
 	return sysfs_long(path);
 }
 
-static int node_count(void)
-{
-	int n = 0;
-	char path[64];
-
-	for (int i = 0; i < 1024; i++) {
-		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d",
-			 i);
-		if (access(path, F_OK) == 0)
-			n++;
-	}
-	return n ? n : 1;
-}
-
 /* Skip unless @n pages of @page_size are free now (any node). */
 static void need_hugepages(size_t page_size, long n)
 {
@@ -267,7 +253,7 @@ static void check_arena(struct pp_arena *a, size_t size, size_t page_size)
 
 	/* The kernel's own view: page size and node of every page. */
 	CHECK_EQ(numa_maps_kpage_kb(pp_arena_base(a)), page_size >> 10);
-	if (node_count() == 1) {
+	if (pp_test_node_count() == 1) {
 		CHECK_EQ(pp_arena_node(a), 0);
 		CHECK_EQ(numa_maps_pages_on(pp_arena_base(a), 0),
 			 pp_arena_size(a) / (page_size == PP_PAGE_SIZE_4K ?
@@ -749,7 +735,7 @@ static void test_node(void)
 	destroy_gone(a);
 
 	/* Nodes past the last online one. */
-	for (int node = node_count(); node < 64; node += 31) {
+	for (int node = pp_test_node_count(); node < 64; node += 31) {
 		pp_test_log_reset();
 		o.numa_node = node;
 		a = pp_arena_create(&o);
@@ -774,7 +760,7 @@ static void test_free_counts(void)
 
 		CHECK(f >= 0 && f <= total);
 		CHECK(f0 >= 0 && f0 <= total);
-		if (node_count() == 1)
+		if (pp_test_node_count() == 1)
 			CHECK(f0 <= f + 64 && f <= f0 + 64);
 	}
 	CHECK_EQ(pp_hugepages_free(PP_PAGE_SIZE_2M, 1000), -ENOENT);

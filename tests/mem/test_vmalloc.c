@@ -135,20 +135,6 @@ static int numa_maps_line(const void *addr, char *out, size_t len)
 	return found;
 }
 
-static int node_count(void)
-{
-	char path[64];
-	int n = 0;
-
-	for (int i = 0; i < 1024; i++) {
-		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d",
-			 i);
-		if (access(path, F_OK) == 0)
-			n++;
-	}
-	return n ? n : 1;
-}
-
 /* Skip unless @n hugepages of @page_size are available to a new area. */
 static void need_hugepages(size_t page_size, long n)
 {
@@ -546,7 +532,7 @@ static void test_numa(void)
 	struct pp_vm_area_stats s;
 	struct pp_vm_area *a;
 	char line[1024];
-	int nodes = node_count();
+	int nodes = pp_test_node_count();
 
 	if (!PP_HAVE_NUMA)
 		pp_test_skip("pagepool was built without libnuma");
@@ -591,7 +577,7 @@ static void test_numa_spread(void)
 
 	if (!PP_HAVE_NUMA)
 		pp_test_skip("pagepool was built without libnuma");
-	if (node_count() < 2 ||
+	if (pp_test_node_count() < 2 ||
 	    access("/sys/devices/system/node/node1", F_OK) != 0)
 		pp_test_skip("one NUMA node: spreading an interleave over nodes 0 and 1 needs a two-node machine (the one-node interleave is checked by vmalloc_numa)");
 	a = pp_vmalloc(2 * MiB, &o);
