@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -48,6 +49,10 @@
  * ring drops) and the 1024-entry XSK RX ring.
  */
 #define T_WINDOW 64
+/* Queues on each end of the pair. */
+#define T_QUEUES 2
+/* Consecutive frames the sender puts on one queue before the next. */
+#define T_BLOCK 16
 
 struct t_hdr {
 	uint8_t dst[6];
@@ -159,18 +164,90 @@ static long t_verify(uint8_t *buf, size_t len, const uint8_t *mac)
 }
 
 /*
- * The sender, in the namespace: @n frames, at most T_WINDOW in flight,
- * each one expected back in order. Exit 0 when all came back intact.
+ * Which near-end RX queue a frame arrives on is the far end's TX queue
+ * (veth_xmit). Through the qdisc the kernel picks that queue by flow
+ * hash, whose seed is random at each boot: every frame of the test's one
+ * flow lands on one queue, queue 0 on some machines and queue 1 on
+ * others, so a port bound to queue 0 saw all or nothing. A packet socket
+ * that bypasses the qdisc (PACKET_QDISC_BYPASS) gets queue "sending CPU
+ * mod TX queues" instead (packet_pick_tx_queue, net/packet/af_packet.c),
+ * so the sender steers each frame by moving itself to a CPU.
+ *
+ * Frame seq goes to queue first + (seq / T_BLOCK) % nq.
  */
-static int t_sender(unsigned int n)
+struct t_steer {
+	unsigned int first, nq;
+	unsigned int window;  /* frames in flight: T_WINDOW or half a ring */
+	int cpu[T_QUEUES];  /* a CPU whose number mod T_QUEUES is the queue */
+};
+
+static unsigned int t_queue_of(const struct t_steer *st, uint32_t seq)
+{
+	return st->first + (seq / T_BLOCK) % st->nq;
+}
+
+/* The next frame after @seq that goes to the same queue. */
+static uint32_t t_next_on_queue(const struct t_steer *st, uint32_t seq)
+{
+	return (seq + 1) % T_BLOCK ? seq + 1 : seq + 1 + (st->nq - 1) * T_BLOCK;
+}
+
+/* Find a CPU for each queue; false when this process may not run on one. */
+static bool t_steer_init(struct t_steer *st, unsigned int first,
+			 unsigned int nq, unsigned int ring_size)
+{
+	cpu_set_t set;
+
+	st->first = first;
+	st->nq = nq;
+	/* A ring holds at most its size: more in flight would be dropped
+	 * by the kernel for want of buffers, rightly. */
+	st->window = ring_size && ring_size / 2 < T_WINDOW ? ring_size / 2 :
+							     T_WINDOW;
+	REQUIRE(first + nq <= T_QUEUES);
+	REQUIRE(!sched_getaffinity(0, sizeof(set), &set));
+	for (unsigned int q = first; q < first + nq; q++) {
+		st->cpu[q] = -1;
+		for (int c = 0; c < CPU_SETSIZE && st->cpu[q] < 0; c++)
+			if (CPU_ISSET(c, &set) && (unsigned int)c % T_QUEUES == q)
+				st->cpu[q] = c;
+		if (st->cpu[q] < 0) {
+			printf("     SKIP: no CPU here is %u mod %u, so no frame can be steered to veth queue %u\n",
+			       q, T_QUEUES, q);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void t_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	REQUIRE(!sched_setaffinity(0, sizeof(set), &set));
+}
+
+/*
+ * The sender, in the namespace: @n frames, at most a window in flight,
+ * each one expected back exactly once and intact, and in order among the
+ * frames of its queue (queues are polled one after the other, so frames
+ * of different queues may come back interleaved). Exit 0 when all came
+ * back.
+ */
+static int t_sender(unsigned int n, const struct t_steer *st)
 {
 	char path[64];
 	struct sockaddr_ll sll = { 0 };
 	struct ifreq ifr = { 0 };
 	uint8_t mac[6], buf[2048];
-	unsigned int sent = 0, back = 0, bad = 0, idle = 0;
+	uint32_t expect[T_QUEUES];
+	unsigned int sent = 0, back = 0, bad = 0, idle = 0, on = ~0u;
 	int nsfd, fd, one = 1, rcvbuf = 8 << 20;
 
+	for (unsigned int q = st->first; q < st->first + st->nq; q++)
+		expect[q] = (q - st->first) * T_BLOCK;
 	snprintf(path, sizeof(path), "/var/run/netns/%s", t_ns);
 	nsfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET)) {
@@ -180,6 +257,11 @@ static int t_sender(unsigned int n)
 	fd = socket(AF_PACKET, SOCK_RAW, htons(T_ETHERTYPE));
 	if (fd < 0) {
 		perror("sender: socket");
+		return 2;
+	}
+	if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one,
+		       sizeof(one))) {
+		perror("sender: PACKET_QDISC_BYPASS");
 		return 2;
 	}
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t_far);
@@ -207,9 +289,14 @@ static int t_sender(unsigned int n)
 	while (back < n && idle < 3000) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
 
-		while (sent < n && sent - back < T_WINDOW) {
+		while (sent < n && sent - back < st->window) {
 			size_t len = t_frame(buf, sent, mac);
+			unsigned int q = t_queue_of(st, sent);
 
+			if (q != on) {
+				t_pin(st->cpu[q]);
+				on = q;
+			}
 			if (send(fd, buf, len, 0) != (ssize_t)len) {
 				perror("sender: send");
 				return 2;
@@ -225,6 +312,7 @@ static int t_sender(unsigned int n)
 			socklen_t fl = sizeof(from);
 			ssize_t r = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT,
 					     (struct sockaddr *)&from, &fl);
+			unsigned int q;
 			long seq;
 
 			if (r < 0)
@@ -233,14 +321,19 @@ static int t_sender(unsigned int n)
 			if (from.sll_pkttype == PACKET_OUTGOING)
 				continue;
 			seq = t_verify(buf, (size_t)r, mac);
-			if (seq != (long)back) {
+			if (seq < 0 || seq >= (long)sent) {
 				if (bad++ < 5)
-					fprintf(stderr, "sender: expected frame %u back, got %ld (%zd bytes)\n",
-						back, seq, r);
-				if (seq < 0)
-					continue;
+					fprintf(stderr, "sender: a frame that is not one of ours came back (%zd bytes, seq %ld)\n",
+						r, seq);
+				continue;
+			}
+			q = t_queue_of(st, (uint32_t)seq);
+			if ((uint32_t)seq != expect[q]) {
+				fprintf(stderr, "sender: expected frame %u back on queue %u, got %ld (%zd bytes)\n",
+					expect[q], q, seq, r);
 				return 1;
 			}
+			expect[q] = t_next_on_queue(st, (uint32_t)seq);
 			back++;
 			idle = 0;
 		}
@@ -249,6 +342,40 @@ static int t_sender(unsigned int n)
 	fprintf(stderr, "sender: %u sent, %u back intact, %u bad\n", sent,
 		back, bad);
 	return back == n && !bad ? 0 : 1;
+}
+
+/*
+ * Every message of INFO and above since the last t_log_reset(), for the
+ * facts a port reports when it opens (pp_test.h keeps only the last
+ * warning); warnings still go to pp_test.h's capture too.
+ */
+static char t_log[8192];
+static size_t t_log_len;
+
+static void t_log_fn(enum pp_log_level level, const char *msg, void *ctx)
+{
+	if (level <= PP_LOG_WARN)
+		pp_test_log_fn(level, msg, ctx);
+	pthread_mutex_lock(&pp_test_log_lock);
+	t_log_len += (size_t)snprintf(t_log + t_log_len,
+				      sizeof(t_log) - t_log_len, "%s\n", msg);
+	if (t_log_len >= sizeof(t_log))
+		t_log_len = sizeof(t_log) - 1;
+	pthread_mutex_unlock(&pp_test_log_lock);
+}
+
+static void t_log_reset(void)
+{
+	pp_test_log_reset();
+	pthread_mutex_lock(&pp_test_log_lock);
+	t_log[0] = '\0';
+	t_log_len = 0;
+	pthread_mutex_unlock(&pp_test_log_lock);
+}
+
+static bool t_log_has(const char *needle)
+{
+	return strstr(t_log, needle) != NULL;
 }
 
 /* The bouncer: our frames go back with the addresses swapped. */
@@ -311,11 +438,12 @@ static void t_env_destroy(struct t_env *e)
 	CHECK_EQ(pp_arena_destroy(e->arena), 0);
 }
 
-static struct pp_port *t_open(struct t_env *e, const char *extra,
-			      unsigned int queues)
+static struct pp_port *t_open_ring(struct t_env *e, const char *extra,
+				   unsigned int queues, unsigned int ring_size)
 {
 	struct pp_port_conf conf = {
 		.sz = sizeof(conf), .allocator = e->alloc, .nr_rxq = queues,
+		.ring_size = ring_size,
 	};
 	char dev[128];
 
@@ -323,8 +451,15 @@ static struct pp_port *t_open(struct t_env *e, const char *extra,
 	return pp_port_open(dev, &conf);
 }
 
-/* Poll every queue of @port until @child exits; returns its status. */
-static int t_run_until_exit(struct pp_port *port, pid_t child)
+static struct pp_port *t_open(struct t_env *e, const char *extra,
+			      unsigned int queues)
+{
+	return t_open_ring(e, extra, queues, 0);
+}
+
+/* Poll every queue of @ports until @child exits; returns its status. */
+static int t_run_until_exit(struct pp_port **ports, unsigned int nr,
+			    pid_t child)
 {
 	int status = -1;
 
@@ -333,48 +468,100 @@ static int t_run_until_exit(struct pp_port *port, pid_t child)
 
 		if (r == child)
 			return status;
-		for (unsigned int q = 0; q < pp_port_nr_rxq(port); q++)
-			pp_port_poll(port, q, PP_NET_BURST);
+		for (unsigned int p = 0; p < nr; p++)
+			for (unsigned int q = 0; q < pp_port_nr_rxq(ports[p]); q++)
+				pp_port_poll(ports[p], q, PP_NET_BURST);
 	}
 }
 
-static void t_roundtrip(unsigned int queues, const char *extra)
+/*
+ * Run the sender against @ports (the bouncer set on each) and check that
+ * every frame went out and came back through the queue it was steered
+ * to: port p's queue q is veth queue @first_queue[p] + q.
+ */
+static void t_bounce_through(struct pp_port **ports, unsigned int nr,
+			     const unsigned int *first_queue,
+			     const struct t_steer *st)
 {
-	struct t_env e = t_env_create();
-	struct pp_port *port;
 	unsigned long bounced = 0;
 	struct pp_prog prog = { .sz = sizeof(prog), .fn = t_bounce,
 				.arg = &bounced };
-	uint64_t rx = 0, tx = 0;
 	pid_t child;
 	int status;
 
-	port = t_open(&e, extra, queues);
-	REQUIRE(port != NULL);
-	CHECK(!strcmp(pp_port_name(port), t_near));
-	CHECK(t_xdp_prog_id(t_near) != 0);
-	REQUIRE(!pp_port_set_prog(port, &prog));
+	for (unsigned int p = 0; p < nr; p++)
+		REQUIRE(!pp_port_set_prog(ports[p], &prog));
 	fflush(NULL);
 	child = fork();
 	REQUIRE(child >= 0);
 	if (!child)
-		_exit(t_sender(T_FRAMES));
-	status = t_run_until_exit(port, child);
+		_exit(t_sender(T_FRAMES, st));
+	status = t_run_until_exit(ports, nr, child);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	CHECK_EQ(bounced, T_FRAMES);
-	for (unsigned int q = 0; q < queues; q++) {
-		struct pp_rxq_stats rs;
-		struct pp_txq_stats ts;
+	for (unsigned int p = 0; p < nr; p++) {
+		for (unsigned int q = 0; q < pp_port_nr_rxq(ports[p]); q++) {
+			unsigned int vq = first_queue[p] + q;
+			struct pp_rxq_stats rs;
+			struct pp_txq_stats ts;
+			uint64_t want = 0;
 
-		CHECK_EQ(pp_port_rxq_stats(port, q, &rs), 0);
-		CHECK_EQ(pp_port_txq_stats(port, q, &ts), 0);
-		CHECK_EQ(rs.errors, 0);
-		rx += rs.xdp_tx;
-		tx += ts.packets;
-		CHECK_EQ(pp_pool_check(pp_port_rxq_pool(port, q)), 0);
+			for (uint32_t seq = 0; seq < T_FRAMES; seq++)
+				want += t_queue_of(st, seq) == vq;
+			CHECK_EQ(pp_port_rxq_stats(ports[p], q, &rs), 0);
+			CHECK_EQ(pp_port_txq_stats(ports[p], q, &ts), 0);
+			CHECK_EQ(rs.errors, 0);
+			CHECK_EQ(rs.xdp_tx, want);
+			CHECK_EQ(ts.packets, want);
+			CHECK_EQ(pp_pool_check(pp_port_rxq_pool(ports[p], q)), 0);
+		}
 	}
-	CHECK_EQ(rx, T_FRAMES);
-	CHECK_EQ(tx, T_FRAMES);
+}
+
+/* Linux @major.@minor or later (uname), for features probed at open. */
+static bool t_kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	REQUIRE(!uname(&u));
+	if (sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+static void t_roundtrip(unsigned int queues, const char *extra,
+			unsigned int ring_size)
+{
+	struct t_env e = t_env_create();
+	const unsigned int first = 0;
+	struct pp_port *port;
+	struct t_steer st;
+
+	if (!t_steer_init(&st, 0, queues, ring_size))
+		return;
+	t_log_reset();
+	port = t_open_ring(&e, extra, queues, ring_size);
+	REQUIRE(port != NULL);
+	CHECK(!strcmp(pp_port_name(port), t_near));
+	CHECK(t_xdp_prog_id(t_near) != 0);
+	/*
+	 * veth has no zero-copy, and no queue may pass for zero-copy
+	 * (a second socket on a UMEM gets the UMEM's mode). Copy mode: a
+	 * whole burst per sendto() where the kernel takes
+	 * XDP_MAX_TX_SKB_BUDGET (6.17) and the ring holds a burst, the
+	 * kernel's 32 otherwise, and the port says which and why.
+	 */
+	CHECK(t_log_has(", copy mode, "));
+	if (ring_size && ring_size < PP_NET_BURST)
+		CHECK(t_log_has("TX budget 32 frames a call\n"));
+	else if (t_kernel_at_least(6, 17))
+		CHECK(t_log_has("TX budget 64 frames a call\n"));
+	else
+		CHECK(t_log_has("TX budget 32 frames a call (the kernel's: no XDP_MAX_TX_SKB_BUDGET"));
+	CHECK_EQ(t_log_has("has 2 RX queues but this port binds 1"),
+		 queues < T_QUEUES);
+	t_bounce_through(&port, 1, &first, &st);
 	CHECK_EQ(pp_port_close(port), 0);
 	CHECK_EQ(t_xdp_prog_id(t_near), 0);
 	t_env_destroy(&e);
@@ -382,13 +569,73 @@ static void t_roundtrip(unsigned int queues, const char *extra)
 
 static void test_roundtrip(void)
 {
-	t_roundtrip(1, "");
+	t_roundtrip(1, "", 0);
 }
 
-/* Two sockets on one UMEM: one port, two queues. */
+/* Two sockets on one UMEM: one port, two queues, frames on both. */
 static void test_roundtrip_two_queues(void)
 {
-	t_roundtrip(2, ",queues=2,mode=auto");
+	t_roundtrip(2, ",queues=2,mode=auto", 0);
+}
+
+/*
+ * Rings smaller than a burst: the fill ring is topped up in smaller
+ * batches and TX reserves what fits (it used to wait for room for a
+ * whole burst that a 32-entry ring never has, and the fill ring was
+ * never filled at all: the port received nothing).
+ */
+static void test_small_rings(void)
+{
+	t_roundtrip(1, ",mode=copy", 32);
+}
+
+/*
+ * A second port on the same arena shares the first one's UMEM, whose
+ * fill rings were sized for the first port's smaller rings: it must
+ * still receive (its fill level used to underflow: it never refilled).
+ */
+static void test_shared_umem_larger_ring(void)
+{
+	struct t_env e = t_env_create();
+	struct pp_port *ports[2];
+	const unsigned int first[2] = { 0, 1 };
+	struct t_steer st;
+
+	if (!t_steer_init(&st, 1, 1, 256))
+		return;
+	ports[0] = t_open_ring(&e, ",queue=0,mode=copy", 1, 256);
+	ports[1] = t_open_ring(&e, ",queue=1,mode=copy", 1, 2048);
+	REQUIRE(ports[0] && ports[1]);
+	t_bounce_through(ports, 2, first, &st);
+	CHECK_EQ(pp_port_close(ports[1]), 0);
+	CHECK_EQ(pp_port_close(ports[0]), 0);
+	t_env_destroy(&e);
+}
+
+/*
+ * Close a queue and open it again at once, in each mode: the kernel
+ * frees the old socket's hold on the queue a moment after close, and
+ * the open waits for that instead of failing with EBUSY.
+ */
+static void test_reopen(void)
+{
+	static const char *const modes[] = { ",mode=copy", ",mode=auto" };
+	struct t_env e = t_env_create();
+
+	for (unsigned int m = 0; m < 2; m++) {
+		for (int i = 0; i < 5; i++) {
+			struct pp_port *port = t_open(&e, modes[m], 1);
+
+			CHECK(port != NULL);
+			if (!port) {
+				fprintf(stderr, "reopen %s, cycle %d: %s\n",
+					modes[m], i, pp_test_last_log);
+				continue;
+			}
+			CHECK_EQ(pp_port_close(port), 0);
+		}
+	}
+	t_env_destroy(&e);
 }
 
 /* Two ports on one interface and one arena share the UMEM and program. */
@@ -532,10 +779,10 @@ static void test_sigkill_stale_detached(void)
 	CHECK(stale != 0);
 	/* ...until the next open, which recognises it and replaces it. */
 	e = t_env_create();
-	pp_test_log_reset();
+	t_log_reset();
 	port = t_open(&e, "", 1);
 	REQUIRE(port != NULL);
-	CHECK(pp_test_log_has("stale"));
+	CHECK(t_log_has("stale"));
 	CHECK(t_xdp_prog_id(t_near) != 0);
 	CHECK(t_xdp_prog_id(t_near) != stale);
 	CHECK_EQ(pp_port_close(port), 0);
@@ -606,7 +853,8 @@ int main(int argc, char **argv)
 	signal(SIGHUP, t_on_signal);
 	signal(SIGPIPE, t_on_signal);
 	pp_test_capture_log();
-	t_setup(2);
+	pp_log_set_handler(t_log_fn, NULL, PP_LOG_INFO);
+	t_setup(T_QUEUES);
 
 	/* Is the driver built, and does this kernel take XDP sockets? */
 	e = t_env_create();
@@ -620,6 +868,9 @@ int main(int argc, char **argv)
 
 	RUN_TEST(test_roundtrip);
 	RUN_TEST(test_roundtrip_two_queues);
+	RUN_TEST(test_small_rings);
+	RUN_TEST(test_shared_umem_larger_ring);
+	RUN_TEST(test_reopen);
 	RUN_TEST(test_two_ports_share);
 	RUN_TEST(test_errors);
 	RUN_TEST(test_sigterm_detaches);

@@ -47,8 +47,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -85,6 +88,18 @@
 #define XDP_COMP_BATCH PP_NET_BURST
 /* How long close waits for the kernel to complete queued TX frames. */
 #define XDP_DRAIN_MS 200
+/*
+ * Largest ring: 64 Ki descriptors per ring (DPDK's AF_XDP driver and
+ * libxdp's samples stay far below). It also keeps the fill ring, twice
+ * the RX ring, inside 32 bits.
+ */
+#define XDP_RING_MAX (1u << 16)
+/*
+ * How long a bind retries EBUSY: the kernel releases a closed socket's
+ * hold on its queue from a workqueue (xp_release_deferred), so a queue
+ * closed a moment ago reads busy for a few milliseconds, in every mode.
+ */
+#define XDP_BIND_RETRY_MS 1000
 
 /* Low bits of a page's private_data tag: which ring the page is in. */
 #define XDP_TAG_FILL 1u
@@ -135,6 +150,7 @@ struct xdp_queue {
 	uint64_t umem_size;
 	uint64_t tag;               /* this queue's address, low bits clear */
 	uint64_t bad_desc;          /* descriptors dropped by validation */
+	unsigned int fill_batch;    /* pages per refill: a burst, or the level */
 	unsigned int fill_free_min; /* refill while this many slots are free */
 	int fd;
 	/* TX thread */
@@ -143,6 +159,7 @@ struct xdp_queue {
 	char *base;
 	uint64_t tx_outstanding;    /* in the TX ring or not yet completed */
 	uint64_t bad_comp;
+	unsigned int tx_budget;     /* frames one copy-mode sendto() may send */
 	bool zero_copy;
 	/* control */
 	struct xsk_socket *xsk __attribute__((aligned(PP_CACHE_LINE)));
@@ -210,6 +227,8 @@ static void xdp_kick_tx(int fd)
 #ifndef XDP_MAX_TX_SKB_BUDGET
 #define XDP_MAX_TX_SKB_BUDGET 9
 #endif
+/* TX_BATCH_SIZE in net/xdp/xsk.c: what a sendto() sends without it. */
+#define XDP_TX_BUDGET_DEFAULT 32
 
 static void xdp_kick_tx_ring(struct xdp_queue *xq)
 {
@@ -283,6 +302,7 @@ static unsigned int xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
 				    unsigned int max_batches)
 {
 	struct pp_page *pages[XDP_FILL_BATCH];
+	const unsigned int batch = xq->fill_batch;
 	const char *base = xq->base;
 	unsigned int total = 0;
 
@@ -293,7 +313,7 @@ static unsigned int xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
 		if (xsk_prod_nb_free(&xq->fill, xq->fill_free_min) <
 		    xq->fill_free_min)
 			break;
-		n = pp_pool_alloc_bulk(pool, pages, XDP_FILL_BATCH);
+		n = pp_pool_alloc_bulk(pool, pages, batch);
 		if (!n)
 			break;
 		/* nb_free said there is room for the whole batch. */
@@ -305,7 +325,7 @@ static unsigned int xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
 		}
 		xsk_ring_prod__submit(&xq->fill, n);
 		total += n;
-		if (n < XDP_FILL_BATCH)
+		if (n < batch)
 			break;
 	}
 	return total;
@@ -409,6 +429,9 @@ static unsigned int xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	xdp_complete(xq, txq);
 	if (n > PP_NET_BURST)
 		n = PP_NET_BURST;
+	/* reserve() takes all or nothing: ask for what fits (a ring
+	 * smaller than a burst, or one still full of unsent frames). */
+	n = xsk_prod_nb_free(&xq->tx, n) < n ? xsk_prod_nb_free(&xq->tx, n) : n;
 	r = xsk_ring_prod__reserve(&xq->tx, n, &idx);
 	for (i = 0; i < r; i++) {
 		struct pp_frame *f = &frames[i];
@@ -813,6 +836,44 @@ static struct xdp_umem *xdp_umem_get(struct pp_allocator *alloc,
 /* ---- sockets -------------------------------------------------------- */
 
 /*
+ * What the kernel made of a bind. A socket that joins a shared UMEM on
+ * another queue gets the UMEM's mode, whatever it asked for (the kernel's
+ * xp_assign_dev_shared), so the flags asked for prove nothing: a copy
+ * socket taken for zero-copy would be kicked once a burst and leave up to
+ * a budget of frames unsent in its TX ring.
+ */
+static bool xdp_socket_is_zero_copy(struct xsk_socket *xsk)
+{
+	struct xdp_options opts = { 0 };
+	socklen_t len = sizeof(opts);
+
+	if (getsockopt(xsk_socket__fd(xsk), SOL_XDP, XDP_OPTIONS, &opts, &len))
+		return false;
+	return opts.flags & XDP_OPTIONS_ZEROCOPY;
+}
+
+/*
+ * Copy mode: ask for a burst per sendto() where the TX ring holds one.
+ * Returns the budget in force: PP_NET_BURST, or the kernel's 32 (older
+ * kernels refuse the option with ENOPROTOOPT; a smaller ring keeps the
+ * default, which the kernel clamps to what the ring has).
+ */
+static unsigned int xdp_tx_budget_set(struct xsk_socket *xsk,
+				      unsigned int ring_size)
+{
+	unsigned int budget = PP_NET_BURST;
+
+	if (ring_size < budget)
+		return XDP_TX_BUDGET_DEFAULT;
+	if (setsockopt(xsk_socket__fd(xsk), SOL_XDP, XDP_MAX_TX_SKB_BUDGET,
+		       &budget, sizeof(budget))) {
+		PP_DEBUG_LOG("af_xdp: no TX budget option: %s", strerror(errno));
+		return XDP_TX_BUDGET_DEFAULT;
+	}
+	return budget;
+}
+
+/*
  * Bind the queue's socket. The UMEM's first socket takes the fill and
  * completion rings xsk_umem__create made: it is given those very rings
  * (libxdp unmaps rings it was given when a bind fails, unless they are
@@ -849,15 +910,28 @@ static int xdp_socket_create(struct xdp_port *xp, struct xdp_queue *xq,
 		xq->comp = um->comp0;
 	}
 	um->sockets++;
-	if (!zc) {
-		unsigned int budget = PP_NET_BURST;
-
-		if (setsockopt(xsk_socket__fd(xq->xsk), SOL_XDP,
-			       XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget)))
-			PP_DEBUG_LOG("af_xdp: queue %u keeps the kernel's TX budget of 32 a call: %s",
-				     xq->qid, strerror(errno));
-	}
+	xq->zero_copy = xdp_socket_is_zero_copy(xq->xsk);
+	xq->tx_budget = xq->zero_copy ? 0 : xdp_tx_budget_set(xq->xsk, ring_size);
 	return 0;
+}
+
+/*
+ * Bind with retries: EBUSY for up to XDP_BIND_RETRY_MS, since a socket
+ * closed a moment ago (by this process too) still holds its queue until
+ * the kernel's deferred release has run. Called under xdp_lock.
+ */
+static int xdp_socket_bind(struct xdp_port *xp, struct xdp_queue *xq,
+			   unsigned int ring_size, bool zc)
+{
+	unsigned int ms;
+	int err;
+
+	for (ms = 0;; ms += 10) {
+		err = xdp_socket_create(xp, xq, ring_size, zc);
+		if (err != -EBUSY || ms >= XDP_BIND_RETRY_MS)
+			return err;
+		usleep(10000);
+	}
 }
 
 /*
@@ -936,6 +1010,90 @@ static void xdp_port_teardown(struct pp_port *port, struct xdp_port *xp)
 	pthread_mutex_unlock(&xdp_lock);
 	free(xp->q);
 	free(xp);
+}
+
+/*
+ * How full the fill ring is kept. The ring is twice the RX ring (room
+ * for a refill while the kernel holds a full RX ring) but is kept only as
+ * full as the RX ring: the kernel can never deliver more than that while
+ * this thread is away, and every page beyond it widens the set of pages
+ * the kernel's copy and this thread cycle through (more cache and TLB
+ * misses on both sides). Every socket of a UMEM gets a fill ring of the
+ * size the UMEM's first port chose, so a later port with larger rings
+ * keeps its smaller fill ring full. A refill is one burst, or half the
+ * level when that is smaller: small rings are topped up while the kernel
+ * still has buffers, never only once it has run dry.
+ */
+static void xdp_fill_level_set(struct xdp_queue *xq, unsigned int ring_size)
+{
+	unsigned int level = ring_size < xq->fill.size ? ring_size :
+							  xq->fill.size;
+
+	xq->fill_batch = level / 2 < XDP_FILL_BATCH ? level / 2 : XDP_FILL_BATCH;
+	if (!xq->fill_batch)
+		xq->fill_batch = 1;
+	xq->fill_free_min = xq->fill.size - level + xq->fill_batch;
+}
+
+static void xdp_bind_error(const char *devstr, const char *ifname,
+			   unsigned int qid, int err)
+{
+	const char *hint;
+
+	switch (err) {
+	case -EBUSY:
+		hint = "another AF_XDP socket holds it: another process, or another port of this one; a socket closed less than a second ago would have been waited for";
+		break;
+	case -EINVAL:
+		hint = "is the queue index below the interface's channel count? (ethtool -l)";
+		break;
+	case -EAFNOSUPPORT:
+		hint = "this kernel has no XDP sockets";
+		break;
+	default:
+		hint = "needs root and a kernel with XDP sockets";
+		break;
+	}
+	PP_ERR("device '%s': cannot bind an XDP socket to %s queue %u: %s (%s)",
+	       devstr, ifname, qid, strerror(-err), hint);
+}
+
+/* The interface's RX queue count (ethtool channels); 0 when unknown. */
+static unsigned int xdp_iface_rx_queues(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr;
+	int fd, err;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ch;
+	err = ioctl(fd, SIOCETHTOOL, &ifr);
+	close(fd);
+	return err ? 0 : ch.rx_count + ch.combined_count;
+}
+
+/*
+ * The XDP program passes frames that arrive on a queue without a socket
+ * to the kernel stack, and which queue a frame arrives on is the
+ * interface's choice (RSS; on a veth, the peer's TX queue, picked by a
+ * flow hash seeded at boot). A port bound to fewer queues than the
+ * interface has then misses part of its traffic, with no error anywhere:
+ * say so when it opens.
+ */
+static void xdp_unbound_queues_warn(const char *ifname, unsigned long qid,
+				    unsigned int nr_queues)
+{
+	unsigned int have = xdp_iface_rx_queues(ifname);
+
+	if (have <= nr_queues)
+		return;
+	PP_WARN("af_xdp: %s has %u RX queues but this port binds %u (queue %lu..%lu): frames the interface steers to the others go to the kernel stack, not to pagepool; bind them all (queues=%u) or give the interface fewer queues (ethtool -L %s)",
+		ifname, have, nr_queues, qid, qid + nr_queues - 1, have,
+		ifname);
 }
 
 /* ---- probe and remove ----------------------------------------------- */
@@ -1028,9 +1186,9 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 	err = xdp_parse(port, da, &ifname, &qid, &mode);
 	if (err)
 		return err;
-	if (ring_size & (ring_size - 1)) {
-		PP_ERR("device '%s': AF_XDP rings need a power-of-two size, not %u",
-		       da->devstr, ring_size);
+	if ((ring_size & (ring_size - 1)) || ring_size > XDP_RING_MAX) {
+		PP_ERR("device '%s': ring_size %u: AF_XDP rings take a power of two from 1 to %u entries",
+		       da->devstr, ring_size, XDP_RING_MAX);
 		return -EINVAL;
 	}
 	ifindex = (int)if_nametoindex(ifname);
@@ -1086,10 +1244,16 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		xq->umem_size = xp->umem->size;
 		pthread_mutex_lock(&xdp_lock);
 		if (mode != XSK_BIND_COPY) {
-			err = xdp_socket_create(xp, xq, ring_size, true);
-			if (!err)
-				xp->zero_copy = xq->zero_copy = true;
-			else if (mode == XSK_BIND_ZC) {
+			err = xdp_socket_bind(xp, xq, ring_size, true);
+			if (!err && !xq->zero_copy && mode == XSK_BIND_ZC) {
+				pthread_mutex_unlock(&xdp_lock);
+				PP_ERR("device '%s': %s queue %u joins arena %s's UMEM, which an earlier port bound in copy mode: a UMEM has one mode (open this port on another arena, or use mode=copy)",
+				       da->devstr, ifname, xq->qid,
+				       pp_arena_name(arena));
+				err = -EINVAL;
+				goto err_teardown;
+			}
+			if (err && mode == XSK_BIND_ZC) {
 				pthread_mutex_unlock(&xdp_lock);
 				PP_ERR("device '%s': %s queue %u has no zero-copy AF_XDP: %s (use mode=copy or mode=auto)",
 				       da->devstr, ifname, xq->qid,
@@ -1097,31 +1261,13 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 				goto err_teardown;
 			}
 		}
-		/*
-		 * After a failed zero-copy bind the kernel detaches the
-		 * queue's buffer pool from a workqueue (xp_release_deferred),
-		 * so the copy bind can see EBUSY for a moment: retry for up
-		 * to a second before calling the queue taken.
-		 */
-		for (int tries = 0; !xq->xsk && tries < 100; tries++) {
-			err = xdp_socket_create(xp, xq, ring_size, false);
-			if (err != -EBUSY || mode == XSK_BIND_COPY)
-				break;
-			usleep(10000);
-		}
+		if (!xq->xsk)
+			err = xdp_socket_bind(xp, xq, ring_size, false);
 		pthread_mutex_unlock(&xdp_lock);
+		xp->zero_copy |= xq->zero_copy;
 		if (!xq->xsk) {
-			if (err) {
-				PP_ERR("device '%s': cannot bind an XDP socket to %s queue %u: %s (%s)",
-				       da->devstr, ifname, xq->qid,
-				       strerror(-err),
-				       err == -EINVAL ?
-				       "is the queue index below the interface's channel count?" :
-				       err == -EAFNOSUPPORT ?
-				       "this kernel has no XDP sockets" :
-				       "is another program using this queue?");
-				goto err_teardown;
-			}
+			xdp_bind_error(da->devstr, ifname, xq->qid, err);
+			goto err_teardown;
 		}
 		xq->fd = xsk_socket__fd(xq->xsk);
 		/* Aligned to a cache line, so the two low bits are free. */
@@ -1137,21 +1283,22 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		port->rxq[q].priv = xq;
 		if (q < port->nr_txq)
 			port->txq[q].priv = xq;
-		/*
-		 * The fill ring is twice the RX ring (room for a refill while
-		 * the kernel holds a full RX ring) but is kept only as full
-		 * as the RX ring: the kernel can never deliver more than that
-		 * while this thread is away, and every page beyond it widens
-		 * the set of pages the kernel's copy and this thread cycle
-		 * through (more cache and TLB misses on both sides).
-		 */
-		xq->fill_free_min = xq->fill.size - ring_size + XDP_FILL_BATCH;
+		xdp_fill_level_set(xq, ring_size);
 		/* Hand the kernel buffers before the first frame comes. */
-		xdp_fill_refill(xq, xq->pool, ring_size / XDP_FILL_BATCH);
+		xdp_fill_refill(xq, xq->pool,
+				xq->fill.size / xq->fill_batch);
 	}
-	PP_INFO("port %s: AF_XDP on %s queues %lu..%lu, %s mode",
-		port->name, ifname, qid, qid + xp->nr_queues - 1,
-		xp->zero_copy ? "zero-copy" : "copy");
+	if (xp->zero_copy)
+		PP_INFO("port %s: AF_XDP on %s queues %lu..%lu, zero-copy mode",
+			port->name, ifname, qid, qid + xp->nr_queues - 1);
+	else
+		PP_INFO("port %s: AF_XDP on %s queues %lu..%lu, copy mode, TX budget %u frames a call%s",
+			port->name, ifname, qid, qid + xp->nr_queues - 1,
+			xp->q[0].tx_budget,
+			ring_size >= PP_NET_BURST &&
+			xp->q[0].tx_budget == XDP_TX_BUDGET_DEFAULT ?
+			" (the kernel's: no XDP_MAX_TX_SKB_BUDGET before Linux 6.17)" : "");
+	xdp_unbound_queues_warn(ifname, qid, xp->nr_queues);
 	/* The port is named after the interface, as the kernel names it. */
 	snprintf(port->name, sizeof(port->name), "%s", ifname);
 	port->priv = xp;
