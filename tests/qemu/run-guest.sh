@@ -5,7 +5,7 @@
 # profiles below, soft-RoCE and two NUMA nodes) inside a QEMU guest that has an
 # IOMMU (the host may have no VFIO at all).
 #
-#   run-guest.sh [--keep] [--timeout S] [--rdma] [--numa] CACHE BIN... -- 'NAME CMD ARGS' ...
+#   run-guest.sh [--keep] [--timeout S] [--rdma] [--numa] [--netns] CACHE BIN... -- 'NAME CMD ARGS' ...
 #
 # CACHE   a directory (PP_QEMU_CACHE, or /var/cache/pagepool/qemu when
 #         writable, take precedence) for the guest kernel (Debian's linux-image-*-amd64,
@@ -40,6 +40,11 @@
 # of the global one. libnuma needs nothing more than /sys and /proc, which
 # init mounts anyway.
 #
+# --netns (opt-in too) is for the netns suite on the guest's kernel
+# (Debian's own, older than most hosts'): the veth module, iproute2's `ip`
+# (network namespaces, veth pairs), libxdp's BPF objects (its dispatcher),
+# bpffs at /sys/fs/bpf for libxdp and the loopback up. XDP sockets and BPF are built into Debian's kernel.
+#
 # Exit: 0 when every test passed or skipped (and at least one passed), 1
 # when any failed or the guest did not finish, 77 (skipped, the reason on
 # stdout) when QEMU, busybox or the kernel package cannot be had.
@@ -49,16 +54,18 @@ keep=0
 timeout_s=240
 rdma=0
 numa=0
+netns=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--keep) keep=1; shift ;;
 	--rdma) rdma=1; shift ;;
 	--numa) numa=1; shift ;;
+	--netns) netns=1; shift ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	*) break ;;
 	esac
 done
-[ $# -ge 2 ] || { echo "usage: $0 [--keep] [--timeout S] [--rdma] [--numa] CACHE BIN... -- 'NAME CMD' ..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 [--keep] [--timeout S] [--rdma] [--numa] [--netns] CACHE BIN... -- 'NAME CMD' ..." >&2; exit 2; }
 cache=$1; shift
 bins=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do bins+=("$1"); shift; done
@@ -198,6 +205,31 @@ if [ $rdma = 1 ]; then
 	cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 	echo "$rdma_mods" > "$root/etc/rdma"
 fi
+# ---- the netns profile: veth, ip, bpffs ----
+if [ $netns = 1 ]; then
+	src=""
+	for ext in .ko .ko.xz .ko.zst; do
+		[ -f "$moddir/drivers/net/veth$ext" ] && src=$moddir/drivers/net/veth$ext && break
+	done
+	case "$src" in
+	"") grep -q '^CONFIG_VETH=y' "$kroot/boot/config-$kver" 2>/dev/null ||
+	    skip "kernel $kver has no veth module" ;;
+	*.xz) xz -dc "$src" > "$root/modules/veth.ko" || skip "cannot decompress $src (xz-utils)" ;;
+	*.zst) zstd -qdc "$src" > "$root/modules/veth.ko" || skip "cannot decompress $src (zstd)" ;;
+	*) cp "$src" "$root/modules/veth.ko" ;;
+	esac
+	echo "${src:+veth}" > "$root/etc/netns"
+	ip_tool=$(command -v ip) || skip "no ip command: apt-get install iproute2"
+	# Not /bin/ip: busybox installs its own applet there.
+	mkdir -p "$root/usr/sbin"
+	cp -L "$ip_tool" "$root/usr/sbin/ip" && copy_libs "$ip_tool"
+	# libxdp loads its dispatcher from BPF objects that its package
+	# installs beside the library (libxdp1): a real install has them.
+	for o in /usr/lib/*/bpf/xdp-dispatcher.o /usr/lib/*/bpf/xsk_def_xdp_prog*.o; do
+		[ -f "$o" ] || continue
+		mkdir -p "$root$(dirname "$o")" && cp "$o" "$root$o"
+	done
+fi
 # ---- the numa profile: init reserves hugepages on each node ----
 if [ $numa = 1 ]; then
 	echo "${PP_GUEST_NODE_HUGEPAGES:-64}" > "$root/etc/numa"
@@ -278,6 +310,18 @@ if [ -f /etc/rdma ]; then
 		sleep 0.5
 	done
 	echo "PPGUEST rdma $PP_TEST_NETDEV rxe0 $(cat /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null) hugepages-1G $(cat /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages 2>/dev/null)"
+fi
+# The netns profile: veth, namespaces and libxdp's bpffs.
+if [ -f /etc/netns ]; then
+	for m in $(cat /etc/netns); do
+		insmod /modules/$m.ko || echo "PPGUEST insmod $m failed"
+	done
+	# busybox sh runs its own ip applet for a bare "ip": the tests
+	# call this one through PP_TEST_IP.
+	export PP_TEST_IP=/usr/sbin/ip
+	mkdir -p /sys/fs/bpf /run/netns && mount -t bpf bpf /sys/fs/bpf
+	ip link set lo up
+	echo "PPGUEST netns kernel $(uname -r) bpffs $(grep -c ' /sys/fs/bpf ' /proc/mounts)"
 fi
 while read -r name cmd; do
 	[ -n "$name" ] || continue
