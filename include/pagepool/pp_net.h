@@ -191,8 +191,10 @@ struct pp_prog_ctx {
 
 /*
  * A program sets verdicts[i] for each of the @n frames. It may change the
- * data (and adjust head or length within the buffer) but must not keep,
- * free or recycle the frames: the verdict says what becomes of them.
+ * data, and move its head or end within the buffer (pp_frame_adjust_head,
+ * pp_frame_adjust_tail), but must not keep, free or recycle the frames:
+ * the verdict says what becomes of them. A frame it leaves outside its
+ * page block is recycled and counted as an RX error, whatever its verdict.
  * It runs on the thread that polls the queue.
  */
 typedef void (*pp_prog_fn)(const struct pp_prog_ctx *ctx,
@@ -274,7 +276,10 @@ struct pp_pool *pp_port_rxq_pool(const struct pp_port *port, unsigned int q);
  *
  * pp_port_rx_burst - receive up to @n frames from RX queue @q into
  * @frames; returns how many. The caller owns them: it sends, recycles
- * (pp_pool_recycle_direct on this thread) or releases each one.
+ * (pp_pool_recycle_direct on this thread) or releases each one. Every
+ * frame returned is valid (pp_frame_valid()); one that the device, kernel
+ * or peer describes outside its buffer is dropped, its page returned, and
+ * counted in the queue's errors.
  * Context: the queue's thread (it becomes the owner of the queue's pool).
  */
 unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
@@ -283,6 +288,9 @@ unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
 /*
  * pp_port_tx_burst - send up to @n frames on TX queue @q; returns how many
  * the port took (from the front of @frames). The rest stay the caller's.
+ * A frame outside its page block (pp_frame_valid() false) is taken but
+ * never sent: its page goes back to its pool and it counts in the queue's
+ * errors (and packets: it was taken).
  * Context: one thread at a time per TX queue.
  */
 unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
@@ -315,7 +323,8 @@ struct pp_rxq_stats {
 	uint64_t packets;   /* frames received */
 	uint64_t bytes;
 	uint64_t drops;     /* frames lost before the program: no buffer */
-	uint64_t errors;    /* ABORTED or unknown verdicts */
+	uint64_t errors;    /* ABORTED or unknown verdicts, frames outside
+			     * their page (from the device or the program) */
 	uint64_t xdp_drop;  /* verdict counts */
 	uint64_t xdp_pass;
 	uint64_t xdp_tx;
@@ -326,7 +335,8 @@ struct pp_txq_stats {
 	uint64_t packets;   /* frames the port took */
 	uint64_t bytes;
 	uint64_t drops;     /* frames refused (queue full) and recycled */
-	uint64_t errors;    /* frames the driver could not send */
+	uint64_t errors;    /* frames not sent: outside their page (taken,
+			     * dropped), or not sendable by the driver */
 };
 
 /* Returns 0, or -EINVAL for a bad queue index. Any thread. */
