@@ -228,7 +228,8 @@ struct pp_port_conf {
 	struct pp_dma *dma;             /* NULL: pools do not map pages */
 	unsigned int nr_rxq;            /* 0: 1 */
 	unsigned int nr_txq;            /* 0: as many as RX queues */
-	unsigned int ring_size;         /* per-queue ring (veth); 0: 1024 */
+	unsigned int ring_size;         /* per-queue ring; 0: 1024 (veth:
+					 * 64..65536, a power of two) */
 	unsigned int pool_size;         /* each pool's recycle ring; 0: 1024 */
 	unsigned int headroom;          /* 0: PP_FRAME_HEADROOM */
 	enum pp_pool_refill refill;     /* how RX pools refill */

@@ -23,7 +23,7 @@
  *
  * Keys: peer=<name> (required: the other end, created with this one),
  *       ring=<64..65536> (slots per RX ring, a power of two; default the
- *       port's ring_size).
+ *       port's ring_size, which must then be in that range too).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -266,8 +266,15 @@ static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
 	}
 	if (pp_devargs_uint(da, "ring", VETH_RING_MIN, VETH_RING_MAX, &ring))
 		return -EINVAL;
+	/* Without ring=, the conf's size gets the key's checks: a size
+	 * out of range is the caller's mistake, not a failed allocation. */
+	if (ring < VETH_RING_MIN || ring > VETH_RING_MAX) {
+		PP_ERR("device '%s': pp_port_conf.ring_size %lu is out of range: a veth ring takes %d to %d slots, a power of two (or give ring=)",
+		       da->devstr, ring, VETH_RING_MIN, VETH_RING_MAX);
+		return -EINVAL;
+	}
 	if (ring & (ring - 1)) {
-		PP_ERR("device '%s': ring=%lu is not a power of two (try %lu)",
+		PP_ERR("device '%s': ring size %lu is not a power of two (try %lu)",
 		       da->devstr, ring, 1UL << (64 - __builtin_clzl(ring)));
 		return -EINVAL;
 	}
