@@ -69,9 +69,12 @@ struct pp_port;
 /*
  * struct pp_frame - one packet buffer, 16 bytes, four to a cache line.
  * The data is at page address + offset + headroom and is len bytes long;
- * the buffer ends at the end of the page block. A received frame's page
- * belongs to the RX queue's pool (page->pp) until the frame is recycled,
- * sent or passed.
+ * the buffer ends at the end of the page block (PP_PAGE_SIZE << order).
+ * A frame is valid when all of it lies in the block (pp_frame_valid()):
+ * drivers hand out only valid frames, drop and count invalid ones on TX,
+ * and the pp_frame_* helpers refuse edits that would leave the block. A
+ * received frame's page belongs to the RX queue's pool (page->pp) until
+ * the frame is recycled, sent or passed.
  */
 struct pp_frame {
 	struct pp_page *page;
@@ -80,31 +83,85 @@ struct pp_frame {
 	uint16_t len;      /* data length */
 };
 
+/*
+ * pp_frame_bounds_ok - true when a buffer at @offset in @page's block,
+ * with @headroom bytes in front of @len bytes of data, ends within the
+ * block: offset + headroom + len <= PP_PAGE_SIZE << page->order. Data that
+ * ends on the block's last byte is inside. The three 32-bit parts are
+ * summed in 64 bits, where they cannot wrap (a 32-bit sum lets offset
+ * 0xffffff00 plus headroom 0x100 pass as 0), so a driver may check raw
+ * descriptor fields before narrowing them into a frame. lib/net, its
+ * drivers and the pp_frame_* helpers use this one check.
+ */
+static inline bool pp_frame_bounds_ok(const struct pp_page *page,
+				      uint32_t offset, uint32_t headroom,
+				      uint32_t len)
+{
+	return (uint64_t)offset + headroom + len <=
+	       (uint64_t)PP_PAGE_SIZE << page->order;
+}
+
+/* pp_frame_valid - @f lies wholly in its page block (pp_frame_bounds_ok). */
+static inline bool pp_frame_valid(const struct pp_frame *f)
+{
+	return pp_frame_bounds_ok(f->page, f->offset, f->headroom, f->len);
+}
+
+/* The data's first byte. @f must be valid: this does not check. */
 static inline void *pp_frame_data(const struct pp_frame *f)
 {
 	return (char *)pp_page_address(f->page) + f->offset + f->headroom;
 }
 
-/* Bytes the data may grow to at its end: the block minus what precedes. */
+/*
+ * Bytes the data may grow to at its end: the block minus what precedes
+ * the data; 0 when the data would start beyond the block. (Blocks are at
+ * most 1 GiB, order 18, so the room fits in 32 bits.)
+ */
 static inline uint32_t pp_frame_room(const struct pp_frame *f)
 {
-	return (uint32_t)(PP_PAGE_SIZE << f->page->order) - f->offset -
-	       f->headroom;
+	if (!pp_frame_bounds_ok(f->page, f->offset, f->headroom, 0))
+		return 0;
+	return (uint32_t)(((uint64_t)PP_PAGE_SIZE << f->page->order) -
+			  f->offset - f->headroom);
 }
 
 /*
  * pp_frame_adjust_head - move the data start by @delta bytes (negative:
- * push a header, positive: pull one), as bpf_xdp_adjust_head(). Returns 0,
- * or -1 (frame unchanged) when the headroom or data would go negative.
+ * push a header, positive: pull one), as bpf_xdp_adjust_head(); the data
+ * end stays. Returns 0, or -1 with the frame unchanged when the headroom
+ * or length would go negative or past 65535, or the frame would not lie
+ * in its block (also when it did not before).
  */
 static inline int pp_frame_adjust_head(struct pp_frame *f, int delta)
 {
-	int hr = (int)f->headroom + delta;
-	int len = (int)f->len - delta;
+	/* In 64 bits: len - INT_MIN overflows an int. */
+	int64_t hr = (int64_t)f->headroom + delta;
+	int64_t len = (int64_t)f->len - delta;
 
-	if (hr < 0 || len < 0)
+	if (hr < 0 || len < 0 || hr > UINT16_MAX || len > UINT16_MAX ||
+	    !pp_frame_bounds_ok(f->page, f->offset, (uint32_t)hr,
+				(uint32_t)len))
 		return -1;
 	f->headroom = (uint16_t)hr;
+	f->len = (uint16_t)len;
+	return 0;
+}
+
+/*
+ * pp_frame_adjust_tail - grow (positive @delta) or shrink the data at its
+ * end, as bpf_xdp_adjust_tail(). Returns 0, or -1 with the frame unchanged
+ * when the length would go negative or past 65535, or the frame would not
+ * lie in its block. Grown bytes hold whatever the page held.
+ */
+static inline int pp_frame_adjust_tail(struct pp_frame *f, int delta)
+{
+	int64_t len = (int64_t)f->len + delta;
+
+	if (len < 0 || len > UINT16_MAX ||
+	    !pp_frame_bounds_ok(f->page, f->offset, f->headroom,
+				(uint32_t)len))
+		return -1;
 	f->len = (uint16_t)len;
 	return 0;
 }
@@ -134,8 +191,10 @@ struct pp_prog_ctx {
 
 /*
  * A program sets verdicts[i] for each of the @n frames. It may change the
- * data (and adjust head or length within the buffer) but must not keep,
- * free or recycle the frames: the verdict says what becomes of them.
+ * data, and move its head or end within the buffer (pp_frame_adjust_head,
+ * pp_frame_adjust_tail), but must not keep, free or recycle the frames:
+ * the verdict says what becomes of them. A frame it leaves outside its
+ * page block is recycled and counted as an RX error, whatever its verdict.
  * It runs on the thread that polls the queue.
  */
 typedef void (*pp_prog_fn)(const struct pp_prog_ctx *ctx,
@@ -169,7 +228,8 @@ struct pp_port_conf {
 	struct pp_dma *dma;             /* NULL: pools do not map pages */
 	unsigned int nr_rxq;            /* 0: 1 */
 	unsigned int nr_txq;            /* 0: as many as RX queues */
-	unsigned int ring_size;         /* per-queue ring (veth); 0: 1024 */
+	unsigned int ring_size;         /* per-queue ring; 0: 1024 (veth:
+					 * 64..65536, a power of two) */
 	unsigned int pool_size;         /* each pool's recycle ring; 0: 1024 */
 	unsigned int headroom;          /* 0: PP_FRAME_HEADROOM */
 	enum pp_pool_refill refill;     /* how RX pools refill */
@@ -217,7 +277,10 @@ struct pp_pool *pp_port_rxq_pool(const struct pp_port *port, unsigned int q);
  *
  * pp_port_rx_burst - receive up to @n frames from RX queue @q into
  * @frames; returns how many. The caller owns them: it sends, recycles
- * (pp_pool_recycle_direct on this thread) or releases each one.
+ * (pp_pool_recycle_direct on this thread) or releases each one. Every
+ * frame returned is valid (pp_frame_valid()); one that the device, kernel
+ * or peer describes outside its buffer is dropped, its page returned, and
+ * counted in the queue's errors.
  * Context: the queue's thread (it becomes the owner of the queue's pool).
  */
 unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
@@ -226,6 +289,9 @@ unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
 /*
  * pp_port_tx_burst - send up to @n frames on TX queue @q; returns how many
  * the port took (from the front of @frames). The rest stay the caller's.
+ * A frame outside its page block (pp_frame_valid() false) is taken but
+ * never sent: its page goes back to its pool and it counts in the queue's
+ * errors (and packets: it was taken).
  * Context: one thread at a time per TX queue.
  */
 unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
@@ -258,7 +324,8 @@ struct pp_rxq_stats {
 	uint64_t packets;   /* frames received */
 	uint64_t bytes;
 	uint64_t drops;     /* frames lost before the program: no buffer */
-	uint64_t errors;    /* ABORTED or unknown verdicts */
+	uint64_t errors;    /* ABORTED or unknown verdicts, frames outside
+			     * their page (from the device or the program) */
 	uint64_t xdp_drop;  /* verdict counts */
 	uint64_t xdp_pass;
 	uint64_t xdp_tx;
@@ -269,7 +336,8 @@ struct pp_txq_stats {
 	uint64_t packets;   /* frames the port took */
 	uint64_t bytes;
 	uint64_t drops;     /* frames refused (queue full) and recycled */
-	uint64_t errors;    /* frames the driver could not send */
+	uint64_t errors;    /* frames not sent: outside their page (taken,
+			     * dropped), or not sendable by the driver */
 };
 
 /* Returns 0, or -EINVAL for a bad queue index. Any thread. */

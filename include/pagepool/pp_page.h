@@ -135,7 +135,9 @@ static inline void pp_free_page(struct pp_allocator *alloc, struct pp_page *page
  * __alloc_pages_bulk semantics; DESIGN.md has the list):
  *
  *  - @nr_pages <= 0 returns 0 and allocates nothing.
- *  - Exactly one of @list and @array is non-NULL.
+ *  - Exactly one of @list and @array is non-NULL. With both NULL the call
+ *    allocates nothing and returns 0, after one error message per process
+ *    (the kernel's WARN_ON_ONCE).
  *  - Array form: only NULL entries of @array[0..nr_pages) are filled;
  *    entries already set are kept. Returns the number of populated entries,
  *    counting those that were already there; if all are populated returns

@@ -12,7 +12,10 @@
  *             and sent with one tx_burst per target per burst, as
  *             xdp_do_flush() does at the end of a NAPI poll;
  *   PASS      released from the pool (unmapped, counted as released) and
- *             handed to the stack consumer, who frees it to the allocator.
+ *             handed to the stack consumer, who frees it to the allocator;
+ *   any verdict on a frame the program left outside its page (bad
+ *             offset, headroom or length): recycled and counted as an RX
+ *             error, so no consumer or driver ever gets it.
  * While flushing, the TX queue learns which pool this thread owns, so a
  * driver that completes TX at once (null) recycles directly too.
  */
@@ -100,7 +103,11 @@ static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
 		struct pp_frame *f = &b->frames[i];
 		unsigned int v = b->verdicts[i];
 
-		bytes += f->len;
+		/* Moved out of its page by the program: whatever it said. */
+		if (PP_UNLIKELY(!pp_frame_valid(f)))
+			v = PP_XDP_ABORTED;
+		else
+			bytes += f->len;
 		switch (v & 0xff) {
 		case PP_XDP_REDIRECT:
 			t = v >> 8;

@@ -548,6 +548,23 @@ struct pp_page *pp_alloc_pages(struct pp_allocator *alloc, int nid,
 
 /* ---- the bulk call ---- */
 
+/*
+ * Neither a list nor an array: a caller's bug. The kernel's
+ * __alloc_pages_bulk() has nowhere to put pages either; like its
+ * WARN_ON_ONCE, this reports it once per process and the call returns 0.
+ * Cold and out of line: the data path pays one compare. errno is kept,
+ * as on every data path (the log callback may write to stderr).
+ */
+static PP_NOINLINE __attribute__((cold)) void bulk_no_sink(void)
+{
+	static bool warned;
+	int saved = errno;
+
+	if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+		PP_ERR("pp_alloc_pages_bulk: neither a list nor an array to put pages in: give exactly one (nothing allocated, 0 returned)");
+	errno = saved;
+}
+
 unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
 				  uint64_t nodemask, int nr_pages,
 				  struct pp_page_list *list,
@@ -562,6 +579,10 @@ unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
 
 	if (nr_pages <= 0)
 		return 0;
+	if (PP_UNLIKELY(!list && !array)) {
+		bulk_no_sink();
+		return 0;
+	}
 	if (array) {
 		/* Bounded by nr_pages: array[nr_pages] is never read. */
 		for (int i = 0; i < nr_pages; i++)

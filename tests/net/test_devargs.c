@@ -75,6 +75,45 @@ static void test_bad_conf(void)
 	CHECK(pp_test_log_has("as many RX as TX queues"));
 }
 
+/*
+ * A veth ring size from the conf (no ring= key) is checked as ring= is:
+ * a ring of 2^31 slots is a bad value (EINVAL, the range named), not an
+ * allocation that fails.
+ */
+static void test_bad_ring_size(void)
+{
+	static const unsigned int sizes[] = { 1u << 31, 0xffffffffu,
+					      1u << 17, 32, 100 };
+	struct pp_port_conf c = env.conf;
+	struct pp_port *p;
+
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		c.ring_size = sizes[i];
+		pp_test_log_reset();
+		errno = 0;
+		p = pp_port_open("veth0,peer=veth1", &c);
+		CHECK(p == NULL);
+		CHECK_EQ(errno, EINVAL);
+		if (sizes[i] == 100)
+			CHECK(pp_test_log_has("not a power of two"));
+		else
+			CHECK(pp_test_log_has("64 to 65536"));
+		if (p)
+			pp_port_close(p);
+	}
+	/* The key still overrides the conf. */
+	c.ring_size = 1u << 31;
+	p = pp_port_open("veth0,peer=veth1,ring=64", &c);
+	CHECK(p != NULL);
+	if (p)
+		CHECK_EQ(pp_port_close(p), 0);
+	c.ring_size = 65536;
+	p = pp_port_open("veth0,peer=veth1", &c);
+	CHECK(p != NULL);
+	if (p)
+		CHECK_EQ(pp_port_close(p), 0);
+}
+
 static void test_good_strings(void)
 {
 	struct pp_frame f[4];
@@ -110,6 +149,7 @@ int main(void)
 	net_env_init(&env, 8 << 20);
 	RUN_TEST(test_bad_strings);
 	RUN_TEST(test_bad_conf);
+	RUN_TEST(test_bad_ring_size);
 	RUN_TEST(test_good_strings);
 	net_env_fini(&env);
 	return pp_test_result();

@@ -158,6 +158,36 @@ static void test_nr_pages_zero_negative(void)
 	test_done(alloc);
 }
 
+/*
+ * Neither a list nor an array: nowhere to put pages. As the kernel warns
+ * once and returns 0, the call logs one error (the first time only),
+ * returns 0, takes no page and leaves errno alone; both the bulk path
+ * (several pages) and the single-page path (one) are refused.
+ */
+static void test_no_list_no_array(void)
+{
+	struct pp_allocator *alloc = test_alloc(NULL);
+	const int nr[] = { 4, 1, BULK };
+
+	pp_test_capture_log();
+	pp_test_log_reset();
+	errno = 0;
+	for (unsigned int i = 0; i < sizeof(nr) / sizeof(nr[0]); i++) {
+		CHECK_EQ(pp_alloc_pages_bulk(alloc, PP_NUMA_NODE_ANY,
+					     PP_NODEMASK_PREFERRED_ONLY, nr[i],
+					     NULL, NULL), 0);
+		CHECK_EQ(pp_alloc_pages_bulk(alloc, 0, PP_NODEMASK_ALL, nr[i],
+					     NULL, NULL), 0);
+	}
+	CHECK_EQ(errno, 0);
+	CHECK(pp_test_log_has("neither a list nor an array"));
+	CHECK_EQ(pp_test_log_count, 1);
+	CHECK_EQ(STAT(alloc, pages_allocated), 0);
+	CHECK_EQ(STAT(alloc, bulk_calls) + STAT(alloc, alloc_calls), 0);
+	CHECK_ALLOCATED(alloc, 0);
+	test_done(alloc);
+}
+
 /* Exactly one missing: the single-page path, counted as a single call. */
 static void test_one_missing_single_path(void)
 {
@@ -722,6 +752,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_free_bulk_skips_null);
 	RUN_TEST(test_full_array_no_overread);
 	RUN_TEST(test_nr_pages_zero_negative);
+	RUN_TEST(test_no_list_no_array);
 	RUN_TEST(test_one_missing_single_path);
 	RUN_TEST(test_below_watermark_partial);
 	RUN_TEST(test_nodemask_respected);

@@ -4,7 +4,7 @@
  * QEMU guest (run-guest.sh): two 82574 on one QEMU hub, so what one sends
  * the other receives.
  *
- *   test_e1000e link|fwd|dma_block|untrusted [frames]
+ *   test_e1000e link|fwd|dma_block|untrusted|tx_bounds [frames]
  *
  * link       probe both ports: reset, MAC address, link up.
  * fwd        send N numbered frames from port 0; port 1 receives them and
@@ -17,6 +17,11 @@
  * dma_block  NIC 1 programmed by hand with RX descriptors aimed at an IOVA
  *            that is not mapped: the frames port 0 sends must not land
  *            anywhere, the IOMMU reports a DMAR fault in the kernel log.
+ * tx_bounds  frames port 0 is asked to send that do not fit in their page
+ *            (offsets and headrooms where 32-bit sums wrap, one byte past
+ *            the end): none reaches the wire, each is counted in the TX
+ *            queue's errors, and its page comes home; the frame that ends
+ *            on the page's last byte arrives intact.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -427,12 +432,78 @@ static void test_dma_block(void)
 	env_fini(&e);
 }
 
+static void test_tx_bounds(void)
+{
+	static const struct { uint32_t offset; uint16_t headroom, len; } geom[] = {
+		{ 0, PP_PAGE_SIZE - FRAME_LEN, FRAME_LEN }, /* last byte: sent */
+		{ 0xffffff00u, 0x100, FRAME_LEN },  /* offset + headroom wraps */
+		{ 0xfffffff0u, 0, 0x20 },           /* + len wraps */
+		{ 0xffffffffu, 0xffff, 0xffff },
+		{ 0xffff, 0, FRAME_LEN },           /* offset near 2^16 */
+		{ 0, 0xffff, FRAME_LEN },           /* headroom near 2^16 */
+		{ 0, PP_PAGE_SIZE - FRAME_LEN, FRAME_LEN + 1 }, /* one past */
+		{ 64, PP_PAGE_SIZE - FRAME_LEN, FRAME_LEN },    /* 64 past */
+	};
+	enum { NR = sizeof(geom) / sizeof(geom[0]) };
+	struct pp_frame f[NR], in[32];
+	struct pp_txq_stats ts;
+	unsigned long free_before;
+	uint64_t rx, tx, missed, crc;
+	unsigned int i, n, got = 0, bad = 0;
+	struct pp_port *p0, *p1;
+	double deadline;
+	struct env e;
+
+	env_init(&e);
+	free_before = free_pages(e.alloc);
+	p0 = port_open(&e, 0);
+	p1 = port_open(&e, 1);
+	for (i = 0; i < NR; i++) {
+		f[i].page = pp_pool_alloc_pages(p0->rxq[0].pool);
+		REQUIRE(f[i].page != NULL);
+		f[i].offset = geom[i].offset;
+		f[i].headroom = geom[i].headroom;
+		f[i].len = geom[i].len;
+	}
+	frame_fill(pp_frame_data(&f[0]), 7);
+	/* All taken; only the first may get a descriptor. */
+	CHECK_EQ(pp_port_tx_burst(p0, 0, f, NR), NR);
+	CHECK_EQ(pp_port_txq_stats(p0, 0, &ts), 0);
+	CHECK_EQ(ts.errors, NR - 1);
+	/* Whatever reaches port 1 within half a second after the first. */
+	deadline = now_s() + 5;
+	while (now_s() < deadline) {
+		n = pp_port_rx_burst(p1, 0, in, 32);
+		for (i = 0; i < n; i++) {
+			if (!frame_ok(&in[i], 7))
+				bad++;
+			pp_net_return_pages(e.alloc, NULL, &in[i].page, 1);
+		}
+		if (n && !got)
+			deadline = now_s() + 0.5;
+		got += n;
+	}
+	printf("tx_bounds: %u frames on the wire, %u not the good one\n", got,
+	       bad);
+	CHECK_EQ(got, 1);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(pp_e1000e_stats(p0, &rx, &tx, &missed, &crc), 0);
+	CHECK_EQ(tx, 1);
+	/* An empty burst reclaims the sent page. */
+	CHECK_EQ(pp_port_tx_burst(p0, 0, f, 0), 0);
+	CHECK_EQ(pp_port_close(p0), 0);
+	CHECK_EQ(pp_port_close(p1), 0);
+	pp_allocator_drain_thread(e.alloc);
+	CHECK_EQ(free_pages(e.alloc), free_before);
+	env_fini(&e);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int frames = argc > 2 ? (unsigned int)atoi(argv[2]) : 20000;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s link|fwd|dma_block|untrusted [frames]\n",
+		fprintf(stderr, "usage: %s link|fwd|dma_block|untrusted|tx_bounds [frames]\n",
 			argv[0]);
 		return 2;
 	}
@@ -445,6 +516,8 @@ int main(int argc, char **argv)
 		RUN_TEST(test_dma_block);
 	else if (!strcmp(argv[1], "untrusted"))
 		RUN_TEST(test_untrusted);
+	else if (!strcmp(argv[1], "tx_bounds"))
+		RUN_TEST(test_tx_bounds);
 	else
 		return 2;
 	return pp_test_result();

@@ -346,16 +346,17 @@ static unsigned int xdp_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 								  idx + i);
 		uint64_t addr = d->addr;
 		uint32_t len = d->len;
-		uint64_t off = addr & (PP_PAGE_SIZE - 1);
+		uint32_t off = (uint32_t)(addr & (PP_PAGE_SIZE - 1));
 		struct pp_page *page;
 
 		/*
 		 * The kernel's word is checked before it is used: the
-		 * address inside the UMEM, the data inside its frame, and
-		 * the frame one this queue put in its fill ring.
+		 * address inside the UMEM, the frame one this queue put in
+		 * its fill ring, and the data inside that page (the raw
+		 * 32-bit length, before it is narrowed into the frame). A
+		 * bad length on our page sends the page back to the pool.
 		 */
-		if (PP_UNLIKELY(addr >= xq->umem_size || !len ||
-				off + len > PP_PAGE_SIZE)) {
+		if (PP_UNLIKELY(addr >= xq->umem_size)) {
 			xq->bad_desc++;
 			continue;
 		}
@@ -365,6 +366,11 @@ static unsigned int xdp_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 			continue;
 		}
 		page->private_data = 0;
+		if (PP_UNLIKELY(!len || !pp_frame_bounds_ok(page, 0, off, len))) {
+			pp_pool_recycle_direct(rxq->pool, page);
+			xq->bad_desc++;
+			continue;
+		}
 		frames[ok].page = page;
 		frames[ok].offset = 0;
 		frames[ok].headroom = (uint16_t)off;
@@ -423,7 +429,7 @@ static unsigned int xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	struct xdp_queue *xq = txq->priv;
 	struct pp_page *foreign[PP_NET_BURST];
 	const uint64_t tag = xq->tag | XDP_TAG_TX;
-	unsigned int i, r, k = 0, nr_foreign = 0;
+	unsigned int i, r, room, k = 0, nr_foreign = 0;
 	uint32_t idx = 0;
 
 	xdp_complete(xq, txq);
@@ -431,27 +437,30 @@ static unsigned int xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		n = PP_NET_BURST;
 	/* reserve() takes all or nothing: ask for what fits (a ring
 	 * smaller than a burst, or one still full of unsent frames). */
-	n = xsk_prod_nb_free(&xq->tx, n) < n ? xsk_prod_nb_free(&xq->tx, n) : n;
+	room = xsk_prod_nb_free(&xq->tx, n);
+	if (room < n)
+		n = room;
 	r = xsk_ring_prod__reserve(&xq->tx, n, &idx);
 	for (i = 0; i < r; i++) {
 		struct pp_frame *f = &frames[i];
 		uint64_t addr = xdp_page_addr(xq->base, f->page);
-		uint32_t off = f->offset + f->headroom;
 		struct xdp_desc *d;
 
 		/*
-		 * A page of another arena has no UMEM address: it is taken
-		 * and freed, and counted as an error (copying it would need
-		 * a buffer this TX queue does not own).
+		 * A page of another arena has no UMEM address, a block of
+		 * a higher order spans several UMEM frames, and a frame
+		 * outside its page would make a descriptor outside it: each
+		 * is taken and freed, and counted as an error (copying it
+		 * would need a buffer this TX queue does not own).
 		 */
 		if (PP_UNLIKELY(addr >= xq->umem_size || f->page->order ||
-				off + f->len > PP_PAGE_SIZE)) {
+				!pp_frame_valid(f))) {
 			foreign[nr_foreign++] = f->page;
 			continue;
 		}
 		f->page->private_data = tag;
 		d = xsk_ring_prod__tx_desc(&xq->tx, idx + k);
-		d->addr = addr + off;
+		d->addr = addr + f->offset + f->headroom;
 		d->len = f->len;
 		d->options = 0;
 		k++;

@@ -18,7 +18,10 @@
  * without EOP (a frame spread over buffers, which 2048-byte buffers and a
  * 1522-byte maximum never need), or with a length above the buffer or below
  * an Ethernet header is dropped, its page recycled, and counted in the
- * queue's errors.
+ * queue's errors. Nor is a frame handed to TX: one that does not lie in
+ * its page block (pp_frame_valid()) would make the device read the
+ * neighbouring arena pages onto the wire, so it gets no descriptor; it is
+ * taken, its page returned, and counted in the TX queue's errors.
  *
  * Ownership (7.1.5, 7.2.2): the device owns RX descriptors [RDH, RDT) and
  * TX descriptors [TDH, TDT). One slot of each ring stays empty so that
@@ -117,7 +120,9 @@ static unsigned int e1000e_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 		len = d->length;
 		page = ep->rx_page[i];
 		if (PP_UNLIKELY(d->errors || !(status & E1000_RXD_STAT_EOP) ||
-				len > E1000_RX_BUF_LEN || len < ETH_HLEN)) {
+				len > E1000_RX_BUF_LEN || len < ETH_HLEN ||
+				!pp_frame_bounds_ok(page, ep->rx_off[i],
+						    ep->headroom, len))) {
 			pp_pool_recycle_direct(rxq->pool, page);
 			bad++;
 		} else {
@@ -186,14 +191,28 @@ static unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				    unsigned int n)
 {
 	struct e1000e_port *ep = txq->port->priv;
-	unsigned int sent, first, last, t = ep->tx_tail;
+	struct pp_page *bad[PP_NET_BURST];
+	unsigned int taken, first, last, nr_bad = 0, t = ep->tx_tail;
 
 	tx_clean(txq, ep);
-	for (sent = 0; sent < n; sent++) {
-		struct pp_frame *f = &frames[sent];
+	for (taken = 0; taken < n; taken++) {
+		struct pp_frame *f = &frames[taken];
 		struct e1000_tx_desc *d = &ep->tx_ring[t];
 		uint64_t iova;
 
+		/* The device reads what the descriptor says: the frame
+		 * must lie in its page before it gets one. */
+		if (PP_UNLIKELY(!pp_frame_valid(f))) {
+			bad[nr_bad++] = f->page;
+			if (nr_bad == PP_NET_BURST) {
+				pp_net_return_pages(txq->port->allocator,
+						    txq->napi_pool, bad,
+						    nr_bad);
+				pp_net_stat_add(&txq->stats.errors, nr_bad);
+				nr_bad = 0;
+			}
+			continue;
+		}
 		if (((t + 1) & RING_MASK) == ep->tx_clean)
 			break;
 		iova = page_iova(ep, f->page);
@@ -211,7 +230,7 @@ static unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		ep->tx_page[t] = f->page;
 		t = (t + 1) & RING_MASK;
 	}
-	if (sent) {
+	if (t != ep->tx_tail) {
 		/*
 		 * One status write-back per burst, not per frame: each is a
 		 * DMA write through the IOMMU (DPDK's em batches the same
@@ -226,7 +245,12 @@ static unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		e1000_write(ep->regs, E1000_TDT, t);
 	}
-	return sent;
+	if (PP_UNLIKELY(nr_bad)) {
+		pp_net_return_pages(txq->port->allocator, txq->napi_pool, bad,
+				    nr_bad);
+		pp_net_stat_add(&txq->stats.errors, nr_bad);
+	}
+	return taken;
 }
 
 /* 14.4 software reset: interrupts masked before and after. */

@@ -8,7 +8,9 @@
  * into the page after the headroom, and reports a frame of the configured
  * size. TX completes at once: each page goes back to its pool, directly
  * when the sending thread owns that pool (a poll flushing its own frames),
- * through the pool's ring otherwise.
+ * through the pool's ring otherwise. A frame outside its page is taken
+ * all the same and counted in the TX queue's errors, as a NIC's driver
+ * would drop it: null sends nothing, but it keeps the same contract.
  *
  * Keys: size=<60..PAGE-headroom> (frame length, default 64).
  */
@@ -90,11 +92,13 @@ static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 {
 	struct pp_pool *napi = txq->napi_pool;
 	struct pp_page *other[PP_NET_BURST];
-	unsigned int i, nr_other = 0;
+	unsigned int i, nr_other = 0, bad = 0;
 
 	for (i = 0; i < n; i++) {
 		struct pp_page *page = frames[i].page;
 
+		if (PP_UNLIKELY(!pp_frame_valid(&frames[i])))
+			bad++;
 		if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
 			pp_pool_recycle_direct(napi, page);
 			continue;
@@ -109,6 +113,8 @@ static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	if (nr_other)
 		pp_net_return_pages(txq->port->allocator, NULL, other,
 				    nr_other);
+	if (PP_UNLIKELY(bad))
+		pp_net_stat_add(&txq->stats.errors, bad);
 	return n;
 }
 

@@ -23,7 +23,7 @@
  *
  * Keys: peer=<name> (required: the other end, created with this one),
  *       ring=<64..65536> (slots per RX ring, a power of two; default the
- *       port's ring_size).
+ *       port's ring_size, which must then be in that range too).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -84,44 +84,78 @@ static inline void copy_frame(char *dst, const char *src, uint32_t len,
 	memcpy(dst, src, len);
 }
 
+/*
+ * Put @nr pages on @ring; returns how many went. The ring's release store
+ * of the producer tail orders the private_data and payload writes before
+ * the consumer's acquire of it (pp_ring pairs them).
+ */
+static inline unsigned int ring_put(struct pp_ring *ring, void **objs,
+				    unsigned int nr)
+{
+	return nr ? pp_ring_sp_enqueue_burst(ring, objs, nr) : 0;
+}
+
 static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				  unsigned int n)
 {
 	struct pp_port *peer = txq->port->peer;
-	unsigned int done = 0;
+	struct pp_page *bad[PP_NET_BURST];
+	void *objs[PP_NET_BURST];
+	unsigned int i, enq, done = 0, nr = 0, nr_bad = 0;
 	struct pp_ring *ring;
 
 	if (PP_UNLIKELY(!peer))
 		return 0;   /* carrier down: the caller keeps the frames */
 	ring = peer->rxq[txq->idx].priv;
-	while (done < n) {
-		void *objs[PP_NET_BURST];
-		unsigned int chunk = n - done, i, enq;
+	for (i = 0; i < n; i++) {
+		struct pp_frame *f = &frames[i];
+		uint64_t meta;
 
-		if (chunk > PP_NET_BURST)
-			chunk = PP_NET_BURST;
-		for (i = 0; i < chunk; i++) {
-			struct pp_frame *f = &frames[done + i];
-			uint64_t meta = meta_pack(f);
-
+		if (PP_UNLIKELY(!pp_frame_valid(f))) {
 			/*
-			 * Store only a change: a page cycling with the same
-			 * geometry keeps its descriptor line shared between
-			 * the two cores instead of bouncing it per frame.
+			 * Taken and dropped, but only once every frame in
+			 * front of it is on the ring: what a full ring
+			 * refuses must stay one run at the end of @frames.
 			 */
-			if (f->page->private_data != meta)
-				f->page->private_data = meta;
-			objs[i] = f->page;
+			enq = ring_put(ring, objs, nr);
+			done += enq;
+			if (enq < nr)
+				goto out;
+			nr = 0;
+			bad[nr_bad++] = f->page;
+			done++;
+			if (nr_bad == PP_NET_BURST) {
+				pp_net_return_pages(txq->port->allocator,
+						    txq->napi_pool, bad,
+						    nr_bad);
+				pp_net_stat_add(&txq->stats.errors, nr_bad);
+				nr_bad = 0;
+			}
+			continue;
 		}
 		/*
-		 * The ring's release store of the producer tail orders the
-		 * private_data and payload writes before the consumer's
-		 * acquire of it (pp_ring pairs them).
+		 * Store only a change: a page cycling with the same geometry
+		 * keeps its descriptor line shared between the two cores
+		 * instead of bouncing it per frame.
 		 */
-		enq = pp_ring_sp_enqueue_burst(ring, objs, chunk);
-		done += enq;
-		if (enq < chunk)
-			break;
+		meta = meta_pack(f);
+		if (f->page->private_data != meta)
+			f->page->private_data = meta;
+		objs[nr++] = f->page;
+		if (nr == PP_NET_BURST) {
+			enq = ring_put(ring, objs, nr);
+			done += enq;
+			if (enq < nr)
+				goto out;
+			nr = 0;
+		}
+	}
+	done += ring_put(ring, objs, nr);
+out:
+	if (PP_UNLIKELY(nr_bad)) {
+		pp_net_return_pages(txq->port->allocator, txq->napi_pool, bad,
+				    nr_bad);
+		pp_net_stat_add(&txq->stats.errors, nr_bad);
 	}
 	return done;
 }
@@ -167,6 +201,16 @@ static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 		shr = (uint16_t)(meta >> 16);
 		len = (uint16_t)meta;
 
+		/*
+		 * In-process, but still a device's word: the sender's TX
+		 * checked the frame, this end does not trust that it did.
+		 * Our own page or not, a bad one goes home uncopied.
+		 */
+		if (PP_UNLIKELY(!pp_frame_bounds_ok(src, off, shr, len))) {
+			ret[nr_ret++] = src;
+			bad++;
+			continue;
+		}
 		if (PP_UNLIKELY(pp_page_pool(src) == pool)) {
 			/* Our own page came back (a loop): no copy needed. */
 			frames[k].page = src;
@@ -177,9 +221,8 @@ static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 			continue;
 		}
 		ret[nr_ret++] = src;
-		/* In-process, but still a device's word: clamp it. */
-		if (PP_UNLIKELY(len > room ||
-				off + shr + len > (PP_PAGE_SIZE << src->order))) {
+		/* Longer than our buffer (a frame from a larger block). */
+		if (PP_UNLIKELY(len > room)) {
 			bad++;
 			continue;
 		}
@@ -199,7 +242,8 @@ static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 		frames[k].len = len;
 		k++;
 	}
-	/* Sender pages go home in one ring operation per pool. */
+	/* Sender pages go home in one ring operation per pool; bad ones of
+	 * our own pool are recycled directly (this thread owns it). */
 	if (nr_ret)
 		pp_net_return_pages(port->allocator, pool, ret, nr_ret);
 	if (PP_UNLIKELY(nobuf))
@@ -222,8 +266,15 @@ static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
 	}
 	if (pp_devargs_uint(da, "ring", VETH_RING_MIN, VETH_RING_MAX, &ring))
 		return -EINVAL;
+	/* Without ring=, the conf's size gets the key's checks: a size
+	 * out of range is the caller's mistake, not a failed allocation. */
+	if (ring < VETH_RING_MIN || ring > VETH_RING_MAX) {
+		PP_ERR("device '%s': pp_port_conf.ring_size %lu is out of range: a veth ring takes %d to %d slots, a power of two (or give ring=)",
+		       da->devstr, ring, VETH_RING_MIN, VETH_RING_MAX);
+		return -EINVAL;
+	}
 	if (ring & (ring - 1)) {
-		PP_ERR("device '%s': ring=%lu is not a power of two (try %lu)",
+		PP_ERR("device '%s': ring size %lu is not a power of two (try %lu)",
 		       da->devstr, ring, 1UL << (64 - __builtin_clzl(ring)));
 		return -EINVAL;
 	}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_frame.c - the frame bounds check and the helpers that edit a frame,
+ * on page descriptors made up here (only their order and address are
+ * read): sums that wrap in 32 bits, fields at their 16-bit limits, data
+ * ending on the block's last byte and one byte past it.
+ */
+#include <limits.h>
+
+#include <pagepool/pp_net.h>
+
+#include "pp_test.h"
+
+static uint8_t block[4 * PP_PAGE_SIZE] __attribute__((aligned(4096)));
+
+static struct pp_page page_of_order(uint8_t order)
+{
+	struct pp_page p = { .addr = block, .order = order };
+
+	return p;
+}
+
+static void test_bounds_ok(void)
+{
+	struct pp_page p0 = page_of_order(0), p1 = page_of_order(1);
+	struct pp_page p18 = page_of_order(18);
+	const uint32_t end = PP_PAGE_SIZE;
+
+	/* Inside, up to the last byte; then one byte past. */
+	CHECK(pp_frame_bounds_ok(&p0, 0, 0, end));
+	CHECK(!pp_frame_bounds_ok(&p0, 0, 0, end + 1));
+	CHECK(pp_frame_bounds_ok(&p0, 64, 256, end - 320));
+	CHECK(!pp_frame_bounds_ok(&p0, 64, 256, end - 319));
+	CHECK(pp_frame_bounds_ok(&p0, end, 0, 0));
+	CHECK(!pp_frame_bounds_ok(&p0, end, 0, 1));
+	CHECK(!pp_frame_bounds_ok(&p0, end + 1, 0, 0));
+	/* Sums that wrap in 32 bits. */
+	CHECK(!pp_frame_bounds_ok(&p0, 0xffffff00u, 0x100, 64));
+	CHECK(!pp_frame_bounds_ok(&p0, 0xfffffff0u, 0, 0x20));
+	CHECK(!pp_frame_bounds_ok(&p0, 0, 64, 0xffffffc0u));
+	CHECK(!pp_frame_bounds_ok(&p0, 0xffffffffu, 0xffffffffu,
+				  0xffffffffu));
+	CHECK(!pp_frame_bounds_ok(&p0, 1, 0, UINT32_MAX));
+	/* 16-bit fields at their limits. */
+	CHECK(!pp_frame_bounds_ok(&p0, 0xffff, 0, 64));
+	CHECK(!pp_frame_bounds_ok(&p0, 0, 0xffff, 1));
+	CHECK(!pp_frame_bounds_ok(&p0, 0, 0, 0xffff));
+	/* The block, not the page: order 1 is 8 KiB, order 18 is 1 GiB. */
+	CHECK(pp_frame_bounds_ok(&p1, end, 0, end));
+	CHECK(!pp_frame_bounds_ok(&p1, end, 0, end + 1));
+	CHECK(pp_frame_bounds_ok(&p18, (1u << 30) - 0x20000, 0xffff, 0xffff));
+	CHECK(!pp_frame_bounds_ok(&p18, (1u << 30) - 0x1fffd, 0xffff, 0xffff));
+	CHECK(!pp_frame_bounds_ok(&p18, 0xffffff00u, 0x100, 64));
+}
+
+static void test_valid(void)
+{
+	struct pp_page p0 = page_of_order(0);
+	struct pp_frame f = { .page = &p0, .offset = 64, .headroom = 256,
+			      .len = PP_PAGE_SIZE - 320 };
+
+	CHECK(pp_frame_valid(&f));
+	f.len++;
+	CHECK(!pp_frame_valid(&f));
+	f = (struct pp_frame){ .page = &p0, .offset = 0xffffff00u,
+			       .headroom = 0x100, .len = 64 };
+	CHECK(!pp_frame_valid(&f));
+}
+
+static void test_room(void)
+{
+	struct pp_page p0 = page_of_order(0), p1 = page_of_order(1);
+	struct pp_frame f = { .page = &p0, .offset = 64, .headroom = 256 };
+
+	CHECK_EQ(pp_frame_room(&f), PP_PAGE_SIZE - 320);
+	f.page = &p1;
+	CHECK_EQ(pp_frame_room(&f), 2 * PP_PAGE_SIZE - 320);
+	f = (struct pp_frame){ .page = &p0, .offset = PP_PAGE_SIZE };
+	CHECK_EQ(pp_frame_room(&f), 0);
+	/* Beyond the block: no room, not a wrapped 32-bit difference. */
+	f = (struct pp_frame){ .page = &p0, .offset = 0xffffff00u,
+			       .headroom = 0x100 };
+	CHECK_EQ(pp_frame_room(&f), 0);
+	f = (struct pp_frame){ .page = &p0, .offset = 0xffff };
+	CHECK_EQ(pp_frame_room(&f), 0);
+}
+
+static void test_adjust_head(void)
+{
+	struct pp_page p0 = page_of_order(0), p5 = page_of_order(5);
+	struct pp_frame f = { .page = &p0, .offset = 64, .headroom = 256,
+			      .len = 100 }, g;
+
+	/* Push a header, pull it again; the end stays. */
+	CHECK_EQ(pp_frame_adjust_head(&f, -14), 0);
+	CHECK_EQ(f.headroom, 242);
+	CHECK_EQ(f.len, 114);
+	CHECK_EQ(pp_frame_adjust_head(&f, 14), 0);
+	CHECK_EQ(f.headroom, 256);
+	CHECK_EQ(f.len, 100);
+	/* Down to the buffer start and to no data; not past either. */
+	CHECK_EQ(pp_frame_adjust_head(&f, -256), 0);
+	CHECK_EQ(pp_frame_adjust_head(&f, 356), 0);
+	CHECK_EQ(f.len, 0);
+	g = f;
+	CHECK_EQ(pp_frame_adjust_head(&f, 1), -1);
+	CHECK_EQ(pp_frame_adjust_head(&f, -357), -1);
+	CHECK(!memcmp(&f, &g, sizeof(f)));
+
+	/* Deltas whose int arithmetic would overflow. */
+	f = (struct pp_frame){ .page = &p0, .offset = 0, .headroom = 10,
+			       .len = 10 };
+	g = f;
+	CHECK_EQ(pp_frame_adjust_head(&f, INT_MIN), -1);
+	CHECK_EQ(pp_frame_adjust_head(&f, INT_MAX), -1);
+	CHECK(!memcmp(&f, &g, sizeof(f)));
+
+	/*
+	 * A 128 KiB block has room for 16-bit fields at their limits: the
+	 * bounds hold, but the results do not fit the fields, and a
+	 * truncated headroom of 0 or length of 0 is refused, not stored.
+	 */
+	f = (struct pp_frame){ .page = &p5, .offset = 0, .headroom = 0xffff,
+			       .len = 100 };
+	g = f;
+	CHECK_EQ(pp_frame_adjust_head(&f, 1), -1);
+	CHECK(!memcmp(&f, &g, sizeof(f)));
+	f = (struct pp_frame){ .page = &p5, .offset = 0, .headroom = 10,
+			       .len = 0xffff };
+	g = f;
+	CHECK_EQ(pp_frame_adjust_head(&f, -1), -1);
+	CHECK(!memcmp(&f, &g, sizeof(f)));
+
+	/* A frame outside its block stays refused, whichever way it moves. */
+	f = (struct pp_frame){ .page = &p0, .offset = 0xffffff00u,
+			       .headroom = 0x100, .len = 64 };
+	g = f;
+	CHECK_EQ(pp_frame_adjust_head(&f, -64), -1);
+	CHECK_EQ(pp_frame_adjust_head(&f, 64), -1);
+	CHECK(!memcmp(&f, &g, sizeof(f)));
+}
+
+static void test_adjust_tail(void)
+{
+	struct pp_page p0 = page_of_order(0), p5 = page_of_order(5);
+	struct pp_frame f = { .page = &p0, .offset = 64, .headroom = 256,
+			      .len = 100 }, g;
+
+	CHECK_EQ(pp_frame_adjust_tail(&f, -100), 0);
+	CHECK_EQ(f.len, 0);
+	CHECK_EQ(pp_frame_adjust_tail(&f, -1), -1);
+	/* Grow to the block's last byte; one more is refused. */
+	CHECK_EQ(pp_frame_adjust_tail(&f, (int)pp_frame_room(&f)), 0);
+	CHECK_EQ(f.len, PP_PAGE_SIZE - 320);
+	g = f;
+	CHECK_EQ(pp_frame_adjust_tail(&f, 1), -1);
+	CHECK_EQ(pp_frame_adjust_tail(&f, INT_MAX), -1);
+	CHECK_EQ(pp_frame_adjust_tail(&f, INT_MIN), -1);
+	CHECK(!memcmp(&f, &g, sizeof(f)));
+
+	/* Room in the block, none in the 16-bit length. */
+	f = (struct pp_frame){ .page = &p5, .offset = 0, .headroom = 0,
+			       .len = 0xffff };
+	CHECK_EQ(pp_frame_adjust_tail(&f, 1), -1);
+	CHECK_EQ(f.len, 0xffff);
+
+	f = (struct pp_frame){ .page = &p0, .offset = 0xfffffff0u,
+			       .headroom = 0, .len = 0 };
+	CHECK_EQ(pp_frame_adjust_tail(&f, 0x20), -1);
+	CHECK_EQ(f.len, 0);
+}
+
+int main(void)
+{
+	RUN_TEST(test_bounds_ok);
+	RUN_TEST(test_valid);
+	RUN_TEST(test_room);
+	RUN_TEST(test_adjust_head);
+	RUN_TEST(test_adjust_tail);
+	return pp_test_result();
+}
