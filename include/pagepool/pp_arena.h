@@ -2,7 +2,7 @@
 /*
  * pp_arena.h - the hugepage arena: one contiguous virtual range backed by
  * 1 GiB, 2 MiB or 4 KiB pages on one NUMA node, pre-faulted and locked at
- * creation (DESIGN.md decisions 1 and 7).
+ * creation (doc/design.md decisions 1 and 7).
  *
  * The arena reserves its whole range with PROT_NONE and maps hugepage-backed
  * segments into it with MAP_FIXED, so that one AF_XDP UMEM or one VFIO

@@ -28,7 +28,7 @@ extern "C" {
 #define PP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Order-0 pages are 4 KiB (DESIGN.md decision 3). */
+/* Order-0 pages are 4 KiB (doc/design.md decision 3). */
 #define PP_PAGE_SHIFT 12
 #define PP_PAGE_SIZE (1UL << PP_PAGE_SHIFT)
 

@@ -2,7 +2,7 @@
 /*
  * pp_dma.h - IOVA domains: how a device addresses arena memory.
  *
- * Mapping is per segment, not per page (DESIGN.md decision 5):
+ * Mapping is per segment, not per page (doc/design.md decision 5):
  * pp_dma_map_arena() does the expensive part once (reads pagemap for PA, an
  * ioctl per segment for VFIO in a later backend), and pp_dma_map_page() is
  * then an O(1) lookup that page_pool calls once per page lifetime.

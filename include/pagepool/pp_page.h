@@ -3,7 +3,7 @@
  * pp_page.h - page descriptors and the bulk page allocator.
  *
  * Every 4 KiB page of an arena has a 64-byte descriptor in a dense array
- * kept apart from the data (DESIGN.md decision 2), like the kernel's
+ * kept apart from the data (doc/design.md decision 2), like the kernel's
  * struct page in vmemmap. The allocator hands out descriptors; the data is
  * at pp_page_address().
  *
@@ -132,7 +132,7 @@ static inline void pp_free_page(struct pp_allocator *alloc, struct pp_page *page
 
 /*
  * pp_alloc_pages_bulk - the bulk order-0 allocator (Linux 5.13
- * __alloc_pages_bulk semantics; DESIGN.md has the list):
+ * __alloc_pages_bulk semantics; doc/design.md has the list):
  *
  *  - @nr_pages <= 0 returns 0 and allocates nothing.
  *  - Exactly one of @list and @array is non-NULL. With both NULL the call

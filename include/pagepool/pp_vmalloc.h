@@ -9,7 +9,7 @@
  * pages, and the tail, shorter than 2 MiB, with 4 KiB pages. So a 3 MiB
  * area is one 2 MiB page and 256 base pages, where the kernel maps two
  * 2 MiB pages and leaves 1 MiB unused. Every page is taken and the page
- * tables are filled at creation (DESIGN.md decision 7): running short is an
+ * tables are filled at creation (doc/design.md decision 7): running short is an
  * error or a fallback now, never a SIGBUS later.
  *
  * Each page size has a support query (pp_vmalloc_page_size_supported(),

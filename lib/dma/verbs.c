@@ -8,7 +8,7 @@
  * for the local device's work requests, the rkey for a peer's RDMA reads and
  * writes. Registration pins the pages and builds the device's translation,
  * which costs a system call and work proportional to the size, so it is done
- * once per arena segment (DESIGN.md decision 5) and never per page or per
+ * once per arena segment (doc/design.md decision 5) and never per page or per
  * message: a segment is one hugepage-backed mapping, registered whole.
  *
  * The O(1) lookup: each arena gets a table of MR pointers with one entry

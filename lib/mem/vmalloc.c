@@ -19,7 +19,7 @@
  * base page source (vmalloc_priv.h) names by file and offset, mapped
  * again here from that file: the allocator's pages of a 4 KiB arena.
  *
- * The allocator sits above this layer (DESIGN.md: each layer depends only
+ * The allocator sits above this layer (doc/design.md: each layer depends only
  * on those below), so this file knows nothing of it. The allocator's
  * source and the public pp_vmalloc(), the one call that sees both, are in
  * lib/page/page_vmalloc.c; lib/page's own descriptor arrays call

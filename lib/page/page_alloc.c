@@ -2,7 +2,7 @@
 /*
  * page_alloc.c - the allocator's public calls: create and destroy, the
  * single-page and higher-order calls, the bulk order-0 call with Linux
- * 5.13 __alloc_pages_bulk() semantics (DESIGN.md, "Bulk allocator
+ * 5.13 __alloc_pages_bulk() semantics (doc/design.md, "Bulk allocator
  * semantics"), and the frees.
  *
  * The fast path, inline here: find the thread's cache (a TLS compare),

@@ -30,7 +30,7 @@
 
 /* 1 GiB / 4 KiB = 2^18: the largest block, one 1 GiB hugepage. */
 #define PP_MAX_ORDER_LIMIT 18
-/* DESIGN.md: order 9 (2 MiB) for 4 KiB arenas too. */
+/* doc/design.md: order 9 (2 MiB) for 4 KiB arenas too. */
 #define PP_ORDER_4K_ARENA 9
 /* Node masks are 64 bits wide, so zones are too. */
 #define PP_MAX_ZONES 64

@@ -11,7 +11,7 @@
  * gives them back once lib/mem has unmapped the area. pp_vmalloc() is
  * here, not in lib/mem, because it is the one call that has to see both
  * layers; a registration hook in lib/mem would have been global state
- * (DESIGN.md decision 6).
+ * (doc/design.md decision 6).
  */
 #include <errno.h>
 #include <limits.h>

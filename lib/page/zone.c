@@ -187,7 +187,7 @@ int pp_zone_init(struct pp_zone *z, struct pp_arena *arena, unsigned int index,
 		return -EINVAL;
 	}
 
-	/* Descriptors live apart from the data (DESIGN.md decision 2). */
+	/* Descriptors live apart from the data (doc/design.md decision 2). */
 	z->pages = descs_alloc(z, arena, n);
 	if (!z->pages)
 		return -ENOMEM;

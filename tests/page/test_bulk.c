@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_bulk.c - the bulk allocator's semantics, one test per line of
- * DESIGN.md's "Bulk allocator semantics", plus creation errors, higher
+ * doc/design.md's "Bulk allocator semantics", plus creation errors, higher
  * orders, debug detection and destroy. Run with "4k" (no hugepages needed)
  * or "2m" (skips when no 2 MiB pages are free).
  */
