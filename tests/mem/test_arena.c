@@ -170,11 +170,9 @@ static long hp_sysfs(size_t page_size, const char *leaf)
 /* Skip unless @n pages of @page_size are free now (any node). */
 static void need_hugepages(size_t page_size, long n)
 {
-	long free_now = pp_hugepages_free(page_size, PP_NUMA_NODE_ANY);
-
-	if (free_now < n)
-		pp_test_skip("need %ld free %zu kB hugepages, %ld free (scripts/setup.sh reserves them)",
-			     n, page_size >> 10, free_now);
+	pp_test_need_hugepages(page_size, n,
+			       pp_hugepages_free(page_size, PP_NUMA_NODE_ANY),
+			       "free");
 }
 
 static struct pp_arena *make(size_t size, size_t page_size, int node,
@@ -419,7 +417,8 @@ static void exhaust_one(size_t page_size, int node)
 	long free_before;
 
 	if (total < 0)
-		pp_test_skip("no %zu kB hugepages on this kernel", page_size >> 10);
+		pp_test_skip(PP_TEST_NO_HUGEPAGE_SIZE, page_size >> 10,
+			     page_size >> 10);
 	free_before = hp_sysfs(page_size, "free_hugepages");
 	pp_test_log_reset();
 	a = make((size_t)(total + 1) * page_size, page_size, node, 0, NULL);

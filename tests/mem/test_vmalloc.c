@@ -135,14 +135,15 @@ static int numa_maps_line(const void *addr, char *out, size_t len)
 	return found;
 }
 
+static long available(size_t page_size)
+{
+	return pp_vmalloc_pages_available(page_size, PP_NUMA_NODE_ANY);
+}
+
 /* Skip unless @n hugepages of @page_size are available to a new area. */
 static void need_hugepages(size_t page_size, long n)
 {
-	long avail = pp_vmalloc_pages_available(page_size, PP_NUMA_NODE_ANY);
-
-	if (avail < n)
-		pp_test_skip("need %ld free %zu kB hugepages, %ld available (scripts/setup.sh reserves them)",
-			     n, page_size >> 10, avail);
+	pp_test_need_hugepages(page_size, n, available(page_size), "available");
 }
 
 /* ---- helpers ---- */
@@ -226,12 +227,7 @@ static void test_sizes(void)
 		1, 4095, 4096, 4097, 1 * MiB, 2 * MiB - 1, 2 * MiB,
 		2 * MiB + 1, 3 * MiB, 5 * MiB + 12345, 64 * MiB + 4096,
 	};
-	long avail = pp_vmalloc_pages_available(PP_PAGE_SIZE_2M,
-						PP_NUMA_NODE_ANY);
-
-	if (avail < 33)
-		pp_test_skip("need 33 free 2 MiB hugepages, %ld available (scripts/setup.sh reserves them)",
-			     avail);
+	need_hugepages(PP_PAGE_SIZE_2M, 33);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		size_t size = sizes[i];
 		/* NO_1G: the machine's two 1 GiB pages are not ours. */
@@ -332,9 +328,10 @@ static void test_no_1g(void)
 	 * Short: one 1 GiB page more than are available, and no 2 MiB pages
 	 * (NO_2M), so what 1 GiB pages cannot cover falls to base pages.
 	 */
-	n1g = pp_vmalloc_pages_available(PP_PAGE_SIZE_1G, PP_NUMA_NODE_ANY);
+	n1g = available(PP_PAGE_SIZE_1G);
 	if (n1g < 0)
-		pp_test_skip("this kernel offers no 1 GiB hugepages");
+		pp_test_skip(PP_TEST_NO_HUGEPAGE_SIZE, PP_PAGE_SIZE_1G >> 10,
+			     PP_PAGE_SIZE_1G >> 10);
 	if (n1g > 2)
 		pp_test_skip("%ld 1 GiB pages free: the short case would map %ld GiB",
 			     n1g, n1g + 1);
@@ -419,9 +416,10 @@ static void test_exhaust(void)
 	struct pp_vm_area *a;
 	long n;
 
-	n = pp_vmalloc_pages_available(PP_PAGE_SIZE_2M, PP_NUMA_NODE_ANY);
+	n = available(PP_PAGE_SIZE_2M);
 	if (n < 0)
-		pp_test_skip("this kernel offers no 2 MiB hugepages");
+		pp_test_skip(PP_TEST_NO_HUGEPAGE_SIZE, PP_PAGE_SIZE_2M >> 10,
+			     PP_PAGE_SIZE_2M >> 10);
 	pp_test_log_reset();
 	a = vmalloc_flags((size_t)(n + 1) * 2 * MiB,
 			  PP_VMALLOC_F_NO_1G | PP_VMALLOC_F_NO_FALLBACK);
@@ -429,7 +427,7 @@ static void test_exhaust(void)
 	CHECK(pp_test_log_has("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"));
 	CHECK(pp_test_log_has("reserve"));
 
-	n = pp_vmalloc_pages_available(PP_PAGE_SIZE_1G, PP_NUMA_NODE_ANY);
+	n = available(PP_PAGE_SIZE_1G);
 	if (n >= 0) {
 		pp_test_log_reset();
 		a = vmalloc_flags((size_t)(n + 1) * GiB,
