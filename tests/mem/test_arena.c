@@ -6,7 +6,9 @@
  * count.
  *
  * One executable, one case per argument, so that meson reports a case
- * that lacks hugepages as skipped without hiding the others.
+ * that lacks hugepages as skipped without hiding the others. A case with
+ * a 2 MiB and a 1 GiB half runs the first on a CPU without 1 GiB pages
+ * and prints a SKIP line for the second.
  *
  * Where the kernel keeps a per-process figure, the checks use it rather
  * than the machine's free counts: other programs (and the other tests,
@@ -405,7 +407,7 @@ static void test_several(void)
  * Ask for one page more than the machine has reserved in all: more than
  * are free now, whatever other processes do meanwhile, and the arena
  * never takes a page it cannot keep. Check the one message and that
- * nothing is left behind.
+ * nothing is left behind. Takes no page, so it runs beside other tests.
  */
 static void exhaust_one(size_t page_size, int node)
 {
@@ -416,9 +418,7 @@ static void exhaust_one(size_t page_size, int node)
 	struct pp_arena *a;
 	long free_before;
 
-	if (total < 0)
-		pp_test_skip(PP_TEST_NO_HUGEPAGE_SIZE, page_size >> 10,
-			     page_size >> 10);
+	REQUIRE(total >= 0); /* the caller checked the size exists */
 	free_before = hp_sysfs(page_size, "free_hugepages");
 	pp_test_log_reset();
 	a = make((size_t)(total + 1) * page_size, page_size, node, 0, NULL);
@@ -455,11 +455,49 @@ static void exhaust_one(size_t page_size, int node)
 		CHECK_EQ(status_kb("HugetlbPages"), hp_kb);
 }
 
+/*
+ * A size this CPU or kernel lacks: the request fails at once with a
+ * message that names the missing sysfs directory, never a count of
+ * pages (a count there would be an errno).
+ */
+static void unsupported_one(size_t page_size)
+{
+	long fds = count_fds(), maps = ARENA_MAPS();
+	char want[96];
+	struct pp_arena *a;
+
+	pp_test_log_reset();
+	a = make(page_size, page_size, PP_NUMA_NODE_ANY, 0, NULL);
+	CHECK(a == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK_EQ(pp_test_log_count, 1);
+	CHECK(pp_test_log_has("offers no"));
+	snprintf(want, sizeof(want), "hugepages-%zukB", page_size >> 10);
+	CHECK(pp_test_log_has(want));
+	CHECK(!pp_test_log_has("are free"));
+	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(ARENA_MAPS(), maps);
+}
+
+/*
+ * 2 MiB pages on every machine that has them; 1 GiB pages where the CPU
+ * has them, else the unsupported message and a SKIP line for that half.
+ */
 static void test_exhaust(void)
 {
+	if (!pp_test_hugepage_size_supported(PP_PAGE_SIZE_2M))
+		pp_test_skip(PP_TEST_NO_HUGEPAGE_SIZE, PP_PAGE_SIZE_2M >> 10,
+			     PP_PAGE_SIZE_2M >> 10);
 	exhaust_one(PP_PAGE_SIZE_2M, PP_NUMA_NODE_ANY);
 	exhaust_one(PP_PAGE_SIZE_2M, 0);
-	exhaust_one(PP_PAGE_SIZE_1G, PP_NUMA_NODE_ANY);
+	if (pp_test_hugepage_size_supported(PP_PAGE_SIZE_1G)) {
+		exhaust_one(PP_PAGE_SIZE_1G, PP_NUMA_NODE_ANY);
+		exhaust_one(PP_PAGE_SIZE_1G, 0);
+	} else {
+		unsupported_one(PP_PAGE_SIZE_1G);
+		pp_test_skip_part("exhaust 1 GiB", PP_TEST_NO_HUGEPAGE_SIZE,
+				  PP_PAGE_SIZE_1G >> 10, PP_PAGE_SIZE_1G >> 10);
+	}
 }
 
 /* One bad argument: NULL, EINVAL, and one message containing @needle. */
