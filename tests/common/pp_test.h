@@ -68,9 +68,9 @@ static inline void pp_test_skip(const char *fmt, ...)
 
 /*
  * A case that runs without one of its parts says so on a line of its own,
- * "     SKIP <part>: <reason>", and still passes on what did run. A guest
- * that has what the part needs can fail a case whose output has such a
- * line (tests/numa does, for test_bulk).
+ * "     SKIP <part>: <reason>", and still passes on what did run. The guest
+ * that has what the part needs fails a case whose output has such a line
+ * (tests/gig for every case it reruns, tests/numa for test_bulk).
  */
 __attribute__((format(printf, 2, 3)))
 static inline void pp_test_skip_part(const char *part, const char *fmt, ...)

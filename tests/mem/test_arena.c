@@ -8,7 +8,8 @@
  * One executable, one case per argument, so that meson reports a case
  * that lacks hugepages as skipped without hiding the others. A case with
  * a 2 MiB and a 1 GiB half runs the first on a CPU without 1 GiB pages
- * and prints a SKIP line for the second.
+ * and prints a SKIP line for the second; the gig guest (tests/gig) has
+ * 1 GiB pages and reruns the 1 GiB cases, where any skip fails.
  *
  * Where the kernel keeps a per-process figure, the checks use it rather
  * than the machine's free counts: other programs (and the other tests,
@@ -499,7 +500,8 @@ static void unsupported_one(size_t page_size)
 
 /*
  * 2 MiB pages on every machine that has them; 1 GiB pages where the CPU
- * has them, else the unsupported message and a SKIP line for that half.
+ * has them (the gig guest, tests/gig), else the unsupported message and
+ * a SKIP line for that half.
  */
 static void test_exhaust(void)
 {

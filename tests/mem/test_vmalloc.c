@@ -9,7 +9,9 @@
  * One executable, one case per argument, so that a case that lacks
  * hugepages is reported skipped without hiding the others. A case with a
  * 2 MiB and a 1 GiB half runs the first on a CPU without 1 GiB pages and
- * prints a SKIP line for the second. Hugepage figures are this process's own (HugetlbPages in /proc/self/status): the
+ * prints a SKIP line for the second; the gig guest (tests/gig) has 1 GiB
+ * pages and reruns the 1 GiB cases, where any skip fails. Hugepage
+ * figures are this process's own (HugetlbPages in /proc/self/status): the
  * machine's free counts move with whatever else runs.
  */
 #include <dirent.h>
@@ -308,7 +310,8 @@ static void test_gig(void)
  * No 1 GiB pages usable: switched off for the area (NO_1G), absent from
  * the CPU or kernel (the same area, and no fallback either), or short
  * (more asked than are free), where what 1 GiB pages cannot cover falls
- * to smaller pages. A machine has either the second or the third.
+ * to smaller pages. A machine has either the second or the third; the
+ * gig guest (tests/gig) has the third.
  */
 static void test_no_1g(void)
 {
