@@ -81,7 +81,7 @@ struct shortage {
 	size_t page_size;
 	int node;		/* as asked; negative for any node */
 	long need;
-	long avail;		/* negative when sysfs could not be read */
+	long avail;		/* -errno when sysfs could not be read */
 	bool unsupported;	/* the kernel offers no pages of this size */
 	const char *full_dir;	/* hugetlbfs mount out of room, pool not */
 };
@@ -110,10 +110,22 @@ static void format_shortage(char *buf, size_t len, const struct shortage *s)
 			 s->full_dir);
 		return;
 	}
+	if (s->avail < 0) {
+		/* An errno from sysfs, not a count: say so, not "-2 free". */
+		pp_os_hugepages_path(path, sizeof(path), s->page_size, s->node,
+				     "free_hugepages");
+		snprintf(buf, len,
+			 "need %ld free %zu kB hugepages but their free count cannot be read (%s): check %s",
+			 s->need, s->page_size >> 10, strerror((int)-s->avail),
+			 path);
+		return;
+	}
 	pp_os_hugepages_path(path, sizeof(path), s->page_size, s->node,
 			     "nr_hugepages");
 	total = pp_os_hugepages_total(s->page_size, s->node);
-	add = s->need - (s->avail > 0 ? s->avail : 0);
+	if (total < 0)
+		total = 0;
+	add = s->need - s->avail;
 	if (s->node >= 0)
 		snprintf(buf, len,
 			 "need %ld free %zu kB hugepages on node %d but %ld are free there: reserve %ld more with 'echo %ld > %s'%s",

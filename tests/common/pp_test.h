@@ -2,14 +2,17 @@
 /*
  * pp_test.h - the few things every test needs: checks that report where
  * they failed and keep going, a skip exit (77, which meson reports as
- * SKIP), a log capture to assert on the library's messages, and arena
- * helpers that skip with the reason when the machine lacks hugepages.
+ * SKIP) and a SKIP line for a part of a case, a log capture to assert on
+ * the library's messages, and hugepage and arena helpers that skip with
+ * the reason when the machine lacks hugepages (lacks the size at all, or
+ * has too few free).
  */
 #ifndef PP_TEST_H
 #define PP_TEST_H
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +64,24 @@ static inline void pp_test_skip(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stdout, "\n");
 	exit(PP_TEST_SKIP);
+}
+
+/*
+ * A case that runs without one of its parts says so on a line of its own,
+ * "     SKIP <part>: <reason>", and still passes on what did run. The guest
+ * that has what the part needs fails a case whose output has such a line
+ * (tests/gig for every case it reruns, tests/numa for test_bulk).
+ */
+__attribute__((format(printf, 2, 3)))
+static inline void pp_test_skip_part(const char *part, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("     SKIP %s: ", part);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
 }
 
 /* Run one test function by name, printing a line per test. */
@@ -120,6 +141,48 @@ static inline int pp_test_log_has(const char *needle)
 	return found;
 }
 
+/* ---- hugepage counts ---- */
+
+/*
+ * Why a hugepage size cannot be had at all, for skip messages; its two
+ * arguments are the size in kB, twice. A CPU without 1 GiB pages (no
+ * pdpe1gb) or a kernel without hugetlb has no sysfs directory for the
+ * size, and the counts are then -ENOENT, not a number of pages.
+ */
+#define PP_TEST_NO_HUGEPAGE_SIZE \
+	"this CPU/kernel has no %zu kB hugepages (no /sys/kernel/mm/hugepages/hugepages-%zukB)"
+
+/* Whether the kernel offers hugepages of @page_size at all. */
+static inline int pp_test_hugepage_size_supported(size_t page_size)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%zukB",
+		 page_size >> 10);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * Skip unless @have, a count of @page_size hugepages (@counted says which:
+ * "free" from pp_hugepages_free(), "available" from
+ * pp_vmalloc_pages_available()), is at least @need. Those calls return
+ * -errno when there is no count to give; that is said as such, never
+ * printed as a number of pages.
+ */
+static inline void pp_test_need_hugepages(size_t page_size, long need,
+					  long have, const char *counted)
+{
+	if (have < 0 && !pp_test_hugepage_size_supported(page_size))
+		pp_test_skip(PP_TEST_NO_HUGEPAGE_SIZE, page_size >> 10,
+			     page_size >> 10);
+	if (have < 0)
+		pp_test_skip("need %ld %s %zu kB hugepages, and their count cannot be read: %s",
+			     need, counted, page_size >> 10, strerror((int)-have));
+	if (have < need)
+		pp_test_skip("need %ld %s %zu kB hugepages, %ld %s (scripts/setup.sh reserves them)",
+			     need, counted, page_size >> 10, have, counted);
+}
+
 /* ---- arenas ---- */
 
 /* NUMA nodes the kernel shows (node directories in sysfs), at least 1. */
@@ -152,6 +215,10 @@ static inline struct pp_arena *pp_test_arena(size_t size, size_t page_size)
 	};
 	struct pp_arena *a = pp_arena_create(&o);
 
+	if (!a && errno == ENOMEM && page_size != PP_PAGE_SIZE_4K &&
+	    !pp_test_hugepage_size_supported(page_size))
+		pp_test_skip(PP_TEST_NO_HUGEPAGE_SIZE, page_size >> 10,
+			     page_size >> 10);
 	if (!a && errno == ENOMEM && page_size != PP_PAGE_SIZE_4K)
 		pp_test_skip("no %zu KiB hugepages free for a %zu KiB arena (run scripts/setup.sh)",
 			     page_size >> 10, size >> 10);

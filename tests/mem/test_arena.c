@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_arena.c - the hugepage arena against the real kernel: page sizes,
- * AUTO, several arenas, hugepage exhaustion, the 4 KiB fallback, argument
- * errors, hugetlbfs directories, NUMA nodes, mlock limits and the user
- * count.
+ * AUTO, several arenas, hugepage exhaustion (foreseen from the counts,
+ * and real: every free page taken), the 4 KiB fallback, argument errors,
+ * hugetlbfs directories, NUMA nodes, mlock limits and the user count.
  *
  * One executable, one case per argument, so that meson reports a case
- * that lacks hugepages as skipped without hiding the others.
+ * that lacks hugepages as skipped without hiding the others. A case with
+ * a 2 MiB and a 1 GiB half runs the first on a CPU without 1 GiB pages
+ * and prints a SKIP line for the second; the gig guest (tests/gig) has
+ * 1 GiB pages and reruns the 1 GiB cases, where any skip fails.
  *
  * Where the kernel keeps a per-process figure, the checks use it rather
  * than the machine's free counts: other programs (and the other tests,
@@ -170,11 +173,26 @@ static long hp_sysfs(size_t page_size, const char *leaf)
 /* Skip unless @n pages of @page_size are free now (any node). */
 static void need_hugepages(size_t page_size, long n)
 {
-	long free_now = pp_hugepages_free(page_size, PP_NUMA_NODE_ANY);
+	pp_test_need_hugepages(page_size, n,
+			       pp_hugepages_free(page_size, PP_NUMA_NODE_ANY),
+			       "free");
+}
 
-	if (free_now < n)
-		pp_test_skip("need %ld free %zu kB hugepages, %ld free (scripts/setup.sh reserves them)",
-			     n, page_size >> 10, free_now);
+/*
+ * Pages of @page_size a new arena can take now: free minus those other
+ * mappings reserved and have not touched yet, the figure the arena
+ * checks before it takes any. 0 where the size does not exist.
+ */
+static long hp_available(size_t page_size)
+{
+	long free_now = hp_sysfs(page_size, "free_hugepages");
+	long resv = hp_sysfs(page_size, "resv_hugepages");
+
+	if (free_now < 0)
+		return 0;
+	if (resv > 0)
+		free_now = free_now > resv ? free_now - resv : 0;
+	return free_now;
 }
 
 static struct pp_arena *make(size_t size, size_t page_size, int node,
@@ -407,7 +425,8 @@ static void test_several(void)
  * Ask for one page more than the machine has reserved in all: more than
  * are free now, whatever other processes do meanwhile, and the arena
  * never takes a page it cannot keep. Check the one message and that
- * nothing is left behind.
+ * nothing is left behind. Takes no page, so it runs beside other tests;
+ * exhaust_all below takes them all.
  */
 static void exhaust_one(size_t page_size, int node)
 {
@@ -418,8 +437,7 @@ static void exhaust_one(size_t page_size, int node)
 	struct pp_arena *a;
 	long free_before;
 
-	if (total < 0)
-		pp_test_skip("no %zu kB hugepages on this kernel", page_size >> 10);
+	REQUIRE(total >= 0); /* the caller checked the size exists */
 	free_before = hp_sysfs(page_size, "free_hugepages");
 	pp_test_log_reset();
 	a = make((size_t)(total + 1) * page_size, page_size, node, 0, NULL);
@@ -456,11 +474,193 @@ static void exhaust_one(size_t page_size, int node)
 		CHECK_EQ(status_kb("HugetlbPages"), hp_kb);
 }
 
+/*
+ * A size this CPU or kernel lacks: the request fails at once with a
+ * message that names the missing sysfs directory, never a count of
+ * pages (a count there would be an errno).
+ */
+static void unsupported_one(size_t page_size)
+{
+	long fds = count_fds(), maps = ARENA_MAPS();
+	char want[96];
+	struct pp_arena *a;
+
+	pp_test_log_reset();
+	a = make(page_size, page_size, PP_NUMA_NODE_ANY, 0, NULL);
+	CHECK(a == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK_EQ(pp_test_log_count, 1);
+	CHECK(pp_test_log_has("offers no"));
+	snprintf(want, sizeof(want), "hugepages-%zukB", page_size >> 10);
+	CHECK(pp_test_log_has(want));
+	CHECK(!pp_test_log_has("are free"));
+	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(ARENA_MAPS(), maps);
+}
+
+/*
+ * 2 MiB pages on every machine that has them; 1 GiB pages where the CPU
+ * has them (the gig guest, tests/gig), else the unsupported message and
+ * a SKIP line for that half.
+ */
 static void test_exhaust(void)
 {
+	if (!pp_test_hugepage_size_supported(PP_PAGE_SIZE_2M))
+		pp_test_skip(PP_TEST_NO_HUGEPAGE_SIZE, PP_PAGE_SIZE_2M >> 10,
+			     PP_PAGE_SIZE_2M >> 10);
 	exhaust_one(PP_PAGE_SIZE_2M, PP_NUMA_NODE_ANY);
 	exhaust_one(PP_PAGE_SIZE_2M, 0);
-	exhaust_one(PP_PAGE_SIZE_1G, PP_NUMA_NODE_ANY);
+	if (pp_test_hugepage_size_supported(PP_PAGE_SIZE_1G)) {
+		exhaust_one(PP_PAGE_SIZE_1G, PP_NUMA_NODE_ANY);
+		exhaust_one(PP_PAGE_SIZE_1G, 0);
+	} else {
+		unsupported_one(PP_PAGE_SIZE_1G);
+		pp_test_skip_part("exhaust 1 GiB", PP_TEST_NO_HUGEPAGE_SIZE,
+				  PP_PAGE_SIZE_1G >> 10, PP_PAGE_SIZE_1G >> 10);
+	}
+}
+
+/*
+ * An arena of every @page_size page a new arena can take now, or NULL
+ * when there is none. Others may take pages between the count and the
+ * arena: a few tries, then a skip.
+ */
+static struct pp_arena *take_all(size_t page_size)
+{
+	long hp_kb = status_kb("HugetlbPages");
+
+	for (int tries = 0; tries < 3; tries++) {
+		long n = hp_available(page_size);
+		struct pp_arena *a;
+
+		if (n == 0)
+			return NULL;
+		a = make((size_t)n * page_size, page_size, PP_NUMA_NODE_ANY,
+			 0, NULL);
+		if (!a) {
+			CHECK_EQ(errno, ENOMEM);
+			continue;
+		}
+		CHECK_EQ(pp_arena_size(a), (size_t)n * page_size);
+		CHECK_EQ(pp_arena_page_size(a), page_size);
+		/* Every page taken at creation, none left to fault later. */
+		if (hp_kb >= 0)
+			CHECK_EQ(status_kb("HugetlbPages") - hp_kb,
+				 n * (long)(page_size >> 10));
+		return a;
+	}
+	pp_test_skip("%zu kB hugepages taken by others while this test took them all",
+		     page_size >> 10);
+}
+
+/* With no @page_size page left: one page fails at once and takes nothing. */
+static void check_exhausted(size_t page_size)
+{
+	long fds = count_fds(), maps = ARENA_MAPS();
+	long hp_kb = status_kb("HugetlbPages");
+	char want[96];
+	struct pp_arena *a;
+
+	pp_test_log_reset();
+	a = make(page_size, page_size, PP_NUMA_NODE_ANY, 0, NULL);
+	if (a)
+		/* Only right if another process gave pages back meanwhile. */
+		pp_test_skip("%zu kB hugepages given back by others meanwhile",
+			     page_size >> 10);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK_EQ(pp_test_log_count, 1);
+	snprintf(want, sizeof(want), "need 1 free %zu kB hugepages but 0 are free",
+		 page_size >> 10);
+	CHECK(pp_test_log_has(want));
+	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(ARENA_MAPS(), maps);
+	if (hp_kb >= 0)
+		CHECK_EQ(status_kb("HugetlbPages"), hp_kb);
+}
+
+/* Once the holder is gone, its pages serve a new arena again. */
+static void check_given_back(size_t page_size)
+{
+	struct pp_arena *a = make(page_size, page_size, PP_NUMA_NODE_ANY, 0,
+				  NULL);
+
+	if (!a && errno == ENOMEM)
+		pp_test_skip("%zu kB hugepages taken by others meanwhile",
+			     page_size >> 10);
+	REQUIRE(a != NULL);
+	check_arena(a, page_size, page_size);
+	destroy_gone(a);
+}
+
+/*
+ * Exhaustion for real, not foreseen from the counts: an arena takes every
+ * free 2 MiB page, and another must then fail cleanly; likewise 1 GiB
+ * pages where the CPU has them. With both gone, AUTO falls back to 4 KiB
+ * pages when allowed and fails when not; with only 2 MiB pages gone, it
+ * takes a whole 1 GiB page for a 4 MiB arena. Destroying the holders
+ * gives every page back. This empties the machine's free pools for a
+ * moment: meson runs it alone (is_parallel: false).
+ */
+static void test_exhaust_all(void)
+{
+	long fds = count_fds(), maps = ARENA_MAPS();
+	long hp_kb = status_kb("HugetlbPages");
+	bool gig = pp_test_hugepage_size_supported(PP_PAGE_SIZE_1G);
+	struct pp_arena *all_2m, *all_1g = NULL, *a;
+
+	need_hugepages(PP_PAGE_SIZE_2M, 1);
+	all_2m = take_all(PP_PAGE_SIZE_2M);
+	if (!all_2m)
+		pp_test_skip("2 MiB hugepages taken by others meanwhile");
+	check_exhausted(PP_PAGE_SIZE_2M);
+
+	if (gig && hp_available(PP_PAGE_SIZE_1G) > 0) {
+		a = make(4 * MiB, PP_PAGE_SIZE_AUTO, PP_NUMA_NODE_ANY, 0, NULL);
+		REQUIRE(a != NULL);
+		CHECK_EQ(pp_arena_page_size(a), PP_PAGE_SIZE_1G);
+		CHECK_EQ(pp_arena_size(a), PP_PAGE_SIZE_1G);
+		destroy_gone(a);
+	}
+	if (gig) {
+		all_1g = take_all(PP_PAGE_SIZE_1G);
+		check_exhausted(PP_PAGE_SIZE_1G);
+	}
+
+	/* No hugepage of any size: 4 KiB pages if allowed, with the reason. */
+	pp_test_log_reset();
+	a = make(4 * MiB, PP_PAGE_SIZE_AUTO, PP_NUMA_NODE_ANY,
+		 PP_ARENA_F_ALLOW_4K, NULL);
+	REQUIRE(a != NULL);
+	CHECK_EQ(pp_test_log_count, 1);
+	CHECK(pp_test_log_has("need 2 free 2048 kB hugepages but 0 are free"));
+	CHECK(pp_test_log_has("using 4 KiB pages"));
+	check_arena(a, 4 * MiB, PP_PAGE_SIZE_4K);
+	destroy_gone(a);
+	pp_test_log_reset();
+	a = make(4 * MiB, PP_PAGE_SIZE_AUTO, PP_NUMA_NODE_ANY, 0, NULL);
+	CHECK(a == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK_EQ(pp_test_log_count, 1);
+	CHECK(pp_test_log_has("need 2 free 2048 kB hugepages but 0 are free"));
+	CHECK(pp_test_log_has("PP_ARENA_F_ALLOW_4K"));
+
+	if (all_1g) {
+		destroy_gone(all_1g);
+		check_given_back(PP_PAGE_SIZE_1G);
+	} else if (gig) {
+		pp_test_skip_part("exhaust_all 1 GiB",
+				  "no 1 GiB hugepage free to take (scripts/setup.sh reserves them)");
+	} else {
+		pp_test_skip_part("exhaust_all 1 GiB", PP_TEST_NO_HUGEPAGE_SIZE,
+				  PP_PAGE_SIZE_1G >> 10, PP_PAGE_SIZE_1G >> 10);
+	}
+	destroy_gone(all_2m);
+	check_given_back(PP_PAGE_SIZE_2M);
+
+	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(ARENA_MAPS(), maps);
+	if (hp_kb >= 0)
+		CHECK_EQ(status_kb("HugetlbPages"), hp_kb);
 }
 
 /* One bad argument: NULL, EINVAL, and one message containing @needle. */
@@ -840,6 +1040,7 @@ static const struct {
 	{ "auto", test_auto },
 	{ "several", test_several },
 	{ "exhaust", test_exhaust },
+	{ "exhaust_all", test_exhaust_all },
 	{ "fallback", test_fallback },
 	{ "bad_args", test_bad_args },
 	{ "hugetlbfs", test_hugetlbfs },

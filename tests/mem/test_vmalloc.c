@@ -3,11 +3,14 @@
  * test_vmalloc.c - huge vmalloc areas against the real kernel: the page
  * sizes an area is made of (checked in /proc/self/smaps, the kernel's own
  * account, not only in our statistics), each fallback, the off switch,
- * exhaustion, base pages from the allocator, NUMA placement, and that
- * nothing leaks.
+ * exhaustion (foreseen from the counts, and real: every free page taken),
+ * base pages from the allocator, NUMA placement, and that nothing leaks.
  *
  * One executable, one case per argument, so that a case that lacks
- * hugepages is reported skipped without hiding the others. Hugepage
+ * hugepages is reported skipped without hiding the others. A case with a
+ * 2 MiB and a 1 GiB half runs the first on a CPU without 1 GiB pages and
+ * prints a SKIP line for the second; the gig guest (tests/gig) has 1 GiB
+ * pages and reruns the 1 GiB cases, where any skip fails. Hugepage
  * figures are this process's own (HugetlbPages in /proc/self/status): the
  * machine's free counts move with whatever else runs.
  */
@@ -135,14 +138,15 @@ static int numa_maps_line(const void *addr, char *out, size_t len)
 	return found;
 }
 
+static long available(size_t page_size)
+{
+	return pp_vmalloc_pages_available(page_size, PP_NUMA_NODE_ANY);
+}
+
 /* Skip unless @n hugepages of @page_size are available to a new area. */
 static void need_hugepages(size_t page_size, long n)
 {
-	long avail = pp_vmalloc_pages_available(page_size, PP_NUMA_NODE_ANY);
-
-	if (avail < n)
-		pp_test_skip("need %ld free %zu kB hugepages, %ld available (scripts/setup.sh reserves them)",
-			     n, page_size >> 10, avail);
+	pp_test_need_hugepages(page_size, n, available(page_size), "available");
 }
 
 /* ---- helpers ---- */
@@ -226,12 +230,7 @@ static void test_sizes(void)
 		1, 4095, 4096, 4097, 1 * MiB, 2 * MiB - 1, 2 * MiB,
 		2 * MiB + 1, 3 * MiB, 5 * MiB + 12345, 64 * MiB + 4096,
 	};
-	long avail = pp_vmalloc_pages_available(PP_PAGE_SIZE_2M,
-						PP_NUMA_NODE_ANY);
-
-	if (avail < 33)
-		pp_test_skip("need 33 free 2 MiB hugepages, %ld available (scripts/setup.sh reserves them)",
-			     avail);
+	need_hugepages(PP_PAGE_SIZE_2M, 33);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		size_t size = sizes[i];
 		/* NO_1G: the machine's two 1 GiB pages are not ours. */
@@ -308,8 +307,11 @@ static void test_gig(void)
 }
 
 /*
- * No 1 GiB pages usable: switched off for the area (NO_1G), and short
- * (more asked than are free), where the head falls back to 2 MiB pages.
+ * No 1 GiB pages usable: switched off for the area (NO_1G), absent from
+ * the CPU or kernel (the same area, and no fallback either), or short
+ * (more asked than are free), where what 1 GiB pages cannot cover falls
+ * to smaller pages. A machine has either the second or the third; the
+ * gig guest (tests/gig) has the third.
  */
 static void test_no_1g(void)
 {
@@ -328,13 +330,26 @@ static void test_no_1g(void)
 	CHECK_EQ(s.fallbacks, 0); /* switched off is not a fallback */
 	pp_vfree(a);
 
+	n1g = available(PP_PAGE_SIZE_1G);
+	if (n1g < 0) {
+		/* A size the kernel lacks is never short: no fallback. */
+		a = vmalloc_flags(size, PP_VMALLOC_F_NO_FALLBACK);
+		if (!a && errno == ENOMEM)
+			pp_test_skip("2 MiB hugepages taken by others meanwhile");
+		REQUIRE(a != NULL);
+		REQUIRE(pp_vm_area_stats(a, &s) == 0);
+		check_layout(a, size, 0, 512);
+		CHECK_EQ(s.fallbacks, 0);
+		pp_vfree(a);
+		pp_test_skip_part("no_1g short", PP_TEST_NO_HUGEPAGE_SIZE,
+				  PP_PAGE_SIZE_1G >> 10, PP_PAGE_SIZE_1G >> 10);
+		return;
+	}
+
 	/*
 	 * Short: one 1 GiB page more than are available, and no 2 MiB pages
 	 * (NO_2M), so what 1 GiB pages cannot cover falls to base pages.
 	 */
-	n1g = pp_vmalloc_pages_available(PP_PAGE_SIZE_1G, PP_NUMA_NODE_ANY);
-	if (n1g < 0)
-		pp_test_skip("this kernel offers no 1 GiB hugepages");
 	if (n1g > 2)
 		pp_test_skip("%ld 1 GiB pages free: the short case would map %ld GiB",
 			     n1g, n1g + 1);
@@ -410,7 +425,8 @@ static void test_support(void)
 
 /*
  * Exhaustion with fallback forbidden: a clear error naming the sysfs file,
- * checked before any page is taken, and nothing left behind.
+ * checked before any page is taken, and nothing left behind. Takes no
+ * page, so it runs beside other tests; exhaust_all takes them all.
  */
 static void test_exhaust(void)
 {
@@ -419,9 +435,10 @@ static void test_exhaust(void)
 	struct pp_vm_area *a;
 	long n;
 
-	n = pp_vmalloc_pages_available(PP_PAGE_SIZE_2M, PP_NUMA_NODE_ANY);
+	n = available(PP_PAGE_SIZE_2M);
 	if (n < 0)
-		pp_test_skip("this kernel offers no 2 MiB hugepages");
+		pp_test_skip(PP_TEST_NO_HUGEPAGE_SIZE, PP_PAGE_SIZE_2M >> 10,
+			     PP_PAGE_SIZE_2M >> 10);
 	pp_test_log_reset();
 	a = vmalloc_flags((size_t)(n + 1) * 2 * MiB,
 			  PP_VMALLOC_F_NO_1G | PP_VMALLOC_F_NO_FALLBACK);
@@ -429,16 +446,121 @@ static void test_exhaust(void)
 	CHECK(pp_test_log_has("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"));
 	CHECK(pp_test_log_has("reserve"));
 
-	n = pp_vmalloc_pages_available(PP_PAGE_SIZE_1G, PP_NUMA_NODE_ANY);
+	n = available(PP_PAGE_SIZE_1G);
 	if (n >= 0) {
 		pp_test_log_reset();
 		a = vmalloc_flags((size_t)(n + 1) * GiB,
 				  PP_VMALLOC_F_NO_FALLBACK);
 		CHECK(a == NULL && errno == ENOMEM);
 		CHECK(pp_test_log_has("hugepages-1048576kB/nr_hugepages"));
+	} else {
+		pp_test_skip_part("exhaust 1 GiB", PP_TEST_NO_HUGEPAGE_SIZE,
+				  PP_PAGE_SIZE_1G >> 10, PP_PAGE_SIZE_1G >> 10);
 	}
 	CHECK_EQ(count_fds(), fds);
 	CHECK_EQ(status_kb("HugetlbPages"), hp);
+}
+
+/*
+ * An area one @page_size page larger than all that are available, the
+ * smaller sizes in @flags: it takes every one of them and maps the rest
+ * with the next size allowed, one fallback. Others may take pages
+ * between the count and the area (then fewer here, still one fallback)
+ * or give some back (then nothing is short: a skip).
+ */
+static struct pp_vm_area *take_all(size_t page_size, unsigned int flags,
+				   long *n, struct pp_vm_area_stats *s)
+{
+	struct pp_vm_area *a;
+	size_t size;
+
+	*n = available(page_size);
+	size = (size_t)(*n + 1) * page_size;
+	a = vmalloc_flags(size, flags);
+	REQUIRE(a != NULL);
+	REQUIRE(pp_vm_area_stats(a, s) == 0);
+	if (s->fallbacks == 0)
+		pp_test_skip("%zu kB hugepages given back by others meanwhile",
+			     page_size >> 10);
+	CHECK_EQ(s->fallbacks, 1);
+	CHECK_EQ(s->size, size);
+	CHECK_EQ(s->wasted, 0);
+	return a;
+}
+
+/*
+ * Exhaustion for real, fallback allowed: an area takes every available
+ * 2 MiB page and maps its last 2 MiB with base pages; while it holds them
+ * a new area is all base pages (one fallback) or, with NO_FALLBACK, an
+ * error that says 0 are available; once it is freed, 2 MiB pages serve
+ * again. Then one size up where the CPU has it: every 1 GiB page taken,
+ * the last GiB on 2 MiB pages. This empties the machine's free pools for
+ * a moment: meson runs it alone (is_parallel: false).
+ */
+static void test_exhaust_all(void)
+{
+	int fds = count_fds();
+	long hp = status_kb("HugetlbPages");
+	struct pp_vm_area_stats s, t;
+	struct pp_vm_area *all, *a;
+	long n, n1g;
+
+	need_hugepages(PP_PAGE_SIZE_2M, 1);
+	all = take_all(PP_PAGE_SIZE_2M, PP_VMALLOC_F_NO_1G, &n, &s);
+	CHECK(s.pages_2m <= (unsigned long)n);
+	CHECK_EQ(s.bytes_4k, s.size - s.bytes_2m);
+	check_layout(all, s.size, 0, s.pages_2m);
+	CHECK_EQ(status_kb("HugetlbPages") - hp, (long)s.pages_2m * 2048);
+	if (available(PP_PAGE_SIZE_2M) != 0)
+		pp_test_skip("2 MiB hugepages given back by others meanwhile");
+
+	a = vmalloc_flags(4 * MiB, PP_VMALLOC_F_NO_1G);
+	REQUIRE(a != NULL);
+	REQUIRE(pp_vm_area_stats(a, &t) == 0);
+	check_layout(a, 4 * MiB, 0, 0);
+	CHECK_EQ(t.fallbacks, 1);
+	check_rw(a, 4 * MiB);
+	CHECK_EQ(pp_vfree(a), 0);
+	pp_test_log_reset();
+	a = vmalloc_flags(4 * MiB, PP_VMALLOC_F_NO_1G | PP_VMALLOC_F_NO_FALLBACK);
+	CHECK(a == NULL && errno == ENOMEM);
+	CHECK(pp_test_log_has("need 2 free 2048 kB hugepages but 0 are available"));
+
+	CHECK_EQ(pp_vfree(all), 0);
+	a = vmalloc_flags(4 * MiB, PP_VMALLOC_F_NO_1G | PP_VMALLOC_F_NO_FALLBACK);
+	if (!a && errno == ENOMEM)
+		pp_test_skip("2 MiB hugepages taken by others meanwhile");
+	REQUIRE(a != NULL);
+	REQUIRE(pp_vm_area_stats(a, &t) == 0);
+	check_layout(a, 4 * MiB, 0, 2);
+	CHECK_EQ(t.fallbacks, 0);
+	CHECK_EQ(pp_vfree(a), 0);
+	CHECK_EQ(status_kb("HugetlbPages"), hp);
+
+	/* 1 GiB pages short, 2 MiB pages cover the last GiB. */
+	n1g = available(PP_PAGE_SIZE_1G);
+	if (n1g < 0) {
+		pp_test_skip_part("exhaust_all 1 GiB", PP_TEST_NO_HUGEPAGE_SIZE,
+				  PP_PAGE_SIZE_1G >> 10, PP_PAGE_SIZE_1G >> 10);
+	} else if (n1g == 0 || n1g > 2) {
+		pp_test_skip_part("exhaust_all 1 GiB",
+				  "%ld 1 GiB hugepages available: wants 1 or 2 (an area of %ld GiB)",
+				  n1g, n1g + 1);
+	} else if (available(PP_PAGE_SIZE_2M) < 512) {
+		pp_test_skip_part("exhaust_all 1 GiB",
+				  "need 512 available 2048 kB hugepages for the last GiB, %ld available",
+				  available(PP_PAGE_SIZE_2M));
+	} else {
+		all = take_all(PP_PAGE_SIZE_1G, 0, &n, &s);
+		CHECK(s.pages_1g <= (unsigned long)n);
+		CHECK_EQ(s.pages_4k, 0);
+		check_layout(all, s.size, s.pages_1g, s.pages_2m);
+		CHECK_EQ(status_kb("HugetlbPages") - hp,
+			 (long)(s.bytes_1g + s.bytes_2m) / 1024);
+		CHECK_EQ(pp_vfree(all), 0);
+		CHECK_EQ(status_kb("HugetlbPages"), hp);
+	}
+	CHECK_EQ(count_fds(), fds);
 }
 
 /* Base pages from the allocator's bulk array call, mapped into the area. */
@@ -695,6 +817,7 @@ static const struct {
 	{ "env", test_env },
 	{ "support", test_support },
 	{ "exhaust", test_exhaust },
+	{ "exhaust_all", test_exhaust_all },
 	{ "allocator", test_allocator },
 	{ "allocator_huge_arena", test_allocator_huge_arena },
 	{ "numa", test_numa },

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # run-guest.sh - run pagepool's in-guest tests (VFIO and e1000e; with the
-# profiles below, soft-RoCE and two NUMA nodes) inside a QEMU guest that has an
-# IOMMU (the host may have no VFIO at all).
+# profiles below, soft-RoCE, two NUMA nodes or 1 GiB pages) inside a QEMU
+# guest that has an IOMMU (the host may have no VFIO at all).
 #
-#   run-guest.sh [--keep] [--timeout S] [--rdma] [--numa] [--netns] CACHE BIN... -- 'NAME CMD ARGS' ...
+#   run-guest.sh [--keep] [--timeout S] [--rdma] [--numa] [--netns] [--gig] CACHE BIN... -- 'NAME CMD ARGS' ...
 #
 # CACHE   a directory (PP_QEMU_CACHE, or /var/cache/pagepool/qemu when
 #         writable, take precedence) for the guest kernel (Debian's linux-image-*-amd64,
@@ -43,7 +43,15 @@
 # --netns (opt-in too) is for the netns suite on the guest's kernel
 # (Debian's own, older than most hosts'): the veth module, iproute2's `ip`
 # (network namespaces, veth pairs), libxdp's BPF objects (its dispatcher),
-# bpffs at /sys/fs/bpf for libxdp and the loopback up. XDP sockets and BPF are built into Debian's kernel.
+# bpffs at /sys/fs/bpf for libxdp and the loopback up. XDP sockets and
+# BPF are built into Debian's kernel.
+#
+# --gig (opt-in too) is for the 1 GiB page paths, which a host CPU without
+# pdpe1gb never takes (TCG's -cpu max has it): PP_GUEST_1G_PAGES (default
+# 2, what scripts/setup.sh reserves) 1 GiB pages reserved at boot, and
+# init reserves 520 x 2 MiB (vmalloc_no_1g maps 1 GiB + 4 KiB on 2 MiB
+# pages; 8 spare). 5 GiB of RAM: 3 GiB of it reserved, and the short case
+# of vmalloc_no_1g maps 1 GiB of base pages beside them.
 #
 # Exit: 0 when every test passed or skipped (and at least one passed), 1
 # when any failed or the guest did not finish, 77 (skipped, the reason on
@@ -55,17 +63,19 @@ timeout_s=240
 rdma=0
 numa=0
 netns=0
+gig=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--keep) keep=1; shift ;;
 	--rdma) rdma=1; shift ;;
 	--numa) numa=1; shift ;;
 	--netns) netns=1; shift ;;
+	--gig) gig=1; shift ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	*) break ;;
 	esac
 done
-[ $# -ge 2 ] || { echo "usage: $0 [--keep] [--timeout S] [--rdma] [--numa] [--netns] CACHE BIN... -- 'NAME CMD' ..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 [--keep] [--timeout S] [--rdma] [--numa] [--netns] [--gig] CACHE BIN... -- 'NAME CMD' ..." >&2; exit 2; }
 cache=$1; shift
 bins=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do bins+=("$1"); shift; done
@@ -234,6 +244,10 @@ fi
 if [ $numa = 1 ]; then
 	echo "${PP_GUEST_NODE_HUGEPAGES:-64}" > "$root/etc/numa"
 fi
+# ---- the gig profile: init reserves the 2 MiB pages ----
+if [ $gig = 1 ]; then
+	echo 520 > "$root/etc/gig"
+fi
 for b in "${bins[@]}"; do
 	[ -f "$b" ] || { echo "FAIL: $b not found"; exit 1; }
 	cp -L "$b" "$root/bin/"
@@ -262,6 +276,9 @@ if [ -f /etc/numa ]; then
 		echo $(cat /etc/numa) > $n/hugepages/hugepages-2048kB/nr_hugepages
 	done
 	echo "PPGUEST numa nodes $(cat /sys/devices/system/node/online) hugepages-2M $(cat /sys/devices/system/node/node*/hugepages/hugepages-2048kB/nr_hugepages | tr '\n' ' ')"
+elif [ -f /etc/gig ]; then
+	echo $(cat /etc/gig) > /proc/sys/vm/nr_hugepages
+	echo "PPGUEST gig hugepages-1G $(cat /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages 2>/dev/null || echo none) hugepages-2M $(cat /proc/sys/vm/nr_hugepages) $(grep MemTotal /proc/meminfo)"
 else
 	echo 64 > /proc/sys/vm/nr_hugepages
 fi
@@ -341,8 +358,10 @@ echo "$modlist" > "$root/etc/modules"
 
 # ---- boot ----
 log=$work/console.log
-mem=1024 append_rdma=""
-[ $rdma = 1 ] && mem=4096 append_rdma=" hugepagesz=1G hugepages=1"
+# 1 GiB pages are reserved at boot, where a free, aligned gigabyte is surest.
+mem=1024 append_huge=""
+[ $rdma = 1 ] && mem=4096 append_huge=" hugepagesz=1G hugepages=1"
+[ $gig = 1 ] && mem=5120 append_huge=" hugepagesz=1G hugepages=${PP_GUEST_1G_PAGES:-2}"
 # Two nodes of half the RAM each, one CPU each (node 0: cpu 0).
 numa_args=()
 if [ $numa = 1 ]; then
@@ -361,7 +380,7 @@ timeout --foreground -k 5 "$timeout_s" "$qemu" \
 	-netdev hubport,id=p2,hubid=1 -device e1000,bus=br0,addr=1,netdev=p2,romfile= \
 	-netdev hubport,id=p3,hubid=1 -device e1000,bus=br0,addr=2,netdev=p3,romfile= \
 	-kernel "$vmlinuz" -initrd "$work/initrd.gz" \
-	-append "console=ttyS0 intel_iommu=on quiet panic=-1$append_rdma" \
+	-append "console=ttyS0 intel_iommu=on quiet panic=-1$append_huge" \
 	-nographic -no-reboot -nodefaults -serial stdio </dev/null > "$log" 2>&1
 qrc=$?
 
