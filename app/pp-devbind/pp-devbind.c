@@ -4,7 +4,8 @@
  * dpdk-devbind.py, through sysfs only.
  *
  *   pp-devbind --status                 network devices (PCI class 02),
- *                                       their driver and IOMMU group
+ *                                       their driver, IOMMU group and
+ *                                       interfaces
  *   pp-devbind --bind vfio-pci DEV...   bind (driver_override, so no other
  *                                       device of the same ID is taken)
  *   pp-devbind --unbind DEV...          leave the device without a driver
@@ -16,20 +17,28 @@
  * interface on a PCI device, and a DRIVER one plain name; anything else is
  * refused before any file is written, so no argument can lead a write out
  * of /sys/bus/pci. Every DEV of a command is checked first, and nothing
- * changes unless all pass.
+ * changes unless all pass. A device whose interface is up, or has
+ * addresses or routes, is refused unless --force (dpdk-devbind does the
+ * same): taking it cuts that traffic, perhaps the operator's own session.
  *
  * PP_DEVBIND_ROOT, for tests only: a directory that stands in for / for
- * every file this tool reads or writes (/sys, /run/pagepool), so that
- * tests/devbind can run it over a fake tree.
+ * every file this tool reads or writes (/sys, /proc/net, /run/pagepool),
+ * so that tests/devbind can run it over a fake tree. IPv4 addresses come
+ * from the kernel (getifaddrs()), which a fake tree cannot answer for, so
+ * they are asked only without it.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,9 +257,9 @@ static bool driver_name_valid(const char *s)
 /*
  * pci_function_of - the PCI function an interface's device link @path
  * leads to, into @addr: the device itself, or the one right above it (a
- * virtio NIC's interface belongs to virtio0, below its PCI function).
- * @leaf gets the device's name, for messages ("" when there is none).
- * Returns whether there is one.
+ * virtio NIC's interface belongs to virtio0, below its PCI function), as
+ * device_in_use() looks for interfaces. @leaf gets the device's name, for
+ * messages ("" when there is none). Returns whether there is one.
  */
 static bool pci_function_of(const char *path, char addr[ADDR_LEN],
 			    char *leaf, size_t len)
@@ -324,6 +333,280 @@ static int resolve(const char *arg, char addr[ADDR_LEN])
 	return 0;
 }
 
+/* ---- whether the kernel networks through a device ---- */
+
+/* A bounded message; what does not fit is cut and ends in "...". */
+struct text {
+	size_t len;
+	char s[1024];
+};
+
+static __attribute__((format(printf, 2, 3))) void
+text_add(struct text *t, const char *fmt, ...)
+{
+	size_t room = sizeof(t->s) - t->len;
+	va_list ap;
+	int n;
+
+	if (room <= 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t->s + t->len, room, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < room) {
+		t->len += (size_t)n;
+		return;
+	}
+	t->len = sizeof(t->s) - 1;
+	memcpy(t->s + t->len - 3, "...", 3);
+}
+
+static int prefix_len(uint32_t mask)
+{
+	return __builtin_popcount(mask);
+}
+
+/* IFF_UP in NETDIR/IF/flags: what `ip link set IF up` sets. */
+static bool iface_up(const char *netdir, const char *ifname)
+{
+	char path[PATH_MAX], line[32];
+
+	path_of(path, "%s/%s/flags", netdir, ifname);
+	return !read_line(path, line, sizeof(line)) &&
+	       (strtoul(line, NULL, 0) & IFF_UP);
+}
+
+/* IPv4 addresses from getifaddrs(); an alias label is "IF:N". */
+static void ipv4_addrs(const struct ifaddrs *list, const char *ifname,
+		       struct text *t)
+{
+	size_t n = strlen(ifname);
+	char a[INET_ADDRSTRLEN];
+
+	for (; list; list = list->ifa_next) {
+		const struct sockaddr_in *in = (const void *)list->ifa_addr;
+		const struct sockaddr_in *mask = (const void *)list->ifa_netmask;
+
+		if (!in || in->sin_family != AF_INET ||
+		    strncmp(list->ifa_name, ifname, n) ||
+		    (list->ifa_name[n] && list->ifa_name[n] != ':'))
+			continue;
+		inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
+		text_add(t, " %s/%d", a,
+			 mask ? prefix_len(mask->sin_addr.s_addr) : 32);
+	}
+}
+
+/*
+ * IPv6 addresses from /proc/net/if_inet6, one a line: 32 hex digits,
+ * ifindex, prefix length, scope, flags, name (net/ipv6/addrconf.c).
+ */
+static void ipv6_addrs(const char *ifname, struct text *t)
+{
+	char path[PATH_MAX], line[256], hex[33], name[IFNAMSIZ];
+	char a[INET6_ADDRSTRLEN];
+	unsigned int idx, plen, scope, flags;
+	struct in6_addr in6;
+	FILE *f;
+	int i;
+
+	path_of(path, "/proc/net/if_inet6");
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%32s %x %x %x %x %15s", hex, &idx, &plen,
+			   &scope, &flags, name) != 6 ||
+		    strlen(hex) != 32 || strcmp(name, ifname))
+			continue;
+		for (i = 0; i < 16; i++) {
+			int hi = hex_val(hex[2 * i]), lo = hex_val(hex[2 * i + 1]);
+
+			if (hi < 0 || lo < 0)
+				break;
+			in6.s6_addr[i] = (uint8_t)(hi << 4 | lo);
+		}
+		if (i < 16)
+			continue;
+		inet_ntop(AF_INET6, &in6, a, sizeof(a));
+		text_add(t, " %s/%u", a, plen);
+	}
+	fclose(f);
+}
+
+/*
+ * IPv4 routes of the main table from /proc/net/route: a header line,
+ * then name, destination, gateway, flags, refcount, use, metric, mask...
+ * with addresses as the hex of their network-order 32-bit value.
+ */
+static void ipv4_routes(const char *ifname, struct text *t)
+{
+	char path[PATH_MAX], line[512], name[IFNAMSIZ];
+	char a[INET_ADDRSTRLEN], gw[INET_ADDRSTRLEN];
+	unsigned int dst, via, flags, mask;
+	struct in_addr in;
+	FILE *f;
+
+	path_of(path, "/proc/net/route");
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%15s %x %x %x %*d %*d %*d %x", name, &dst,
+			   &via, &flags, &mask) != 5 || strcmp(name, ifname))
+			continue;
+		in.s_addr = dst;
+		inet_ntop(AF_INET, &in, a, sizeof(a));
+		in.s_addr = via;
+		inet_ntop(AF_INET, &in, gw, sizeof(gw));
+		if (mask)
+			text_add(t, " %s/%d", a, prefix_len(mask));
+		else
+			text_add(t, " default");
+		if (via)
+			text_add(t, " via %s", gw);
+	}
+	fclose(f);
+}
+
+/*
+ * How the kernel uses interface @ifname, in sysfs directory @netdir,
+ * appended to @why as "IF (up; addresses ...; routes ...)". Returns
+ * whether it uses it.
+ */
+static bool iface_in_use(const char *netdir, const char *ifname,
+			 const struct ifaddrs *ifa, struct text *why)
+{
+	struct text addrs = { 0 }, routes = { 0 };
+	bool up = iface_up(netdir, ifname);
+	const char *sep = "";
+
+	ipv4_addrs(ifa, ifname, &addrs);
+	ipv6_addrs(ifname, &addrs);
+	ipv4_routes(ifname, &routes);
+	if (!up && !addrs.len && !routes.len)
+		return false;
+	text_add(why, "%s%s (", why->len ? ", " : "", ifname);
+	if (up) {
+		text_add(why, "up");
+		sep = "; ";
+	}
+	if (addrs.len) {
+		text_add(why, "%saddresses%s", sep, addrs.s);
+		sep = "; ";
+	}
+	if (routes.len)
+		text_add(why, "%sroutes%s", sep, routes.s);
+	text_add(why, ")");
+	return true;
+}
+
+static bool dot_or_dotdot(const char *name)
+{
+	return !strcmp(name, ".") || !strcmp(name, "..");
+}
+
+/* The interfaces in sysfs directory @netdir (not under the root yet). */
+static bool netdir_in_use(const char *netdir, const struct ifaddrs *ifa,
+			  struct text *names, struct text *busy,
+			  struct text *why)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	bool used = false;
+	DIR *dir;
+
+	path_of(path, "%s", netdir);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while ((de = readdir(dir))) {
+		if (dot_or_dotdot(de->d_name))
+			continue;
+		text_add(names, "%s%s", names->len ? "," : "", de->d_name);
+		if (iface_in_use(netdir, de->d_name, ifa, why)) {
+			text_add(busy, "%s%s", busy->len ? " " : "",
+				 de->d_name);
+			used = true;
+		}
+	}
+	closedir(dir);
+	return used;
+}
+
+/*
+ * device_in_use - whether the kernel networks through @addr: one of its
+ * interfaces is up, has an address (IPv6: /proc/net/if_inet6; IPv4:
+ * getifaddrs(), only without PP_DEVBIND_ROOT) or a route
+ * (/proc/net/route). Its interfaces are those in ADDR/net and those of
+ * the devices right below it (ADDR/virtio0/net: a virtio NIC's interface
+ * belongs to the virtio device, not to the PCI function). Any interface
+ * counts, whatever its name: the names come from the kernel's directory.
+ * @names gets every interface (comma-separated), @busy those in use
+ * (space-separated), @why how. Returns whether any is.
+ */
+static bool device_in_use(const char *addr, struct text *names,
+			  struct text *busy, struct text *why)
+{
+	/* Sized for what goes in, so that nothing is cut. */
+	char dev[sizeof(PCI "/devices/") + ADDR_LEN];
+	char netdir[sizeof(dev) + NAME_MAX + sizeof("/net")];
+	char path[PATH_MAX];
+	struct ifaddrs *ifa = NULL;
+	struct dirent *de;
+	bool used = false;
+	struct stat st;
+	DIR *dir;
+
+	snprintf(dev, sizeof(dev), PCI "/devices/%s", addr);
+	path_of(path, "%s", dev);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	if (!root[0] && getifaddrs(&ifa))
+		fprintf(stderr, "pp-devbind: cannot list IPv4 addresses (getifaddrs: %s): %s checked for up and routed only\n",
+			strerror(errno), addr);
+	snprintf(netdir, sizeof(netdir), "%s/net", dev);
+	used = netdir_in_use(netdir, ifa, names, busy, why);
+	while ((de = readdir(dir))) {
+		/* Devices below are directories; links (driver, subsystem,
+		 * iommu_group...) lead elsewhere and are not followed. */
+		path_of(path, "%s/%s", dev, de->d_name);
+		if (dot_or_dotdot(de->d_name) || !strcmp(de->d_name, "net") ||
+		    lstat(path, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		snprintf(netdir, sizeof(netdir), "%s/%s/net", dev, de->d_name);
+		if (netdir_in_use(netdir, ifa, names, busy, why))
+			used = true;
+	}
+	closedir(dir);
+	if (ifa)
+		freeifaddrs(ifa);
+	return used;
+}
+
+/* Refuse a device in use, naming what uses it. Returns whether refused. */
+static bool refuse_in_use(const char *addr)
+{
+	struct text names = { 0 }, busy = { 0 }, why = { 0 }, cmds = { 0 };
+	char *ifname, *next;
+
+	if (!device_in_use(addr, &names, &busy, &why))
+		return false;
+	for (ifname = busy.s; *ifname; ifname = next) {
+		next = ifname + strcspn(ifname, " ");
+		if (*next)
+			*next++ = '\0';
+		text_add(&cmds, "%sip link set %s down; ip addr flush dev %s",
+			 cmds.len ? "; " : "", ifname, ifname);
+	}
+	fprintf(stderr, "pp-devbind: %s is in use by the kernel: %s. Taking it cuts that traffic (perhaps your own session): take it down first (%s), or pass --force\n",
+		addr, why.s, cmds.s);
+	return true;
+}
+
 /* ---- sysfs: binding ---- */
 
 static int status(void)
@@ -339,9 +622,12 @@ static int status(void)
 			path);
 		return 1;
 	}
-	printf("%-14s %-11s %-12s %s\n", "address", "vendor:dev", "driver",
-	       "iommu_group");
+	printf("%-14s %-11s %-12s %-11s %s\n", "address", "vendor:dev",
+	       "driver", "iommu_group", "interfaces");
 	while ((de = readdir(dir))) {
+		struct text names = { 0 }, busy = { 0 }, why = { 0 };
+		bool used;
+
 		if (!pci_addr_parse(de->d_name, addr) ||
 		    strcmp(de->d_name, addr) ||
 		    (read_num(addr, "class") >> 16) != 0x02)
@@ -349,9 +635,11 @@ static int status(void)
 		driver_of(addr, drv, sizeof(drv));
 		path_of(path, PCI "/devices/%s/iommu_group", addr);
 		read_link_leaf(path, group, sizeof(group), "none");
-		printf("%-14s %04lx:%04lx   %-12s %s\n", addr,
+		used = device_in_use(addr, &names, &busy, &why);
+		printf("%-14s %04lx:%04lx   %-12s %-11s %s%s\n", addr,
 		       read_num(addr, "vendor"), read_num(addr, "device"), drv,
-		       group);
+		       group, names.len ? names.s : "-",
+		       used ? " (active)" : "");
 	}
 	closedir(dir);
 	return 0;
@@ -463,10 +751,11 @@ static int cmd_restore(const char *addr)
 }
 
 static const char help[] =
-	"usage: pp-devbind COMMAND\n"
+	"usage: pp-devbind [--force] COMMAND\n"
 	"\n"
 	"  --status               PCI network devices: address, vendor:device,\n"
-	"                         driver, IOMMU group\n"
+	"                         driver, IOMMU group, interfaces (\"active\":\n"
+	"                         up, or with addresses or routes)\n"
 	"  --bind DRIVER DEV...   bind each DEV to DRIVER (e.g. vfio-pci) through\n"
 	"                         driver_override, so no other device of its ID\n"
 	"                         goes along; its old driver is remembered in\n"
@@ -474,6 +763,8 @@ static const char help[] =
 	"  --unbind DEV...        leave each DEV without a driver\n"
 	"  --restore DEV...       give each DEV back to the driver it had before\n"
 	"                         --bind\n"
+	"  --force                take a device even though its interface is up\n"
+	"                         or has addresses or routes (that traffic stops)\n"
 	"  --help                 this text\n"
 	"\n"
 	"DEV is a PCI address, DDDD:BB:DD.F in hex (domain 4 digits, bus 2,\n"
@@ -486,9 +777,9 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: pp-devbind --status\n"
-		"       pp-devbind --bind DRIVER DEV...   (e.g. --bind vfio-pci 0000:00:02.0)\n"
-		"       pp-devbind --unbind DEV...\n"
-		"       pp-devbind --restore DEV...\n"
+		"       pp-devbind [--force] --bind DRIVER DEV...   (e.g. --bind vfio-pci 0000:00:02.0)\n"
+		"       pp-devbind [--force] --unbind DEV...\n"
+		"       pp-devbind [--force] --restore DEV...\n"
 		"DEV: DDDD:BB:DD.F, BB:DD.F or an interface name; pp-devbind --help says more\n");
 	exit(2);
 }
@@ -513,14 +804,16 @@ int main(int argc, char **argv)
 {
 	const char *cmd = NULL, *driver = NULL;
 	char (*addrs)[ADDR_LEN];
-	bool bad = false;
+	bool force = false, bad = false;
 	int i, n = 0, rc = 0;
 
 	if (set_root())
 		return 2;
-	/* --help anywhere; the other arguments packed into argv[1..n]. */
+	/* --force anywhere; the other arguments packed into argv[1..n]. */
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+		if (!strcmp(argv[i], "--force"))
+			force = true;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return fputs(help, stdout) < 0;
 		else
 			argv[++n] = argv[i];
@@ -560,10 +853,14 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		if (resolve(argv[i], addrs[i]))
 			bad = true;
-	if (bad) {
+	/* Each one is checked, so that the operator hears of all in use. */
+	for (i = 0; i < n && !bad && !force; i++)
+		if (refuse_in_use(addrs[i]))
+			rc = 1;
+	if (bad || rc) {
 		fprintf(stderr, "pp-devbind: nothing changed\n");
 		free(addrs);
-		return 2;
+		return bad ? 2 : 1;
 	}
 	for (i = 0; i < n; i++) {
 		if (driver)
