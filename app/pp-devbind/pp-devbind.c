@@ -20,6 +20,7 @@
  * changes unless all pass. A device whose interface is up, or has
  * addresses or routes, is refused unless --force (dpdk-devbind does the
  * same): taking it cuts that traffic, perhaps the operator's own session.
+ * A bind that fails puts driver_override back as it was.
  *
  * PP_DEVBIND_ROOT, for tests only: a directory that stands in for / for
  * every file this tool reads or writes (/sys, /proc/net, /run/pagepool),
@@ -662,38 +663,115 @@ static int unbind(const char *addr)
 }
 
 /*
- * driver_override then drivers_probe: only this device goes to @driver.
- * An override of "\n" clears it, and the kernel picks the driver by ID.
+ * The driver_override of @addr as it reads back ("(null)" for none) into
+ * @buf, in the form that writes it again: the name and a newline, or a
+ * lone newline, which clears it. Returns 0 or -errno.
  */
-static int bind_to(const char *addr, const char *driver)
+static int read_override(const char *addr, char *buf, size_t len)
 {
-	bool any = !strcmp(driver, "\n");
-	char path[PATH_MAX], drv[NAME_LEN];
+	char path[PATH_MAX];
 	int err;
 
 	path_of(path, PCI "/devices/%s/driver_override", addr);
-	err = write_str(path, driver);
-	if (!err)
-		err = unbind(addr);
-	if (!err) {
-		path_of(path, PCI "/drivers_probe");
-		err = write_str(path, addr);
-	}
-	driver_of(addr, drv, sizeof(drv));
-	if (err || (!any && strcmp(drv, driver))) {
-		fprintf(stderr, "pp-devbind: %s did not bind to %s (now: %s): load the module (modprobe %s)\n",
-			addr, any ? "its driver" : driver, drv,
-			any ? "for it" : driver);
-		return err ? err : -ENODEV;
-	}
+	err = read_line(path, buf, len - 1);
+	if (err)
+		return err;
+	/* Too long to write back whole: refused rather than cut. */
+	if (strlen(buf) >= len - 2)
+		return -E2BIG;
+	if (!strcmp(buf, "(null)"))
+		buf[0] = '\0';
+	strcat(buf, "\n");
 	return 0;
 }
 
+/*
+ * A bind of @addr failed after its driver_override was written: write
+ * back @prev and, when it was unbound here from @old, probe it again, so
+ * that the kernel gives it back to its driver. Says what it is left with.
+ */
+static void bind_undo(const char *addr, const char *prev, const char *old,
+		      bool unbound)
+{
+	char path[PATH_MAX], probe[PATH_MAX], now[NAME_LEN];
+	int err;
+
+	path_of(path, PCI "/devices/%s/driver_override", addr);
+	err = write_str(path, prev);
+	if (err)
+		fprintf(stderr, "pp-devbind: %s: cannot put driver_override back (%s): write it by hand: echo '%.*s' > %s\n",
+			addr, strerror(-err), (int)strcspn(prev, "\n"), prev,
+			path);
+	if (unbound) {
+		path_of(probe, PCI "/drivers_probe");
+		write_str(probe, addr);
+	}
+	driver_of(addr, now, sizeof(now));
+	if (!strcmp(now, old))
+		fprintf(stderr, "pp-devbind: %s left as it was: driver %s%s\n",
+			addr, now, err ? "" : ", driver_override as before");
+	else if (!strcmp(old, "-"))
+		fprintf(stderr, "pp-devbind: %s is now on driver %s; it had none\n",
+			addr, now);
+	else
+		fprintf(stderr, "pp-devbind: %s is now on driver %s, not %s: bind it back with echo %s > " PCI "/drivers/%s/bind\n",
+			addr, now, old, addr, old);
+}
+
+/*
+ * bind_to - hand @addr to @driver: driver_override, then unbind, then
+ * drivers_probe, so that only this device goes to @driver (new_id would
+ * take every device of its ID). An override of "\n" clears it, and the
+ * kernel picks the driver by ID. On a failure after the override was
+ * written, bind_undo() puts it back. Returns 0 or -errno.
+ */
+static int bind_to(const char *addr, const char *driver)
+{
+	char path[PATH_MAX], old[NAME_LEN], now[NAME_LEN], prev[256];
+	bool any = !strcmp(driver, "\n"), unbound = false;
+	int err;
+
+	driver_of(addr, old, sizeof(old));
+	err = read_override(addr, prev, sizeof(prev));
+	if (err) {
+		fprintf(stderr, "pp-devbind: %s: cannot read driver_override (%s; it needs Linux 3.16 or later); nothing changed\n",
+			addr, strerror(-err));
+		return err;
+	}
+	path_of(path, PCI "/devices/%s/driver_override", addr);
+	err = write_str(path, driver);
+	if (err) {
+		fprintf(stderr, "pp-devbind: %s: cannot write driver_override (%s): run as root; nothing changed\n",
+			addr, strerror(-err));
+		return err;
+	}
+	err = unbind(addr);
+	if (!err) {
+		unbound = strcmp(old, "-") != 0;
+		path_of(path, PCI "/drivers_probe");
+		err = write_str(path, addr);
+		if (err)
+			fprintf(stderr, "pp-devbind: %s: writing %s failed: %s\n",
+				addr, path, strerror(-err));
+	}
+	driver_of(addr, now, sizeof(now));
+	if (!err && (any || !strcmp(now, driver)))
+		return 0;
+	if (!err) {
+		fprintf(stderr, "pp-devbind: %s did not bind to %s (now: %s): load the module (modprobe %s)\n",
+			addr, any ? "its driver" : driver, now,
+			any ? "for it" : driver);
+		err = -ENODEV;
+	}
+	bind_undo(addr, prev, old, unbound);
+	return err;
+}
+
 /* Remember @drv as the driver @addr goes back to on --restore. */
-static void remember(const char *addr, const char *drv)
+static int remember(const char *addr, const char *drv)
 {
 	char path[PATH_MAX];
-	int fd;
+	int fd, err = 0;
 
 	path_of(path, "/run/pagepool");
 	mkdir(path, 0700);
@@ -702,20 +780,31 @@ static void remember(const char *addr, const char *drv)
 	path_of(path, STATE_DIR "/%s", addr);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		  0600);
-	if (fd >= 0) {
-		write_all(fd, drv);
-		close(fd);
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		err = write_all(fd, drv);
+		if (close(fd) && !err)
+			err = -errno;
 	}
+	if (err)
+		fprintf(stderr, "pp-devbind: %s is bound, but its driver %s could not be remembered in %s (%s): --restore will let the kernel choose\n",
+			addr, drv, path, strerror(-err));
+	return err;
 }
 
 static int cmd_bind(const char *driver, const char *addr)
 {
 	char drv[NAME_LEN];
+	int err;
 
 	driver_of(addr, drv, sizeof(drv));
+	err = bind_to(addr, driver);
+	if (err)
+		return err;
 	if (strcmp(drv, driver) && strcmp(drv, "-"))
-		remember(addr, drv);
-	return bind_to(addr, driver);
+		return remember(addr, drv);
+	return 0;
 }
 
 static int cmd_restore(const char *addr)
@@ -771,7 +860,8 @@ static const char help[] =
 	"device 2 from 00 to 1f, function 0-7; e.g. 0000:00:02.0), or BB:DD.F\n"
 	"in domain 0000, or the name of a network interface on a PCI device\n"
 	"(e.g. eth0). DRIVER is a name as in /sys/bus/pci/drivers. Nothing else\n"
-	"is accepted. Every DEV is checked before anything changes.\n";
+	"is accepted. Every DEV is checked before anything changes; a bind that\n"
+	"fails puts driver_override back.\n";
 
 static void usage(void)
 {
