@@ -826,6 +826,11 @@ static int cmd_restore(const char *addr)
 	if (drv[0]) {
 		driver_of(addr, now, sizeof(now));
 		if (strcmp(now, drv)) {
+			/* Another driver took it by ID (vfio-pci after a
+			 * new_id, say); it must let go first, since a bind
+			 * to a device that has a driver fails (EBUSY). */
+			if (unbind(addr))
+				return -EBUSY;
 			path_of(path, PCI "/drivers/%s/bind", drv);
 			if (write_str(path, addr)) {
 				fprintf(stderr, "pp-devbind: %s: cannot bind back to %s: load it (modprobe %s)\n",
