@@ -73,8 +73,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 ip netns add "$ns"
 ip link add "$near" type veth peer name "$far" netns "$ns"
-sysctl -qw "net.ipv6.conf.$near.disable_ipv6=1" >/dev/null 2>&1 || true
-ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$far.disable_ipv6=1" >/dev/null 2>&1 || true
+# Through /proc/sys: a minimal Debian has no sysctl command (procps).
+echo 1 >"/proc/sys/net/ipv6/conf/$near/disable_ipv6" 2>/dev/null || true
+ip netns exec "$ns" sh -c "echo 1 >/proc/sys/net/ipv6/conf/$far/disable_ipv6" 2>/dev/null || true
 ip link set "$near" up
 ip -n "$ns" link set "$far" up
 
