@@ -46,11 +46,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "os/pp_os_priv.h"
+
 #define PCI "/sys/bus/pci"
 #define STATE_DIR "/run/pagepool/devbind"
 
-/* "DDDD:BB:DD.F" and its NUL: the kernel's name of a PCI function. */
-#define ADDR_LEN sizeof("0000:00:00.0")
 /*
  * Driver names in buffers of this size. The kernel's are module names
  * (MODULE_NAME_LEN, 56) or shorter; a longer one is refused.
@@ -174,55 +174,6 @@ static void driver_of(const char *addr, char *out, size_t len)
 
 /* ---- what the operator may name ---- */
 
-static int hex_val(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)tolower((unsigned char)c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/*
- * pci_addr_parse - @s as the kernel names a PCI function in sysfs,
- * DDDD:BB:DD.F (domain, bus, device, function; hex), or BB:DD.F in domain
- * 0000, into @out in the kernel's lower case. The device is 5 bits
- * (00-1f) and the function 3 (0-7), as in a PCI requester ID; so the
- * result is exactly 12 characters of [0-9a-f:.] and cannot climb out of
- * the directory it is looked up in. Returns whether @s is one.
- */
-static bool pci_addr_parse(const char *s, char out[ADDR_LEN])
-{
-	size_t n = strnlen(s, ADDR_LEN);
-	char buf[ADDR_LEN];
-	int i;
-
-	if (n == ADDR_LEN - 1)
-		memcpy(buf, s, ADDR_LEN);
-	else if (n == ADDR_LEN - 1 - 5)
-		snprintf(buf, sizeof(buf), "0000:%s", s);
-	else
-		return false;
-	for (i = 0; i < (int)ADDR_LEN - 1; i++) {
-		if (i == 4 || i == 7) {
-			if (buf[i] != ':')
-				return false;
-		} else if (i == 10) {
-			if (buf[i] != '.')
-				return false;
-		} else if (hex_val(buf[i]) < 0) {
-			return false;
-		}
-		buf[i] = (char)tolower((unsigned char)buf[i]);
-	}
-	if (hex_val(buf[8]) * 16 + hex_val(buf[9]) > 0x1f ||
-	    buf[11] < '0' || buf[11] > '7')
-		return false;
-	memcpy(out, buf, ADDR_LEN);
-	return true;
-}
-
 /*
  * A name that is one path component: 1 to @max - 1 printable ASCII bytes,
  * no '/' or white space, not "." or "..".
@@ -262,7 +213,7 @@ static bool driver_name_valid(const char *s)
  * device_in_use() looks for interfaces. @leaf gets the device's name, for
  * messages ("" when there is none). Returns whether there is one.
  */
-static bool pci_function_of(const char *path, char addr[ADDR_LEN],
+static bool pci_function_of(const char *path, char addr[PP_PCI_ADDR_LEN],
 			    char *leaf, size_t len)
 {
 	char real[PATH_MAX], *slash;
@@ -278,7 +229,8 @@ static bool pci_function_of(const char *path, char addr[ADDR_LEN],
 			return false;
 		if (i == 0)
 			snprintf(leaf, len, "%s", slash + 1);
-		if (pci_addr_parse(slash + 1, addr) && !strcmp(slash + 1, addr))
+		if (!pp_os_pci_addr_parse(slash + 1, addr) &&
+		    !strcmp(slash + 1, addr))
 			return true;
 		*slash = '\0';
 	}
@@ -290,17 +242,17 @@ static bool pci_function_of(const char *path, char addr[ADDR_LEN],
 
 /*
  * resolve - the device @arg names, into @addr: a PCI address (see
- * pci_addr_parse()), or a network interface whose device
+ * pp_os_pci_addr_parse()), or a network interface whose device
  * (/sys/class/net/IF/device) is a PCI function. The device must exist.
  * Says what is wrong and what to write instead. Returns 0, -EINVAL for
  * an argument that is neither, or -ENODEV.
  */
-static int resolve(const char *arg, char addr[ADDR_LEN])
+static int resolve(const char *arg, char addr[PP_PCI_ADDR_LEN])
 {
 	char path[PATH_MAX], leaf[NAME_LEN];
 	struct stat st;
 
-	if (pci_addr_parse(arg, addr)) {
+	if (!pp_os_pci_addr_parse(arg, addr)) {
 		if (read_num(addr, "vendor") < 0) {
 			fprintf(stderr, "pp-devbind: no PCI device %s: pp-devbind --status lists them\n",
 				addr);
@@ -398,6 +350,16 @@ static void ipv4_addrs(const struct ifaddrs *list, const char *ifname,
 		text_add(t, " %s/%d", a,
 			 mask ? prefix_len(mask->sin_addr.s_addr) : 32);
 	}
+}
+
+static int hex_val(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)tolower((unsigned char)c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
 }
 
 /*
@@ -552,7 +514,7 @@ static bool device_in_use(const char *addr, struct text *names,
 			  struct text *busy, struct text *why)
 {
 	/* Sized for what goes in, so that nothing is cut. */
-	char dev[sizeof(PCI "/devices/") + ADDR_LEN];
+	char dev[sizeof(PCI "/devices/") + PP_PCI_ADDR_LEN];
 	char netdir[sizeof(dev) + NAME_MAX + sizeof("/net")];
 	char path[PATH_MAX];
 	struct ifaddrs *ifa = NULL;
@@ -612,7 +574,7 @@ static bool refuse_in_use(const char *addr)
 
 static int status(void)
 {
-	char path[PATH_MAX], drv[NAME_LEN], group[32], addr[ADDR_LEN];
+	char path[PATH_MAX], drv[NAME_LEN], group[32], addr[PP_PCI_ADDR_LEN];
 	struct dirent *de;
 	DIR *dir;
 
@@ -629,7 +591,7 @@ static int status(void)
 		struct text names = { 0 }, busy = { 0 }, why = { 0 };
 		bool used;
 
-		if (!pci_addr_parse(de->d_name, addr) ||
+		if (pp_os_pci_addr_parse(de->d_name, addr) ||
 		    strcmp(de->d_name, addr) ||
 		    (read_num(addr, "class") >> 16) != 0x02)
 			continue;
@@ -898,7 +860,7 @@ static int set_root(void)
 int main(int argc, char **argv)
 {
 	const char *cmd = NULL, *driver = NULL;
-	char (*addrs)[ADDR_LEN];
+	char (*addrs)[PP_PCI_ADDR_LEN];
 	bool force = false, bad = false;
 	int i, n = 0, rc = 0;
 

@@ -62,6 +62,11 @@ struct pp_dma *vfio_domain_create(const char *const *dev, unsigned int nr_dev,
 		} else {
 			err = pp_dma_vfio_add_device(dma, addr);
 		}
+		if (err == -EINVAL) {
+			fprintf(stderr, "fwd: '%s' is not a PCI address (the message above says what to write)\n",
+				addr);
+			exit(1);
+		}
 		if (err) {
 			fprintf(stderr, "fwd: cannot reach %s through VFIO: %s (bind it to vfio-pci: pp-devbind --bind vfio-pci %s; the message above says more)\n",
 				addr, strerror(-err), addr);

@@ -105,7 +105,8 @@ struct pp_dma_opts {
 
 /*
  * pp_dma_create - an IOVA domain. Returns NULL with errno EINVAL (bad mode
- * or opts) or ENOMEM; in VFIO mode also ENODEV (no /dev/vfio/vfio, or no
+ * or opts; a vfio_pci_addr that is not a PCI address, see
+ * pp_dma_vfio_add_device()) or ENOMEM; in VFIO mode also ENODEV (no /dev/vfio/vfio, or no
  * such device), EPERM (group not viable: a device of the group is bound to
  * another driver; the message lists them) or the ioctl's errno.
  */
@@ -113,9 +114,12 @@ struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts);
 
 /*
  * pp_dma_vfio_add_device - add the IOMMU group of PCI device @pci_addr to a
- * VFIO domain (a no-op when the group is in already). Arenas mapped before
+ * VFIO domain (a no-op when the group is in already). @pci_addr is
+ * "DDDD:BB:DD.F" (hex; device 00-1f, function 0-7; either case) or the
+ * short "BB:DD.F" in domain 0000, and nothing else. Arenas mapped before
  * are mapped for the new group too (type1 replays them). Returns 0, -EINVAL
- * (not a VFIO domain), -ENODEV, -EPERM (group not viable) or -errno.
+ * (not a VFIO domain, or not such an address: refused before any file is
+ * looked up, with a message), -ENODEV, -EPERM (group not viable) or -errno.
  * Control path.
  */
 int pp_dma_vfio_add_device(struct pp_dma *dma, const char *pci_addr);

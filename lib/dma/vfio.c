@@ -32,6 +32,7 @@
 
 #include "common/pp_log_priv.h"
 #include "dma/pp_vfio_dma_priv.h"
+#include "os/pp_os_priv.h"
 #include "os/pp_vfio_priv.h"
 
 /* Devices sharing one domain: the ports of one application. */
@@ -78,6 +79,23 @@ static const char *type_name(int type)
 	return "unknown";
 }
 
+/*
+ * A PCI address as the application or its operator gave it, checked where
+ * it enters lib/dma, so that a bad one is refused with the forms to write
+ * before anything is opened. lib/os checks again before it builds a path;
+ * the message is here. Returns 0 or -EINVAL.
+ */
+static int addr_check(const char *pci_addr)
+{
+	char addr[PP_PCI_ADDR_LEN];
+
+	if (!pp_os_pci_addr_parse(pci_addr, addr))
+		return 0;
+	PP_ERR("dma: vfio: '%.40s%s' is not a PCI address: write " PP_PCI_ADDR_FORMS,
+	       pci_addr, strlen(pci_addr) > 40 ? "..." : "");
+	return -EINVAL;
+}
+
 struct pp_vfio *pp_vfio_create(const struct pp_dma_opts *opts)
 {
 	struct pp_vfio *v;
@@ -87,6 +105,10 @@ struct pp_vfio *pp_vfio_create(const struct pp_dma_opts *opts)
 	    (opts->vfio_flags & ~PP_VFIO_F_UNSAFE_NOIOMMU)) {
 		PP_ERR("dma: vfio: unknown vfio_iova %d or vfio_flags 0x%x: use enum pp_vfio_iova and pp_vfio_flags",
 		       (int)opts->vfio_iova, opts->vfio_flags);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (opts->vfio_pci_addr && addr_check(opts->vfio_pci_addr)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -206,6 +228,9 @@ static int add_group(struct pp_vfio *v, const char *pci_addr)
 	char devices[512];
 	int nr, gfd, err;
 
+	err = addr_check(pci_addr);
+	if (err)
+		return err;
 	nr = pp_os_vfio_group_of(pci_addr);
 	if (nr == -ENODEV) {
 		PP_ERR("dma: vfio: no PCI device %s: check the address with pp-devbind --status (domain:bus:slot.function)",

@@ -18,6 +18,7 @@
 
 #include <linux/vfio.h>
 
+#include "os/pp_os_priv.h"
 #include "os/pp_vfio_priv.h"
 
 #define PCI_DEVICES "/sys/bus/pci/devices"
@@ -49,16 +50,19 @@ int pp_os_vfio_container_check(int cfd, int *type, int *api)
 
 int pp_os_vfio_group_of(const char *pci_addr)
 {
-	char path[PATH_MAX], link[PATH_MAX];
+	char path[PATH_MAX], link[PATH_MAX], addr[PP_PCI_ADDR_LEN];
 	const char *slash;
 	ssize_t n;
 	long group;
 	char *end;
 
-	snprintf(path, sizeof(path), PCI_DEVICES "/%s", pci_addr);
+	/* The address goes into a path: one device's name, or nothing. */
+	if (pp_os_pci_addr_parse(pci_addr, addr))
+		return -EINVAL;
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s", addr);
 	if (access(path, F_OK))
 		return -ENODEV;
-	snprintf(path, sizeof(path), PCI_DEVICES "/%s/iommu_group", pci_addr);
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/iommu_group", addr);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n < 0)
 		return -ENOENT;
@@ -250,8 +254,13 @@ long pp_os_vfio_dma_entry_limit(void)
 
 int pp_os_vfio_device_open(int gfd, const char *pci_addr)
 {
-	int fd = ioctl(gfd, VFIO_GROUP_GET_DEVICE_FD, pci_addr);
+	char addr[PP_PCI_ADDR_LEN];
+	int fd;
 
+	/* The kernel matches the device's name exactly: the canonical form. */
+	if (pp_os_pci_addr_parse(pci_addr, addr))
+		return -EINVAL;
+	fd = ioctl(gfd, VFIO_GROUP_GET_DEVICE_FD, addr);
 	return fd < 0 ? -errno : fd;
 }
 

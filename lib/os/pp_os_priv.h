@@ -2,7 +2,8 @@
 /*
  * pp_os_priv.h - the thin OS layer: the only code in pagepool that calls
  * mmap/munmap, memfd_create, fallocate, madvise, mlock, mbind,
- * get_mempolicy, libnuma and the hugepage files in sysfs.
+ * get_mempolicy, libnuma and the hugepage files in sysfs, and the rule
+ * for the PCI addresses that go into sysfs paths.
  *
  * Every call here is a control-path call. Calls return 0 (or a count, a
  * node, a descriptor) on success and -errno on failure; none of them logs
@@ -195,5 +196,29 @@ long pp_os_hugepages_available(size_t page_size, int node);
  */
 void pp_os_hugepages_path(char *buf, size_t len, size_t page_size, int node,
 			  const char *leaf);
+
+/* ---- os_pci.c: PCI addresses ---- */
+
+/* "DDDD:BB:DD.F" and its NUL: the kernel's name of a PCI function. */
+#define PP_PCI_ADDR_LEN sizeof("0000:00:00.0")
+
+/* The forms pp_os_pci_addr_parse() accepts, for messages to the operator. */
+#define PP_PCI_ADDR_FORMS                                                   \
+	"DDDD:BB:DD.F (hex: domain, bus, device 00-1f, function 0-7; "      \
+	"e.g. 0000:00:02.0) or BB:DD.F for domain 0000"
+
+/*
+ * pp_os_pci_addr_parse - @in as the kernel names a PCI function in
+ * /sys/bus/pci/devices, into @out in the kernel's form. Accepted, and
+ * nothing else: "DDDD:BB:DD.F" (exactly 12 characters: domain 4 hex
+ * digits, ':', bus 2, ':', device 2 from 00 to 1f, '.', function 0-7),
+ * or the short "BB:DD.F" (7 characters), which is domain 0000. Hex digits
+ * in either case; @out is always the 12-character lower-case form and its
+ * NUL, so it is one path component that cannot climb ("../x",
+ * "0000:00:03.0/../x" are refused). Every address that reaches a sysfs
+ * path or a VFIO call goes through here first. @in may be NULL (refused).
+ * @out is written only on success. Returns 0 or -EINVAL. Any thread.
+ */
+int pp_os_pci_addr_parse(const char *in, char out[PP_PCI_ADDR_LEN]);
 
 #endif /* PP_OS_PRIV_H */

@@ -31,8 +31,9 @@ int pp_os_vfio_container_check(int cfd, int *type, int *api);
 /*
  * pp_os_vfio_group_of - the IOMMU group number of PCI device @pci_addr
  * (from /sys/bus/pci/devices/<addr>/iommu_group). Returns the number,
- * -ENODEV (no such device) or -ENOENT (no IOMMU group: no IOMMU, or it is
- * off; the kernel wants intel_iommu=on or amd_iommu=on).
+ * -EINVAL (@pci_addr is not what pp_os_pci_addr_parse() accepts; no path
+ * is built from it), -ENODEV (no such device) or -ENOENT (no IOMMU group:
+ * no IOMMU, or it is off; the kernel wants intel_iommu=on or amd_iommu=on).
  */
 int pp_os_vfio_group_of(const char *pci_addr);
 
@@ -81,7 +82,9 @@ int pp_os_vfio_dma_unmap(int cfd, uint64_t iova, size_t len);
 /* /sys/module/vfio_iommu_type1/parameters/dma_entry_limit, or -errno. */
 long pp_os_vfio_dma_entry_limit(void);
 
-/* VFIO_GROUP_GET_DEVICE_FD for @pci_addr; the descriptor or -errno. */
+/* VFIO_GROUP_GET_DEVICE_FD for @pci_addr in its canonical form
+ * (pp_os_pci_addr_parse(); -EINVAL when it is not an address); the
+ * descriptor or -errno. */
 int pp_os_vfio_device_open(int gfd, const char *pci_addr);
 
 struct pp_os_vfio_region {

@@ -50,6 +50,26 @@ static void test_bad_strings(void)
 	bad("veth0,peer=veth1,_pair=x", "unknown key '_pair'");
 }
 
+#ifdef PP_HAVE_E1000E
+/*
+ * The e1000e's PCI address is refused where it enters, before the port's
+ * other settings (no conf.dma here) and before any sysfs path is built:
+ * no device is needed to see it.
+ */
+static void test_bad_pci_addr(void)
+{
+	bad("e1000e:../../../tmp", "'../../../tmp' is not a PCI address");
+	bad("e1000e:../../../tmp", "write e1000e:ADDR or e1000e0,pci=ADDR");
+	bad("e1000e:../../../tmp", "DDDD:BB:DD.F (hex: domain, bus, device 00-1f, function 0-7");
+	bad("e1000e0,pci=0000:00:03.0/../../x", "'0000:00:03.0/../../x' is not");
+	bad("e1000e0,pci=0000:00:20.0", "'0000:00:20.0' is not a PCI address");
+	bad("e1000e0,pci=0000:00:03.8", "'0000:00:03.8' is not a PCI address");
+	/* Good ones, either form and case, pass on to the next check. */
+	bad("e1000e:00:03.0", "a PP_IOVA_VFIO domain");
+	bad("e1000e0,pci=0000:00:1F.7", "a PP_IOVA_VFIO domain");
+}
+#endif
+
 static void test_bad_conf(void)
 {
 	struct pp_port_conf c = env.conf;
@@ -148,6 +168,9 @@ int main(void)
 	pp_test_capture_log();
 	net_env_init(&env, 8 << 20);
 	RUN_TEST(test_bad_strings);
+#ifdef PP_HAVE_E1000E
+	RUN_TEST(test_bad_pci_addr);
+#endif
 	RUN_TEST(test_bad_conf);
 	RUN_TEST(test_bad_ring_size);
 	RUN_TEST(test_good_strings);

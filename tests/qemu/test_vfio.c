@@ -381,6 +381,9 @@ static void test_iova_space(void)
 
 static void test_api(void)
 {
+	static const char *const bad_addrs[] = { "../../../tmp",
+						 "0000:00:03.0/../../x",
+						 "0000:00:20.0", "" };
 	struct pp_dma_opts o = { .sz = sizeof(o), .mode = PP_IOVA_VFIO };
 	struct pp_dma_opts va = { .sz = sizeof(va), .mode = PP_IOVA_VA };
 	struct pp_arena *arena = pp_test_arena(1 << 20, PP_PAGE_SIZE_4K);
@@ -401,6 +404,19 @@ static void test_api(void)
 	CHECK_EQ(errno, EINVAL);
 	o.vfio_iova = PP_VFIO_IOVA_AUTO;
 
+	/* An address that is a path, or not quite an address, is refused
+	 * before anything is opened, VFIO or not, with the forms to write. */
+	for (unsigned int i = 0; i < sizeof(bad_addrs) / sizeof(bad_addrs[0]);
+	     i++) {
+		o.vfio_pci_addr = bad_addrs[i];
+		pp_test_log_reset();
+		errno = 0;
+		CHECK(pp_dma_create(&o) == NULL);
+		CHECK_EQ(errno, EINVAL);
+		CHECK(pp_test_log_has("is not a PCI address: write DDDD:BB:DD.F"));
+	}
+	o.vfio_pci_addr = NULL;
+
 	pp_test_log_reset();
 	dma = pp_dma_create(&o);
 	if (access("/dev/vfio/vfio", F_OK)) {
@@ -410,6 +426,8 @@ static void test_api(void)
 		CHECK(pp_test_log_has("modprobe"));
 	} else {
 		REQUIRE(dma != NULL);
+		CHECK_EQ(pp_dma_vfio_add_device(dma, bad_addrs[0]), -EINVAL);
+		CHECK_EQ(pp_dma_vfio_device_fd(dma, bad_addrs[1]), -EINVAL);
 		CHECK_EQ(pp_dma_map_arena(dma, arena), -ENODEV);
 		CHECK_EQ(pp_dma_vfio_arena_iova(dma, arena, &iova), -ENOENT);
 		CHECK_EQ(pp_dma_destroy(dma), 0);

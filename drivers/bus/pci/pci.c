@@ -20,11 +20,13 @@
 
 long pp_pci_sysfs_read(const char *addr, const char *attr)
 {
-	char path[128];
+	char path[128], a[PP_PCI_ADDR_LEN];
 	long v;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", addr, attr);
+	if (pp_os_pci_addr_parse(addr, a))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", a, attr);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -53,18 +55,25 @@ static void unmap_bars(struct pp_pci_dev *dev)
 			pp_os_vfio_region_unmap(dev->bar_addr[i], &dev->bar[i]);
 }
 
-struct pp_pci_dev *pp_pci_open(struct pp_dma *dma, const char *addr)
+struct pp_pci_dev *pp_pci_open(struct pp_dma *dma, const char *in)
 {
+	char addr[PP_PCI_ADDR_LEN];
 	struct pp_pci_dev *dev;
 	long vendor, device;
 	unsigned int i;
 	uint16_t cmd;
 	int err;
 
-	if (!dma || pp_dma_mode(dma) != PP_IOVA_VFIO || !addr ||
-	    strlen(addr) >= sizeof(dev->addr)) {
-		PP_ERR("pci: %s: a VFIO DMA domain (PP_IOVA_VFIO) and an address like 0000:00:02.0 are required",
-		       addr ? addr : "(null)");
+	/* The address first: it goes into sysfs paths below. */
+	if (pp_os_pci_addr_parse(in, addr)) {
+		PP_ERR("pci: '%.40s%s' is not a PCI address: write " PP_PCI_ADDR_FORMS,
+		       in ? in : "(null)", in && strlen(in) > 40 ? "..." : "");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!dma || pp_dma_mode(dma) != PP_IOVA_VFIO) {
+		PP_ERR("pci: %s: a VFIO DMA domain (PP_IOVA_VFIO) is required",
+		       addr);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -81,7 +90,7 @@ struct pp_pci_dev *pp_pci_open(struct pp_dma *dma, const char *addr)
 		errno = ENOMEM;
 		return NULL;
 	}
-	strcpy(dev->addr, addr);
+	memcpy(dev->addr, addr, sizeof(dev->addr));
 	dev->vendor = (uint16_t)vendor;
 	dev->device = (uint16_t)device;
 	dev->fd = pp_dma_vfio_device_fd(dma, addr);

@@ -13,12 +13,13 @@
 
 #include <pagepool/pp_dma.h>
 
+#include "os/pp_os_priv.h"
 #include "os/pp_vfio_priv.h"
 
 #define PP_PCI_MAX_BARS 6
 
 struct pp_pci_dev {
-	char addr[16];          /* "0000:00:02.0" */
+	char addr[PP_PCI_ADDR_LEN]; /* "0000:00:02.0", the kernel's form */
 	uint16_t vendor, device;
 	int fd;                 /* VFIO device file */
 	struct pp_os_vfio_region cfg;
@@ -29,9 +30,12 @@ struct pp_pci_dev {
 /*
  * pp_pci_open - open PCI device @addr through VFIO domain @dma (its group
  * is added to the domain), map every memory BAR, and enable memory
- * decoding and bus mastering in the command register. Returns NULL with
- * errno: EINVAL (@dma not VFIO), ENODEV (no such device, not bound to
- * vfio-pci), or the errno of the failing call; a message says what to do.
+ * decoding and bus mastering in the command register. @addr is what
+ * pp_os_pci_addr_parse() accepts; dev->addr is its canonical form.
+ * Returns NULL with errno: EINVAL (@dma not VFIO, or @addr not a PCI
+ * address, refused before any path is built), ENODEV (no such device, not
+ * bound to vfio-pci), or the errno of the failing call; a message says
+ * what to do.
  */
 struct pp_pci_dev *pp_pci_open(struct pp_dma *dma, const char *addr);
 
@@ -49,7 +53,8 @@ int pp_pci_cfg_write16(struct pp_pci_dev *dev, unsigned int off, uint16_t v);
 #define PP_PCI_COMMAND_INTX_DISABLE 0x0400
 
 /* Read the sysfs attribute @attr of device @addr ("vendor", "device",
- * "class") as a number. Returns it, or -errno. */
+ * "class") as a number. Returns it, or -errno: -EINVAL when @addr is not
+ * a PCI address (pp_os_pci_addr_parse()), with no path built. */
 long pp_pci_sysfs_read(const char *addr, const char *attr);
 
 #endif /* PP_PCI_PRIV_H */

@@ -300,18 +300,26 @@ static void e1000e_remove(struct pp_port *port);
 
 static int e1000e_probe(struct pp_port *port, const struct pp_devargs *da)
 {
-	const char *addr = pp_devargs_get(da, "pci");
+	const char *given = pp_devargs_get(da, "pci");
+	char addr[PP_PCI_ADDR_LEN];
 	struct e1000e_port *ep;
 	uint64_t rx_iova, tx_iova;
 	uint32_t ral, rah;
 	unsigned int i, ms;
 	int err;
 
-	if (!addr)
-		addr = pp_devargs_get(da, "iface");
-	if (!addr) {
+	if (!given)
+		given = pp_devargs_get(da, "iface");
+	if (!given) {
 		PP_ERR("e1000e: device '%s' needs a PCI address: e1000e:0000:00:02.0 or e1000e0,pci=0000:00:02.0",
 		       da->devstr);
+		return -EINVAL;
+	}
+	/* Where the operator's address enters: refused here, before the
+	 * PCI bus or VFIO builds a sysfs path from it. */
+	if (pp_os_pci_addr_parse(given, addr)) {
+		PP_ERR("e1000e: '%s' is not a PCI address: write e1000e:ADDR or e1000e0,pci=ADDR where ADDR is " PP_PCI_ADDR_FORMS,
+		       given);
 		return -EINVAL;
 	}
 	if (!port->conf.dma || pp_dma_mode(port->conf.dma) != PP_IOVA_VFIO) {
