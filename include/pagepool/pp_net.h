@@ -194,7 +194,8 @@ struct pp_prog_ctx {
  * data, and move its head or end within the buffer (pp_frame_adjust_head,
  * pp_frame_adjust_tail), but must not keep, free or recycle the frames:
  * the verdict says what becomes of them. A frame it leaves outside its
- * page block is recycled and counted as an RX error, whatever its verdict.
+ * page block never reaches the stack (PASS: recycled, an RX error) or a
+ * wire (TX, REDIRECT: the target's driver drops it, a TX error).
  * It runs on the thread that polls the queue.
  */
 typedef void (*pp_prog_fn)(const struct pp_prog_ctx *ctx,

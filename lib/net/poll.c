@@ -13,9 +13,11 @@
  *             xdp_do_flush() does at the end of a NAPI poll;
  *   PASS      released from the pool (unmapped, counted as released) and
  *             handed to the stack consumer, who frees it to the allocator;
- *   any verdict on a frame the program left outside its page (bad
- *             offset, headroom or length): recycled and counted as an RX
- *             error, so no consumer or driver ever gets it.
+ *   a frame the program left outside its page (bad offset, headroom
+ *             or length): PASS recycles it and counts an RX error, so the
+ *             stack consumer never gets it; TX and REDIRECT hand it to
+ *             the target's driver, whose TX drops it and counts a TX
+ *             error; DROP recycles it, as any other.
  * While flushing, the TX queue learns which pool this thread owns, so a
  * driver that completes TX at once (null) recycles directly too.
  */
@@ -103,11 +105,7 @@ static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
 		struct pp_frame *f = &b->frames[i];
 		unsigned int v = b->verdicts[i];
 
-		/* Moved out of its page by the program: whatever it said. */
-		if (PP_UNLIKELY(!pp_frame_valid(f)))
-			v = PP_XDP_ABORTED;
-		else
-			bytes += f->len;
+		bytes += f->len;
 		switch (v & 0xff) {
 		case PP_XDP_REDIRECT:
 			t = v >> 8;
@@ -121,6 +119,15 @@ static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
 			drop++;
 			break;
 		case PP_XDP_PASS:
+			/*
+			 * The stack consumer reads the data and has no check
+			 * of its own. TX and REDIRECT need none here: every
+			 * driver's TX checks each frame (and counts a bad one
+			 * in its TX errors), and one check per frame is what
+			 * the forwarding budget allows.
+			 */
+			if (PP_UNLIKELY(!pp_frame_valid(f)))
+				goto error;
 			b->pass[nr_pass++] = *f;
 			break;
 		case PP_XDP_TX:
