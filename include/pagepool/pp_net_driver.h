@@ -171,6 +171,18 @@ static inline void pp_net_stat_add(uint64_t *ctr, uint64_t v)
 			 __ATOMIC_RELAXED);
 }
 
+/*
+ * pp_net_tx_drop - frames a TX burst takes but will not send (outside
+ * their page, or pages the device cannot address): their pages go back to
+ * their pools and they count in the TX queue's errors.
+ */
+static inline void pp_net_tx_drop(struct pp_txq *txq, struct pp_page **pages,
+				  unsigned int n)
+{
+	pp_net_return_pages(txq->port->allocator, txq->napi_pool, pages, n);
+	pp_net_stat_add(&txq->stats.errors, n);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -473,11 +473,8 @@ static unsigned int xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	}
 	if (xsk_ring_prod__needs_wakeup(&xq->tx))
 		xdp_kick_tx_ring(xq);
-	if (PP_UNLIKELY(nr_foreign)) {
-		pp_net_stat_add(&txq->stats.errors, nr_foreign);
-		pp_net_return_pages(txq->port->allocator, txq->napi_pool,
-				    foreign, nr_foreign);
-	}
+	if (PP_UNLIKELY(nr_foreign))
+		pp_net_tx_drop(txq, foreign, nr_foreign);
 	return r;
 }
 

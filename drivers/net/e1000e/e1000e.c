@@ -205,10 +205,7 @@ static unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		if (PP_UNLIKELY(!pp_frame_valid(f))) {
 			bad[nr_bad++] = f->page;
 			if (nr_bad == PP_NET_BURST) {
-				pp_net_return_pages(txq->port->allocator,
-						    txq->napi_pool, bad,
-						    nr_bad);
-				pp_net_stat_add(&txq->stats.errors, nr_bad);
+				pp_net_tx_drop(txq, bad, nr_bad);
 				nr_bad = 0;
 			}
 			continue;
@@ -245,11 +242,8 @@ static unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		e1000_write(ep->regs, E1000_TDT, t);
 	}
-	if (PP_UNLIKELY(nr_bad)) {
-		pp_net_return_pages(txq->port->allocator, txq->napi_pool, bad,
-				    nr_bad);
-		pp_net_stat_add(&txq->stats.errors, nr_bad);
-	}
+	if (PP_UNLIKELY(nr_bad))
+		pp_net_tx_drop(txq, bad, nr_bad);
 	return taken;
 }
 

@@ -125,10 +125,7 @@ static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 			bad[nr_bad++] = f->page;
 			done++;
 			if (nr_bad == PP_NET_BURST) {
-				pp_net_return_pages(txq->port->allocator,
-						    txq->napi_pool, bad,
-						    nr_bad);
-				pp_net_stat_add(&txq->stats.errors, nr_bad);
+				pp_net_tx_drop(txq, bad, nr_bad);
 				nr_bad = 0;
 			}
 			continue;
@@ -152,11 +149,8 @@ static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	}
 	done += ring_put(ring, objs, nr);
 out:
-	if (PP_UNLIKELY(nr_bad)) {
-		pp_net_return_pages(txq->port->allocator, txq->napi_pool, bad,
-				    nr_bad);
-		pp_net_stat_add(&txq->stats.errors, nr_bad);
-	}
+	if (PP_UNLIKELY(nr_bad))
+		pp_net_tx_drop(txq, bad, nr_bad);
 	return done;
 }
 
