@@ -27,6 +27,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_memzone.h>
 
 #include "pp_test.h"
 
@@ -427,32 +428,136 @@ static void memory_check(unsigned int n, unsigned int cache, unsigned int flags)
 	CHECK(rte_malloc_heap_get_socket("pp:pp_mem") < 0);
 }
 
+static int ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a;
+	uintptr_t y = (uintptr_t)*(void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
- * Memory from outside the arena (here anonymous memory, as
- * rte_mempool_populate_anon() maps it) is refused with a message; the
- * pool can still be populated the default way, and frees cleanly.
+ * Take every object of @mp, in bulks of @bulk (the last one shorter),
+ * check that none is handed out twice, that the pool is then empty, that
+ * each is writable, and that @in_chunk of them lie in [lo, lo + len);
+ * then put them all back.
+ */
+static void take_all_check(struct rte_mempool *mp, unsigned int bulk,
+			   const char *lo, size_t len, unsigned int in_chunk)
+{
+	unsigned int n = mp->size, got = 0, inside = 0;
+	void **objs = calloc(n, sizeof(*objs)), *extra;
+
+	REQUIRE(objs);
+	while (got < n) {
+		unsigned int c = n - got < bulk ? n - got : bulk;
+
+		if (rte_mempool_get_bulk(mp, objs + got, c) != 0)
+			break;
+		got += c;
+	}
+	CHECK_EQ(got, n);
+	CHECK(rte_mempool_get(mp, &extra) != 0);
+	qsort(objs, got, sizeof(*objs), ptr_cmp);
+	for (unsigned int i = 0; i < got; i++) {
+		CHECK(i == 0 || objs[i] != objs[i - 1]);
+		if ((const char *)objs[i] >= lo &&
+		    (const char *)objs[i] < lo + len)
+			inside++;
+		memset(objs[i], 0x5a, mp->elt_size);
+	}
+	CHECK_EQ(inside, in_chunk);
+	CHECK_COUNTS(mp, got);
+	for (unsigned int i = 0; i < got; i += bulk)
+		rte_mempool_put_bulk(mp, objs + i,
+				     got - i < bulk ? got - i : bulk);
+	CHECK_COUNTS(mp, 0);
+	free(objs);
+}
+
+/* Free @mp and check that it left nothing behind. */
+static void free_clean(struct rte_mempool *mp, const char *heap)
+{
+	FILE *log = tmpfile();
+
+	REQUIRE(log);
+	rte_openlog_stream(log);
+	rte_mempool_free(mp);
+	rte_openlog_stream(stderr);
+	CHECK(!log_has(log, "still in use"));
+	fclose(log);
+	CHECK(rte_malloc_heap_get_socket(heap) < 0);
+}
+
+/* A chunk's free callback, as DPDK's own for memzone chunks. */
+static void mz_chunk_free(struct rte_mempool_memhdr *memhdr, void *mz)
+{
+	(void)memhdr;
+	rte_memzone_free(mz);
+}
+
+/*
+ * Memory from outside the arena, which the mempool ops contract allows:
+ * anonymous memory as rte_mempool_populate_anon() maps it, and the
+ * caller's own chunk with no IOVA, next to an arena chunk in one pool.
+ * Every object is usable, whichever store it sits in.
  */
 static void foreign_memory_check(void)
 {
+	const size_t chunk_len = 16 * 4096;
+	int socket = (int)rte_socket_id();
 	struct rte_mempool *mp;
-	FILE *log = tmpfile();
+	char *chunk;
+	int k;
 
-	mp = rte_mempool_create_empty("pp_anon", 63, 2048, 0, 0,
-				      (int)rte_socket_id(), 0);
-	REQUIRE(mp && log);
+	/* Anonymous memory only, no cache: every get and put reaches the
+	 * driver. */
+	mp = rte_mempool_create_empty("pp_anon", 63, 2048, 0, 0, socket, 0);
+	REQUIRE(mp);
 	REQUIRE(rte_mempool_set_ops_byname(mp, OPS, NULL) == 0);
-	rte_openlog_stream(log);
+	CHECK_EQ(rte_mempool_populate_anon(mp), 63);
+	/* Full: the application's socket id is back. */
+	CHECK_EQ(mp->socket_id, socket);
 	CHECK_EQ(rte_mempool_populate_anon(mp), 0);
-	rte_openlog_stream(stderr);
-	CHECK(log_has(log, "populate with memory outside its arena"));
-	CHECK_EQ(mp->populated_size, 0);
-	fclose(log);
-	/* Still usable: rte_mempool_populate_default() fills it. */
-	CHECK_EQ(rte_mempool_populate_default(mp), 63);
-	CHECK_EQ(mp->socket_id, (int)rte_socket_id());
-	CHECK_EQ(rte_mempool_avail_count(mp), 63);
-	rte_mempool_free(mp);
-	CHECK(rte_malloc_heap_get_socket("pp:pp_anon") < 0);
+	take_all_check(mp, 1, NULL, 0, 0);
+	take_all_check(mp, 63, NULL, 0, 0);
+	free_clean(mp, "pp:pp_anon");
+
+	/*
+	 * A caller's chunk (RTE_BAD_IOVA) first, then arena memory, with a
+	 * cache; bulks that span both stores. rte_mempool_populate_default()
+	 * refuses a pool that has a chunk, so the arena chunk is reserved
+	 * here the way it reserves one: a memzone on the pool's heap.
+	 */
+	chunk = aligned_alloc(4096, chunk_len);
+	REQUIRE(chunk);
+	mp = rte_mempool_create_empty("pp_mixed", 300, 2048, 16, 0, socket, 0);
+	REQUIRE(mp);
+	REQUIRE(rte_mempool_set_ops_byname(mp, OPS, NULL) == 0);
+	k = rte_mempool_populate_iova(mp, chunk, RTE_BAD_IOVA, chunk_len,
+				      NULL, NULL);
+	CHECK(k > 0 && k < 300);
+	{
+		const struct rte_memzone *mz;
+
+		mz = rte_memzone_reserve_aligned("pp_mixed_arena",
+						 (size_t)(300 - k) * 4096,
+						 rte_malloc_heap_get_socket("pp:pp_mixed"),
+						 0, 4096);
+		REQUIRE(mz);
+		CHECK_EQ(rte_mempool_populate_iova(mp, mz->addr, RTE_BAD_IOVA,
+						   mz->len, mz_chunk_free,
+						   (void *)(uintptr_t)mz),
+			 300 - k);
+	}
+	CHECK_EQ(mp->populated_size, 300);
+	CHECK_EQ(mp->socket_id, socket);
+	CHECK_COUNTS(mp, 0);
+	take_all_check(mp, 1, chunk, chunk_len, (unsigned int)k);
+	take_all_check(mp, 7, chunk, chunk_len, (unsigned int)k);
+	take_all_check(mp, 300, chunk, chunk_len, (unsigned int)k);
+	free_clean(mp, "pp:pp_mixed");
+	free(chunk);
 }
 
 static void test_memory(void)

@@ -24,6 +24,22 @@
  * object stay allocated to the driver, so that the allocator's free
  * count is exactly the pool's.
  *
+ * Foreign memory. The mempool ops contract lets any caller populate the
+ * pool with any memory: rte_mempool_populate_anon() (anonymous mmap),
+ * rte_mempool_populate_iova() / _virt() with the caller's chunk, with a
+ * real IOVA or RTE_BAD_IOVA. Such a chunk is not arena memory, so its
+ * objects cannot be pages of the allocator. populate slices it with
+ * DPDK's own helper (rte_mempool_op_populate_helper(), as ring_mp_mc
+ * does) and those objects, when they leave the magazines, go to a
+ * second store: a ring of object pointers that holds every object of
+ * the pool (created at the first foreign chunk). The magazines hold
+ * pointers and so hold either kind; only the allocator side sorts them,
+ * by address (inside the arena or not). A pool populated from the arena
+ * alone has no ring and pays one NULL test per spill or refill batch.
+ * Rejected: refusing foreign chunks (what the driver did; DPDK's own
+ * mempool_autotest populates with anonymous memory) and copying the
+ * chunk's objects into arena pages (their addresses are the caller's).
+ *
  * State is process-local (malloc, pointers into this process's mappings):
  * secondary processes are not supported, and every op says so and fails.
  */
@@ -44,6 +60,7 @@
 #include <rte_malloc.h>
 #include <rte_mempool.h>
 #include <rte_pause.h>
+#include <rte_ring.h>
 #include <rte_spinlock.h>
 
 #include <pagepool/pagepool.h>
@@ -155,6 +172,7 @@ struct pagepool_mp {
 	uintptr_t base;              /* arena base: page i at base + i*4K */
 	struct pp_page *first;       /* descriptor of page 0 */
 	struct pp_allocator *alloc;
+	struct rte_ring *foreign;    /* free foreign objects; NULL: none yet */
 	uint32_t nr_pages;           /* pages in the arena */
 	uint32_t nr_colours;         /* see obj_offset() */
 	/* Object offset in page i: obj_off[i % COLOUR_SLOTS]. Read by
@@ -165,6 +183,7 @@ struct pagepool_mp {
 	struct pp_arena *arena;
 	struct pp_dma *dma;
 	uint32_t nr_given;           /* pages populated as objects */
+	uint32_t nr_foreign;         /* objects populated from foreign chunks */
 	uint32_t teardown_misses;    /* failed gets while DPDK empties the pool */
 	int app_socket;              /* mp->socket_id while the heap's is lent */
 	bool heap_added;             /* the arena is in the external heap */
@@ -312,6 +331,12 @@ static inline struct pp_page *obj_to_page(const struct pagepool_mp *p,
 	return p->first + (((uintptr_t)obj - p->base) >> PP_PAGE_SHIFT);
 }
 
+/* Is @obj in the arena (a page of the allocator) rather than foreign? */
+static inline bool obj_in_arena(const struct pagepool_mp *p, const void *obj)
+{
+	return (uintptr_t)obj - p->base < (uintptr_t)p->nr_pages << PP_PAGE_SHIFT;
+}
+
 /* Debug builds: is @obj an object of this pool (right page, right offset)? */
 static bool obj_valid(const struct pagepool_mp *p, const void *obj)
 {
@@ -322,17 +347,43 @@ static bool obj_valid(const struct pagepool_mp *p, const void *obj)
 		       obj_offset(p, off >> PP_PAGE_SHIFT);
 }
 
-/* Free @n objects' pages into the allocator. */
+/*
+ * Foreign objects into their ring. Cannot fail for a correct caller: the
+ * ring has room for every object the pool has (foreign_ring_create()),
+ * so only objects put twice can find it full; those are dropped, said.
+ */
+static void foreign_put(struct rte_mempool *mp, struct pagepool_mp *p,
+			void *const *objs, unsigned int n)
+{
+	unsigned int done = rte_ring_mp_enqueue_burst(p->foreign, objs, n, NULL);
+
+	if (PP_UNLIKELY(done < n))
+		PMP_LOG(ERR, "pool '%s': %u objects put while every object was already free; dropped: an object was put back twice",
+			mp->name, n - done);
+}
+
+/*
+ * Free @n objects into the store they belong to: arena objects' pages
+ * into the allocator, foreign objects (only in pools that have some)
+ * into the ring.
+ */
 static __attribute__((noinline)) void
 objs_to_allocator(struct rte_mempool *mp, struct pagepool_mp *p,
 		  void *const *obj_table, unsigned int n)
 {
 	struct pp_page *pages[CHUNK];
+	void *foreign[CHUNK];
 
 	while (n) {
-		unsigned int c = n < CHUNK ? n : CHUNK;
+		unsigned int c = n < CHUNK ? n : CHUNK, nf = 0;
 
 		for (unsigned int i = 0; i < c; i++) {
+			if (PP_UNLIKELY(p->foreign != NULL) &&
+			    !obj_in_arena(p, obj_table[i])) {
+				foreign[nf++] = obj_table[i];
+				pages[i] = NULL;
+				continue;
+			}
 			pages[i] = obj_to_page(p, obj_table[i]);
 			if (PP_DEBUG && PP_UNLIKELY(!obj_valid(p, obj_table[i]))) {
 				PMP_LOG(ERR, "put of %p into pool '%s', which does not own it; ignored: put objects back into the pool they came from",
@@ -340,8 +391,11 @@ objs_to_allocator(struct rte_mempool *mp, struct pagepool_mp *p,
 				pages[i] = NULL;
 			}
 		}
-		/* Cannot fail: pages go to this thread's cache or the zone. */
+		/* Cannot fail: pages go to this thread's cache or the zone;
+		 * the NULL entries (foreign objects) are skipped. */
 		pp_free_pages_bulk(p->alloc, pages, c);
+		if (nf)
+			foreign_put(mp, p, foreign, nf);
 		obj_table += c;
 		n -= c;
 	}
@@ -404,33 +458,61 @@ static int take_all(struct pagepool_mp *p, struct pp_page **pages,
 	return 0;
 }
 
+/*
+ * As many of @n pages as the allocator has, into @pages[0..return).
+ * Pools with foreign objects only: the shortfall comes from the ring.
+ */
+static unsigned int take_upto(struct pagepool_mp *p, struct pp_page **pages,
+			      unsigned int n)
+{
+	for (unsigned int done = 0; done < n;) {
+		unsigned int c = n - done < CHUNK ? n - done : CHUNK;
+		unsigned int got = take_pages(p->alloc, pages + done, c);
+
+		if (PP_UNLIKELY(got < c)) {
+			unsigned int k = done;
+
+			/* Close up any NULL gaps the bulk calls left. */
+			for (unsigned int i = done; i < done + c; i++)
+				if (pages[i])
+					pages[k++] = pages[i];
+			return k;
+		}
+		done += c;
+	}
+	return n;
+}
+
 /* DPDK's biggest cache refill: a full cache (512) plus a request up to
  * the same size, which it serves through the cache. */
 #define SCRATCH_MAX (2 * RTE_MEMPOOL_CACHE_MAX_SIZE)
 
+static int objs_into_slots(struct pagepool_mp *p, void **slots,
+			   unsigned int n);
+
 /*
- * @n objects straight from the allocator, all or nothing; @obj_table is
- * written only on success. The pages gather in a scratch array first:
- * on the stack up to SCRATCH_MAX, on the heap above that (only for
- * applications that get more than that in one call).
+ * @n objects straight from the allocator (and the foreign ring), all or
+ * nothing; @obj_table is written only on success. The objects gather in
+ * a scratch array first: on the stack up to SCRATCH_MAX, on the heap
+ * above that (only for applications that get more than that in one
+ * call).
  */
 static __attribute__((noinline)) int
 objs_from_allocator(struct pagepool_mp *p, void **obj_table, unsigned int n)
 {
-	struct pp_page *stack[SCRATCH_MAX], **pages = stack;
+	void *stack[SCRATCH_MAX], **objs = stack;
 	int ret;
 
 	if (PP_UNLIKELY(n > SCRATCH_MAX)) {
-		pages = malloc(n * sizeof(*pages));
-		if (!pages)
+		objs = malloc(n * sizeof(*objs));
+		if (!objs)
 			return -ENOMEM;
 	}
-	ret = take_all(p, pages, n);
+	ret = objs_into_slots(p, objs, n);
 	if (PP_LIKELY(ret == 0))
-		for (unsigned int i = 0; i < n; i++)
-			obj_table[i] = page_to_obj(p, pages[i]);
-	if (PP_UNLIKELY(pages != stack))
-		free(pages);
+		memcpy(obj_table, objs, n * sizeof(*obj_table));
+	if (PP_UNLIKELY(objs != stack))
+		free(objs);
 	return ret;
 }
 
@@ -461,21 +543,35 @@ mags_drain_others(struct rte_mempool *mp, struct pagepool_mp *p,
 }
 
 /*
- * @n objects from the allocator into the magazine's free slots @slots,
- * all or nothing. The slots serve as the allocator's page array first
- * and are converted in place, so that a refill needs no scratch array
- * and no second copy. A failure leaves garbage in the slots, which are
+ * @n objects from the allocator into the free slots @slots (of a
+ * magazine or a scratch array), all or nothing. The slots serve as the
+ * allocator's page array first and are converted in place, so that a
+ * refill needs no scratch array and no second copy. A pool with foreign
+ * objects takes what the allocator has and the rest from the ring, or
+ * gives the pages back. A failure leaves garbage in the slots, which are
  * past the magazine's length and so not objects.
  */
 static int objs_into_slots(struct pagepool_mp *p, void **slots,
 			   unsigned int n)
 {
 	struct pp_page **pages = (struct pp_page **)(void *)slots;
-	int ret = take_all(p, pages, n);
+	unsigned int got = n;
 
-	if (PP_UNLIKELY(ret))
-		return ret;
-	for (unsigned int i = 0; i < n; i++) {
+	if (PP_LIKELY(p->foreign == NULL)) {
+		int ret = take_all(p, pages, n);
+
+		if (PP_UNLIKELY(ret))
+			return ret;
+	} else {
+		got = take_upto(p, pages, n);
+		/* The shortfall from the ring, all or nothing. */
+		if (got < n && rte_ring_mc_dequeue_bulk(p->foreign, slots + got,
+							n - got, NULL) == 0) {
+			pp_free_pages_bulk(p->alloc, pages, got);
+			return -ENOBUFS;
+		}
+	}
+	for (unsigned int i = 0; i < got; i++) {
 		struct pp_page *page;
 
 		/* Read as the type written (no aliasing games). */
@@ -675,8 +771,8 @@ static LEAF_COPY int pagepool_enqueue(struct rte_mempool *mp,
 
 /*
  * Exact when no other lcore is inside enqueue or dequeue: the zone's free
- * pages plus every thread cache, each read under its lock, plus every
- * magazine. Arena pages without an object stay allocated to the driver
+ * pages plus every thread cache, each read under its lock, plus the
+ * foreign ring, plus every magazine. Arena pages without an object stay allocated to the driver
  * and so are not counted.
  */
 static unsigned int pagepool_get_count(const struct rte_mempool *mp)
@@ -691,6 +787,8 @@ static unsigned int pagepool_get_count(const struct rte_mempool *mp)
 	for (unsigned int z = 0; z < pp_allocator_zone_count(p->alloc); z++)
 		if (pp_allocator_zone_stats(p->alloc, z, &s) == 0)
 			n += s.free_pages + s.pcp_pages;
+	if (p->foreign)
+		n += rte_ring_count(p->foreign);
 	/* Exact when the lcores are quiescent, like the rest. */
 	for (unsigned int i = 0; i < RTE_MAX_LCORE; i++)
 		if (p->mag_of[i])
@@ -857,6 +955,7 @@ static void pagepool_teardown(struct rte_mempool *mp, struct pagepool_mp *p)
 	pp_dma_unmap_arena(p->dma, p->arena);
 	pp_dma_destroy(p->dma);
 	pp_arena_destroy(p->arena);
+	free(p->foreign);
 	free(p->mags);
 	free(p);
 }
@@ -1028,7 +1127,7 @@ static void pagepool_free(struct rte_mempool *mp)
 	out = p->teardown_misses > cached ? p->teardown_misses - cached : 0;
 	if (out) {
 		PMP_LOG(ERR, "pool '%s' freed with %lu of %u objects still in use; its arena stays mapped (leaked) so they remain valid: return every object before rte_mempool_free()",
-			mp->name, out, p->nr_given);
+			mp->name, out, p->nr_given + p->nr_foreign);
 		/* DPDK zeroed the memzone when it freed it; the heap goes,
 		 * so that its name is free again and devices lose their
 		 * VFIO mappings of it, but the memory stays. */
@@ -1045,6 +1144,9 @@ static void pagepool_free(struct rte_mempool *mp)
  * object sits on a page of its own whatever the chunk boundaries
  * (@pg_shift is at least 12 on every page size DPDK uses, so an object
  * never crosses one). A chunk of a single page already holds an object.
+ * The same size serves foreign chunks (rte_mempool_populate_anon() maps
+ * what this returns): DPDK's slicing packs objects of at most 4 KiB at
+ * least one to a page.
  */
 static ssize_t pagepool_calc_mem_size(const struct rte_mempool *mp,
 				      uint32_t obj_num, uint32_t pg_shift,
@@ -1058,10 +1160,71 @@ static ssize_t pagepool_calc_mem_size(const struct rte_mempool *mp,
 }
 
 /*
+ * The ring for foreign objects, made at the first foreign chunk. It holds
+ * mp->size objects, every object the pool can have, so that putting a
+ * foreign object never fails. Process memory, like the rest of the
+ * state: rte_ring_init() on malloc'd memory registers no name.
+ */
+static int foreign_ring_create(struct rte_mempool *mp, struct pagepool_mp *p)
+{
+	/* RING_F_EXACT_SZ: slots for the next power of two above size. */
+	ssize_t sz = rte_ring_get_memsize_elem(sizeof(void *),
+					       rte_align32pow2(mp->size + 1));
+	struct rte_ring *r;
+	int err;
+
+	if (sz < 0)
+		return (int)sz;
+	r = aligned_alloc(RTE_CACHE_LINE_SIZE,
+			  RTE_ALIGN_CEIL((size_t)sz, RTE_CACHE_LINE_SIZE));
+	if (!r)
+		return -ENOMEM;
+	err = rte_ring_init(r, mp->name, mp->size, RING_F_EXACT_SZ);
+	if (err) {
+		free(r);
+		return err;
+	}
+	p->foreign = r;
+	return 0;
+}
+
+/*
+ * populate with a chunk that is not arena memory (see "Foreign memory"
+ * at the top): DPDK's default slicing, which calls @obj_cb and then
+ * enqueues each object, and so puts it in a magazine or the ring.
+ */
+static int populate_foreign(struct rte_mempool *mp, struct pagepool_mp *p,
+			    unsigned int max_objs, void *vaddr,
+			    rte_iova_t iova, size_t len,
+			    rte_mempool_populate_obj_cb_t *obj_cb,
+			    void *obj_cb_arg)
+{
+	int n, err;
+
+	if (!p->foreign) {
+		err = foreign_ring_create(mp, p);
+		if (err) {
+			PMP_LOG(ERR, "pool '%s': no ring for objects in foreign memory (%s)",
+				mp->name, strerror(-err));
+			return err;
+		}
+	}
+	n = rte_mempool_op_populate_helper(mp, 0, max_objs, vaddr, iova, len,
+					   obj_cb, obj_cb_arg);
+	if (n > 0)
+		p->nr_foreign += (uint32_t)n;
+	/* obj_cb counted the objects in populated_size: see populate. */
+	if (mp->populated_size >= mp->size)
+		mp->socket_id = p->app_socket;
+	return n;
+}
+
+/*
  * populate: an object on every whole 4 KiB page of the chunk, at its
- * colour offset, with the IOVA from the pool's DMA domain. The chunk
- * must be arena memory: the memzone DPDK reserved from the pool's heap,
- * whole or (when it is not IOVA-contiguous) cut at page boundaries. When
+ * colour offset, with the IOVA from the pool's DMA domain, when the
+ * chunk is arena memory: the memzone DPDK reserved from the pool's heap,
+ * whole or (when it is not IOVA-contiguous) cut at page boundaries.
+ * Any other chunk goes to populate_foreign(). When
  * DPDK knows the chunk's IOVA it must agree with pagepool's; a mismatch
  * would hand devices two addresses for one buffer, and is refused.
  * @obj_cb (DPDK's) writes the object header; the populate op itself then
@@ -1080,9 +1243,13 @@ static int pagepool_populate(struct rte_mempool *mp, unsigned int max_objs,
 
 	if (!p || !ops_usable("populate"))
 		return -ENOTSUP;
-	if (start >= (uintptr_t)p->nr_pages << PP_PAGE_SHIFT ||
-	    len > ((uintptr_t)p->nr_pages << PP_PAGE_SHIFT) - start) {
-		PMP_LOG(ERR, "pool '%s': populate with memory outside its arena (%p, %zu bytes); pagepool pools are populated only with rte_mempool_populate_default()",
+	if (start >= (uintptr_t)p->nr_pages << PP_PAGE_SHIFT)
+		return populate_foreign(mp, p, max_objs, vaddr, iova, len,
+					obj_cb, obj_cb_arg);
+	if (len > ((uintptr_t)p->nr_pages << PP_PAGE_SHIFT) - start) {
+		/* Starts in the arena and runs past its end: no caller
+		 * DPDK has makes such a chunk from one allocation. */
+		PMP_LOG(ERR, "pool '%s': populate with a chunk that runs past the end of its arena (%p, %zu bytes)",
 			mp->name, vaddr, len);
 		return -EINVAL;
 	}
