@@ -8,7 +8,9 @@
  *     printing the result as "name,key=value,..." gives the input back, and
  *     parsing that gives the same lists.
  *  2. pp_devargs_uint() on every key with a range from the input: a value
- *     it accepts is a decimal inside the range.
+ *     it accepts is a decimal inside the range; net_devargs_check_keys()
+ *     against null's and veth's key lists passes exactly when every key
+ *     is in the list.
  *  3. pp_port_open() on the string, alone or behind a null or veth prefix,
  *     over a small 4 KiB-page arena (never for af_xdp or e1000e, which
  *     would open a real interface or device): it succeeds only where the string
@@ -24,8 +26,9 @@
 
 #include <pagepool/pp_net_driver.h>
 
-#include "net/net_priv.h"
+#include "drivers.h"      /* drivers/net: the built-in drivers' entries */
 #include "fuzz_common.h"
+#include "net/net_priv.h" /* lib/net: the parser and the key check */
 
 /* 128 pages: enough for a veth pair's two pools' first refills. */
 #define FUZZ_ARENA_BYTES (512u << 10)
@@ -108,6 +111,24 @@ static void check_uint(const struct pp_devargs *da, unsigned long min,
 			FUZZ_CHECK(isdigit((unsigned char)*c));
 		FUZZ_CHECK(strtoul(v, NULL, 10) == out);
 	}
+}
+
+/* net_devargs_check_keys() passes exactly when every key is the driver's. */
+static void check_keys(const struct pp_devargs *da,
+		       const struct pp_net_driver *drv)
+{
+	unsigned long log_before = fuzz_log_count;
+	bool all_known = true;
+
+	for (unsigned int k = 0; k < da->nr; k++) {
+		bool known = false;
+
+		for (const char *const *p = drv->keys; p && *p; p++)
+			known |= !strcmp(*p, da->key[k]);
+		all_known &= known;
+	}
+	FUZZ_CHECK((net_devargs_check_keys(da, drv) == 0) == all_known);
+	FUZZ_CHECK(all_known || fuzz_log_count > log_before);
 }
 
 /* What pp_port_open() parses: the "DRIVER:IFNAME" form rewritten. */
@@ -202,6 +223,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_well_formed(&da);
 		check_round_trip(s, &da);
 		check_uint(&da, min, max);
+		check_keys(&da, &pp_net_null_driver);
+		check_keys(&da, &pp_net_veth_driver);
 	}
 	snprintf(full, sizeof(full), "%s%s", prefix, s);
 	open_port(env, full);
