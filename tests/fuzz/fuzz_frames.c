@@ -18,8 +18,9 @@
  * the port takes a prefix of the burst, counts every taken frame outside
  * its block as a TX error, never puts one on the wire (the veth peer
  * receives exactly the good frames taken, each valid, less those longer
- * than its buffers, which it counts as RX errors), and when the ports
- * close no page is left allocated.
+ * than its buffers, which it counts as RX errors); after each burst every
+ * allocated page is one of the four pools' (pp_pool_inflight), and when
+ * the ports close no page is left allocated.
  */
 #include <errno.h>
 #include <limits.h>
@@ -253,10 +254,20 @@ static void ports(struct fuzz_env *env, struct fuzz_in *in)
 	veth = pp_port_open("veth0,peer=veth1", &conf);
 	FUZZ_CHECK(src && sink && veth);
 	while (bursts--) {
+		struct pp_port *all[] = { src, sink, veth, pp_port_peer(veth) };
+		unsigned long held = 0;
+		struct pp_zone_stats zs;
+
 		if (fuzz_u8(in) & 1)
 			tx_burst(src, veth, pp_port_peer(veth), in);
 		else
 			tx_burst(src, sink, NULL, in);
+		/* Every allocated page is some pool's: nothing lost. */
+		for (unsigned int i = 0; i < 4; i++)
+			held += pp_pool_inflight(pp_port_rxq_pool(all[i], 0));
+		FUZZ_CHECK(pp_allocator_zone_stats(env->alloc, 0, &zs) == 0);
+		FUZZ_CHECK(zs.managed_pages - zs.free_pages - zs.pcp_pages ==
+			   held);
 	}
 	for (unsigned int q = 0; q < 2; q++) {
 		struct pp_port *p = q ? pp_port_peer(veth) : src;
