@@ -23,7 +23,7 @@ packages=(
 	libnuma-dev numactl
 	dpdk-dev
 	gnuplot-nox
-	libxdp-dev libbpf-dev clang llvm iproute2
+	libxdp-dev libbpf-dev clang llvm libclang-rt-dev iproute2
 	qemu-system-x86 busybox-static cpio xz-utils
 	rdma-core libibverbs-dev ibverbs-providers
 )

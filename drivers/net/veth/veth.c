@@ -67,13 +67,16 @@ static inline uint64_t meta_pack(const struct pp_frame *f)
  * Copy a frame into a fresh page. Small frames (the common 64-byte case)
  * are copied in whole cache lines inline, which both buffers have room
  * for; a call into libc's memcpy cost more than the copy itself there.
+ * An empty frame is no line: the inline path copies at least one whole
+ * line, and an empty frame may start in the last bytes of its block
+ * (src_room < 64), so it takes memcpy's path, which copies nothing.
  */
 static inline void copy_frame(char *dst, const char *src, uint32_t len,
 			      uint32_t dst_room, uint32_t src_room)
 {
 	uint32_t lines = (len + PP_CACHE_LINE - 1) / PP_CACHE_LINE;
 
-	if (PP_LIKELY(lines <= 2 && lines * PP_CACHE_LINE <= dst_room &&
+	if (PP_LIKELY(len && lines <= 2 && lines * PP_CACHE_LINE <= dst_room &&
 		      lines * PP_CACHE_LINE <= src_room)) {
 		__builtin_memcpy(dst, src, PP_CACHE_LINE);
 		if (lines == 2)
