@@ -3,8 +3,8 @@
 # test suite: a release build with debug checks (unit, stress, fwd, consumer,
 # bench-smoke), an ASan+UBSan build (unit) and a TSan build (stress and the
 # threaded unit tests); then build the libFuzzer targets with clang and run
-# each for 15 seconds (scripts/run-fuzzers.sh). Ends with one line "N passed, N failed, N skipped"; exits non-zero
-# when anything failed.
+# each for 15 seconds (scripts/run-fuzzers.sh). Ends with one line "N
+# passed, N failed, N skipped"; exits non-zero when anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,8 +47,8 @@ build_and_test build-tsan \
 	"-Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Ddpdk=disabled" \
 	--env tsan stress threads
 
-# About a minute and a half: 15 s per fuzz target, and the clang build of what they
-# link. A crashing input is printed into this log in base64.
+# About a minute and a half: 15 s per fuzz target, and the clang build of
+# what they link. A crashing input is printed into this log in base64.
 echo "==> build-fuzz: libFuzzer targets, ${PP_FUZZ_TIME:-15} s each"
 bash scripts/run-fuzzers.sh || { echo "fuzzing failed"; status=1; }
 
