@@ -27,6 +27,7 @@
 
 #include "common/pp_log_priv.h"
 #include "mem/arena_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
 
 /*
@@ -590,7 +591,7 @@ struct pp_arena *pp_arena_create(const struct pp_arena_opts *uopts)
 	err = check_opts(uopts, &o);
 	if (err)
 		goto err_out;
-	arena = calloc(1, sizeof(*arena));
+	arena = pp_os_calloc(1, sizeof(*arena));
 	if (!arena) {
 		err = -ENOMEM;
 		PP_ERR("arena: out of memory for the arena's handle");

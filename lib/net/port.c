@@ -11,6 +11,7 @@
 
 #include "common/pp_log_priv.h"
 #include "net/net_priv.h"
+#include "os/pp_os_fault_priv.h"
 
 __thread char net_thread_marker __attribute__((tls_model("initial-exec")));
 
@@ -142,7 +143,7 @@ struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
 	unsigned int q;
 	int err;
 
-	port = calloc(1, sizeof(*port));
+	port = pp_os_calloc(1, sizeof(*port));
 	if (!port) {
 		errno = ENOMEM;
 		return NULL;
@@ -158,9 +159,9 @@ struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
 	port->allocator = port->conf.allocator;
 	port->nr_rxq = port->conf.nr_rxq;
 	port->nr_txq = port->conf.nr_txq;
-	port->rxq = aligned_alloc(PP_CACHE_LINE,
+	port->rxq = pp_os_aligned_alloc(PP_CACHE_LINE,
 				  port->nr_rxq * sizeof(*port->rxq));
-	port->txq = aligned_alloc(PP_CACHE_LINE,
+	port->txq = pp_os_aligned_alloc(PP_CACHE_LINE,
 				  port->nr_txq * sizeof(*port->txq));
 	if (!port->rxq || !port->txq) {
 		err = ENOMEM;

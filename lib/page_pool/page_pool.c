@@ -69,6 +69,7 @@
 #include <string.h>
 
 #include "common/pp_log_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "page_pool/page_pool_priv.h"
 
 /* The kernel caps its ptr_ring at 32768 entries; so do we. */
@@ -636,7 +637,7 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 	}
 	bytes = (sizeof(*pool) + PP_CACHE_LINE - 1) &
 		~(size_t)(PP_CACHE_LINE - 1);
-	pool = aligned_alloc(PP_CACHE_LINE, bytes);
+	pool = pp_os_aligned_alloc(PP_CACHE_LINE, bytes);
 	if (!pool) {
 		errno = ENOMEM;
 		return NULL;

@@ -34,6 +34,7 @@
 
 #include "common/pp_log_priv.h"
 #include "drivers.h"
+#include "os/pp_os_fault_priv.h"
 
 #define VETH_RING_MIN 64
 #define VETH_RING_MAX 65536
@@ -272,7 +273,7 @@ static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
 		       da->devstr, ring, 1UL << (64 - __builtin_clzl(ring)));
 		return -EINVAL;
 	}
-	vp = calloc(1, sizeof(*vp) + port->nr_rxq * sizeof(vp->rings[0]));
+	vp = pp_os_calloc(1, sizeof(*vp) + port->nr_rxq * sizeof(vp->rings[0]));
 	if (!vp)
 		return -ENOMEM;
 	vp->ring_size = (unsigned int)ring;
