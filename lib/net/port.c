@@ -160,9 +160,9 @@ struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
 	port->nr_rxq = port->conf.nr_rxq;
 	port->nr_txq = port->conf.nr_txq;
 	port->rxq = pp_os_aligned_alloc(PP_CACHE_LINE,
-				  port->nr_rxq * sizeof(*port->rxq));
+					port->nr_rxq * sizeof(*port->rxq));
 	port->txq = pp_os_aligned_alloc(PP_CACHE_LINE,
-				  port->nr_txq * sizeof(*port->txq));
+					port->nr_txq * sizeof(*port->txq));
 	if (!port->rxq || !port->txq) {
 		err = ENOMEM;
 		goto err_free_queues;

@@ -114,6 +114,14 @@ static inline int pp_os_posix_memalign_at(const char *site, void **p,
 #define pp_os_posix_memalign(p, align, len)                                 \
 	pp_os_posix_memalign_at(PP_OS_SITE, (p), (align), (len))
 
+/*
+ * pp_ring_create() is an inline of a public header that calls
+ * aligned_alloc() itself; the library's rings are made through this.
+ */
+#define pp_os_ring_create(size, flags)                                      \
+	(PP_OS_FAULT(ENOMEM) ? (errno = ENOMEM, (struct pp_ring *)NULL) :   \
+			       pp_ring_create((size), (flags)))
+
 /* ---- for the test that drives the seam (tests/fault) ---- */
 
 /* Whether this build has the seam (-Dfault_injection=true). */

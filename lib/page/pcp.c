@@ -63,7 +63,7 @@ static struct pp_pcp *pcp_create(struct pp_allocator *alloc)
 
 	head = (head + PP_CACHE_LINE - 1) & ~(size_t)(PP_CACHE_LINE - 1);
 	if (pp_os_posix_memalign(&mem, PP_CACHE_LINE,
-			   head + alloc->nr_zones * stack))
+				 head + alloc->nr_zones * stack))
 		return NULL;
 	pcp = mem;
 	memset(pcp, 0, head);

@@ -643,9 +643,9 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 		return NULL;
 	}
 	memset(pool, 0, sizeof(*pool));
-	pool->ring = pp_ring_create(roundup_pow2(params->pool_size ?
-						 params->pool_size :
-						 POOL_RING_DEFAULT), 0);
+	pool->ring = pp_os_ring_create(roundup_pow2(params->pool_size ?
+						    params->pool_size :
+						    POOL_RING_DEFAULT), 0);
 	if (!pool->ring) {
 		err = errno;
 		goto err_free_pool;

@@ -131,7 +131,7 @@ static int null_probe(struct pp_port *port, const struct pp_devargs *da)
 	if (pp_devargs_uint(da, "size", NULL_SIZE_MIN, max, &size))
 		return -EINVAL;
 	np = pp_os_aligned_alloc(PP_CACHE_LINE,
-			   sizeof(*np) + port->nr_rxq * sizeof(np->rxq[0]));
+				 sizeof(*np) + port->nr_rxq * sizeof(np->rxq[0]));
 	if (!np)
 		return -ENOMEM;
 	np->size = (unsigned int)size;

@@ -278,9 +278,9 @@ static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
 		return -ENOMEM;
 	vp->ring_size = (unsigned int)ring;
 	for (q = 0; q < port->nr_rxq; q++) {
-		vp->rings[q] = pp_ring_create(vp->ring_size,
-					      PP_RING_F_SP_ENQ |
-					      PP_RING_F_SC_DEQ);
+		vp->rings[q] = pp_os_ring_create(vp->ring_size,
+						 PP_RING_F_SP_ENQ |
+						 PP_RING_F_SC_DEQ);
 		if (!vp->rings[q])
 			goto err_free_rings;
 		port->rxq[q].priv = vp->rings[q];
