@@ -86,6 +86,7 @@ struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts)
 	}
 	dma = pp_os_calloc(1, sizeof(*dma));
 	if (!dma) {
+		PP_ERR("pp_dma_create: out of memory for the domain");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -189,8 +190,11 @@ static int read_phys(struct dma_arena *a, unsigned int nr_segs)
 	int err;
 
 	a->pa = pp_os_calloc(a->size >> a->unit_shift, sizeof(*a->pa));
-	if (!a->pa)
+	if (!a->pa) {
+		PP_ERR("dma: arena %s: out of memory for %zu physical addresses",
+		       arena_name(a->arena), a->size >> a->unit_shift);
 		return -ENOMEM;
+	}
 	for (i = 0; i < nr_segs; i++) {
 		err = pp_arena_segment(a->arena, i, &seg);
 		if (err)
@@ -256,6 +260,8 @@ int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena)
 	}
 	a = pp_os_calloc(1, sizeof(*a));
 	if (!a) {
+		PP_ERR("dma: arena %s: out of memory for its mapping record",
+		       arena_name(arena));
 		err = -ENOMEM;
 		goto err_unlock;
 	}

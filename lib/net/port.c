@@ -145,6 +145,7 @@ struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
 
 	port = pp_os_calloc(1, sizeof(*port));
 	if (!port) {
+		PP_ERR("device '%s': out of memory for the port", da->devstr);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -164,6 +165,8 @@ struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
 	port->txq = pp_os_aligned_alloc(PP_CACHE_LINE,
 					port->nr_txq * sizeof(*port->txq));
 	if (!port->rxq || !port->txq) {
+		PP_ERR("device '%s': out of memory for %u RX and %u TX queues",
+		       da->devstr, port->nr_rxq, port->nr_txq);
 		err = ENOMEM;
 		goto err_free_queues;
 	}

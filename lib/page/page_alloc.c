@@ -971,6 +971,8 @@ struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts)
 	nr = opts->nr_arenas;
 	size = sizeof(*alloc) + nr * sizeof(struct pp_zone);
 	if (pp_os_posix_memalign(&mem, PP_CACHE_LINE, size)) {
+		PP_ERR("pp_allocator_create: out of memory for the allocator (%zu bytes)",
+		       size);
 		errno = ENOMEM;
 		return NULL;
 	}

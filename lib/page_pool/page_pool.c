@@ -639,6 +639,8 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 		~(size_t)(PP_CACHE_LINE - 1);
 	pool = pp_os_aligned_alloc(PP_CACHE_LINE, bytes);
 	if (!pool) {
+		PP_ERR("pp_pool_create: %s: out of memory for the pool (%zu bytes)",
+		       params->name ? params->name : "pool", bytes);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -648,6 +650,8 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 						    POOL_RING_DEFAULT), 0);
 	if (!pool->ring) {
 		err = errno;
+		PP_ERR("pp_pool_create: %s: no recycle ring (%s)",
+		       params->name ? params->name : "pool", strerror(err));
 		goto err_free_pool;
 	}
 	pool->alloc.flags = params->flags;

@@ -132,8 +132,11 @@ static int null_probe(struct pp_port *port, const struct pp_devargs *da)
 		return -EINVAL;
 	np = pp_os_aligned_alloc(PP_CACHE_LINE,
 				 sizeof(*np) + port->nr_rxq * sizeof(np->rxq[0]));
-	if (!np)
+	if (!np) {
+		PP_ERR("device '%s': out of memory for the null port",
+		       da->devstr);
 		return -ENOMEM;
+	}
 	np->size = (unsigned int)size;
 	for (q = 0; q < port->nr_rxq; q++) {
 		memset(&np->rxq[q], 0, sizeof(np->rxq[q]));
