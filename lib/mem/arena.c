@@ -540,10 +540,19 @@ static int check_opts(const struct pp_arena_opts *uopts,
 		       name, o->numa_node);
 		return -EINVAL;
 	}
-	if (o->numa_node >= 0 && !pp_os_node_online(o->numa_node)) {
-		PP_ERR("arena '%s': NUMA node %d is not online: pick one listed in /sys/devices/system/node/online",
-		       name, o->numa_node);
-		return -EINVAL;
+	if (o->numa_node >= 0) {
+		int online = pp_os_node_state(o->numa_node);
+
+		if (online < 0) {
+			PP_ERR("arena '%s': cannot tell whether NUMA node %d is online: reading /sys/devices/system/node/online failed: %s",
+			       name, o->numa_node, strerror(-online));
+			return online;
+		}
+		if (!online) {
+			PP_ERR("arena '%s': NUMA node %d is not online: pick one listed in /sys/devices/system/node/online",
+			       name, o->numa_node);
+			return -EINVAL;
+		}
 	}
 	if (o->numa_node >= 0 && !pp_os_numa_available() &&
 	    pp_os_node_count() > 1) {

@@ -100,15 +100,22 @@ static void match_node(int node, void *arg)
 		q->found = true;
 }
 
-bool pp_os_node_online(int node)
+int pp_os_node_state(int node)
 {
 	struct node_query q = { .want = node, .found = false };
+	int ret;
 
 	if (node < 0)
-		return false;
-	if (for_each_online(match_node, &q) < 0)
-		return false;
+		return 0;
+	ret = for_each_online(match_node, &q);
+	if (ret < 0)
+		return ret;
 	return q.found;
+}
+
+bool pp_os_node_online(int node)
+{
+	return pp_os_node_state(node) > 0;
 }
 
 int pp_os_node_count(void)
