@@ -28,6 +28,7 @@
 #include "common/pp_log_priv.h"
 #include "dma/pp_verbs_dma_priv.h"
 #include "dma/pp_vfio_dma_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "os/pp_pagemap_priv.h"
 
 /* A handful of arenas per process (one per NUMA node, a few in tests). */
@@ -83,8 +84,9 @@ struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts)
 		errno = EINVAL;
 		return NULL;
 	}
-	dma = calloc(1, sizeof(*dma));
+	dma = pp_os_calloc(1, sizeof(*dma));
 	if (!dma) {
+		PP_ERR("pp_dma_create: out of memory for the domain");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -187,9 +189,12 @@ static int read_phys(struct dma_arena *a, unsigned int nr_segs)
 	size_t u, first, n;
 	int err;
 
-	a->pa = calloc(a->size >> a->unit_shift, sizeof(*a->pa));
-	if (!a->pa)
+	a->pa = pp_os_calloc(a->size >> a->unit_shift, sizeof(*a->pa));
+	if (!a->pa) {
+		PP_ERR("dma: arena %s: out of memory for %zu physical addresses",
+		       arena_name(a->arena), a->size >> a->unit_shift);
 		return -ENOMEM;
+	}
 	for (i = 0; i < nr_segs; i++) {
 		err = pp_arena_segment(a->arena, i, &seg);
 		if (err)
@@ -253,8 +258,10 @@ int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena)
 		err = -ENOSPC;
 		goto err_unlock;
 	}
-	a = calloc(1, sizeof(*a));
+	a = pp_os_calloc(1, sizeof(*a));
 	if (!a) {
+		PP_ERR("dma: arena %s: out of memory for its mapping record",
+		       arena_name(arena));
 		err = -ENOMEM;
 		goto err_unlock;
 	}

@@ -33,6 +33,7 @@
 #include <infiniband/verbs.h>
 
 #include "dma/pp_verbs_dma_priv.h"
+#include "os/pp_os_fault_priv.h"
 
 /*
  * Default access: the local device writes received data (LOCAL_WRITE),
@@ -67,7 +68,7 @@ struct pp_verbs *pp_verbs_create(const struct pp_dma_opts *opts)
 		errno = EINVAL;
 		return NULL;
 	}
-	v = calloc(1, sizeof(*v));
+	v = pp_os_calloc(1, sizeof(*v));
 	if (!v) {
 		errno = ENOMEM;
 		return NULL;
@@ -135,14 +136,14 @@ int pp_verbs_map_arena(struct pp_verbs *v, struct pp_arena *arena,
 			return err;
 		bits |= ((uintptr_t)seg.addr - base) | seg.len;
 	}
-	va = calloc(1, sizeof(*va) + nr * sizeof(va->mrs[0]));
+	va = pp_os_calloc(1, sizeof(*va) + nr * sizeof(va->mrs[0]));
 	if (!va)
 		return -ENOMEM;
 	va->v = v;
 	va->name = pp_arena_name(arena) ? pp_arena_name(arena) : "(unnamed)";
 	va->unit_shift = (unsigned int)__builtin_ctzll(bits);
 	va->nr_units = size >> va->unit_shift;
-	va->unit_mr = calloc(va->nr_units, sizeof(*va->unit_mr));
+	va->unit_mr = pp_os_calloc(va->nr_units, sizeof(*va->unit_mr));
 	if (!va->unit_mr) {
 		err = -ENOMEM;
 		goto err_free;

@@ -32,6 +32,7 @@
 
 #include "common/pp_log_priv.h"
 #include "dma/pp_vfio_dma_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
 #include "os/pp_vfio_priv.h"
 
@@ -112,7 +113,7 @@ struct pp_vfio *pp_vfio_create(const struct pp_dma_opts *opts)
 		errno = EINVAL;
 		return NULL;
 	}
-	v = calloc(1, sizeof(*v));
+	v = pp_os_calloc(1, sizeof(*v));
 	if (!v) {
 		errno = ENOMEM;
 		return NULL;

@@ -27,6 +27,7 @@
 
 #include "common/pp_log_priv.h"
 #include "mem/arena_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
 
 /*
@@ -120,6 +121,13 @@ static void format_shortage(char *buf, size_t len, const struct shortage *s)
 			 path);
 		return;
 	}
+	if (s->avail >= s->need) {
+		/* fallocate() said ENOSPC, yet the count says enough. */
+		snprintf(buf, len,
+			 "the kernel refused %ld %zu kB hugepages though %ld are free now: another process took them meanwhile (try again), or a hugetlb cgroup limit applies",
+			 s->need, s->page_size >> 10, s->avail);
+		return;
+	}
 	pp_os_hugepages_path(path, sizeof(path), s->page_size, s->node,
 			     "nr_hugepages");
 	total = pp_os_hugepages_total(s->page_size, s->node);
@@ -159,15 +167,22 @@ static void unmap_segments(struct pp_arena *arena)
 }
 
 /* Allocate the file's pages, on @node when one is asked. */
-static int populate_on_node(int fd, size_t len, int node)
+static int populate_on_node(struct pp_arena *arena, int fd, size_t len,
+			    int node, bool *policy_failed)
 {
 	struct pp_os_policy saved;
 	int err;
 
+	*policy_failed = false;
 	if (node >= 0) {
 		err = pp_os_policy_bind(node, &saved);
-		if (err)
+		if (err) {
+			/* Not a shortage: the pool was not asked yet. */
+			PP_ERR("arena '%s': binding this thread's memory policy to node %d failed: %s",
+			       arena->name, node, strerror(-err));
+			*policy_failed = true;
 			return err;
+		}
 	}
 	err = pp_os_populate_file(fd, len);
 	if (node >= 0)
@@ -224,6 +239,7 @@ static int build_segment(struct pp_arena *arena, const struct pp_arena_opts *o,
 	bool huge = page_size != PP_PAGE_SIZE_4K;
 	size_t align = page_size > ARENA_MIN_ALIGN ? page_size : ARENA_MIN_ALIGN;
 	struct pp_arena_segment *seg = &arena->seg[0];
+	bool policy_failed;
 	void *base;
 	int fd, err;
 
@@ -243,8 +259,9 @@ static int build_segment(struct pp_arena *arena, const struct pp_arena_opts *o,
 		return err;
 	}
 
-	err = populate_on_node(fd, len, o->numa_node);
-	if (err) {
+	err = populate_on_node(arena, fd, len, o->numa_node, &policy_failed);
+	/* A policy failure is reported already and is no shortage. */
+	if (err && !policy_failed) {
 		/*
 		 * hugetlb says ENOSPC when the pool is short; shmem says
 		 * ENOMEM or ENOSPC when memory is. Only the former is a
@@ -259,8 +276,9 @@ static int build_segment(struct pp_arena *arena, const struct pp_arena_opts *o,
 			if (err == -ENOSPC)
 				err = -ENOMEM;
 		}
-		goto err_close_fd;
 	}
+	if (err)
+		goto err_close_fd;
 
 	base = pp_os_reserve(len, align);
 	if (!base) {
@@ -355,9 +373,15 @@ static size_t round_to_page(size_t size, size_t page_size)
 	return (size + page_size - 1) & ~(page_size - 1);
 }
 
+/* try_hugepages(): too few pages of that size; its @why says why. */
+#define ARENA_SHORT 1
+
 /*
- * Try one hugepage size. Returns 0, -ENOMEM with @why filled when the
- * pages are short (checked before taking any), or another -errno.
+ * Try one hugepage size. Returns 0, ARENA_SHORT with @why filled when the
+ * pages are short (checked before taking any), or -errno for any other
+ * failure, which build_segment() has reported: an mmap() or mbind() that
+ * fails with ENOMEM is not a shortage, and the shortage message would
+ * send the operator to reserve pages that are free already.
  */
 static int try_hugepages(struct pp_arena *arena, const struct pp_arena_opts *o,
 			 size_t page_size, struct shortage *why)
@@ -373,7 +397,7 @@ static int try_hugepages(struct pp_arena *arena, const struct pp_arena_opts *o,
 	why->full_dir = NULL;
 	if (!pp_os_hugepage_size_supported(page_size)) {
 		why->unsupported = true;
-		return -ENOMEM;
+		return ARENA_SHORT;
 	}
 	/*
 	 * Check first so that a request that cannot be met takes nothing
@@ -384,7 +408,7 @@ static int try_hugepages(struct pp_arena *arena, const struct pp_arena_opts *o,
 	avail = pp_os_hugepages_available(page_size, o->numa_node);
 	why->avail = avail;
 	if (avail >= 0 && avail < why->need)
-		return -ENOMEM;
+		return ARENA_SHORT;
 	err = build_segment(arena, o, page_size, len);
 	if (err == -ENOSPC) {
 		why->avail = pp_os_hugepages_available(page_size, o->numa_node);
@@ -395,7 +419,7 @@ static int try_hugepages(struct pp_arena *arena, const struct pp_arena_opts *o,
 		 */
 		if (o->hugetlbfs_dir && why->avail >= why->need)
 			why->full_dir = o->hugetlbfs_dir;
-		return -ENOMEM;
+		return ARENA_SHORT;
 	}
 	return err;
 }
@@ -439,7 +463,7 @@ static int build_auto(struct pp_arena *arena, const struct pp_arena_opts *o)
 		if (desc[i] > o->size)
 			continue;
 		err = try_hugepages(arena, o, desc[i], &tried);
-		if (err != -ENOMEM)
+		if (err != ARENA_SHORT)
 			return err;
 		/* Report the smallest size tried: the likeliest to reserve. */
 		why = tried;
@@ -449,7 +473,7 @@ static int build_auto(struct pp_arena *arena, const struct pp_arena_opts *o)
 		if (asc[i] <= o->size)
 			continue;
 		err = try_hugepages(arena, o, asc[i], &tried);
-		if (err != -ENOMEM)
+		if (err != ARENA_SHORT)
 			return err;
 		if (!have_why) {
 			why = tried;
@@ -472,7 +496,7 @@ static int build(struct pp_arena *arena, const struct pp_arena_opts *o)
 	if (o->page_size == PP_PAGE_SIZE_AUTO)
 		return build_auto(arena, o);
 	err = try_hugepages(arena, o, o->page_size, &why);
-	if (err != -ENOMEM)
+	if (err != ARENA_SHORT)
 		return err;
 	if (o->flags & PP_ARENA_F_ALLOW_4K)
 		return fall_back_4k(arena, o, &why);
@@ -539,10 +563,19 @@ static int check_opts(const struct pp_arena_opts *uopts,
 		       name, o->numa_node);
 		return -EINVAL;
 	}
-	if (o->numa_node >= 0 && !pp_os_node_online(o->numa_node)) {
-		PP_ERR("arena '%s': NUMA node %d is not online: pick one listed in /sys/devices/system/node/online",
-		       name, o->numa_node);
-		return -EINVAL;
+	if (o->numa_node >= 0) {
+		int online = pp_os_node_state(o->numa_node);
+
+		if (online < 0) {
+			PP_ERR("arena '%s': cannot tell whether NUMA node %d is online: reading /sys/devices/system/node/online failed: %s",
+			       name, o->numa_node, strerror(-online));
+			return online;
+		}
+		if (!online) {
+			PP_ERR("arena '%s': NUMA node %d is not online: pick one listed in /sys/devices/system/node/online",
+			       name, o->numa_node);
+			return -EINVAL;
+		}
 	}
 	if (o->numa_node >= 0 && !pp_os_numa_available() &&
 	    pp_os_node_count() > 1) {
@@ -590,7 +623,7 @@ struct pp_arena *pp_arena_create(const struct pp_arena_opts *uopts)
 	err = check_opts(uopts, &o);
 	if (err)
 		goto err_out;
-	arena = calloc(1, sizeof(*arena));
+	arena = pp_os_calloc(1, sizeof(*arena));
 	if (!arena) {
 		err = -ENOMEM;
 		PP_ERR("arena: out of memory for the arena's handle");

@@ -36,6 +36,7 @@
 
 #include "common/pp_log_priv.h"
 #include "mem/vmalloc_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
 
 #define SZ_4K PP_PAGE_SIZE_4K
@@ -372,7 +373,7 @@ static int map_source_tail(struct pp_vm_area *area, char *start,
 	unsigned long i, j;
 	int err;
 
-	pages = calloc(n, sizeof(*pages));
+	pages = pp_os_calloc(n, sizeof(*pages));
 	if (!pages)
 		return -ENOMEM;
 	err = src->fill(src->ctx, area->name, o, n, pages);
@@ -547,7 +548,7 @@ struct pp_vm_area *pp_vm_area_create(size_t size,
 		err = -EINVAL;
 		goto err_release_source;
 	}
-	area = calloc(1, sizeof(*area));
+	area = pp_os_calloc(1, sizeof(*area));
 	if (!area) {
 		err = -ENOMEM;
 		goto err_release_source;

@@ -11,6 +11,7 @@
 
 #include "common/pp_log_priv.h"
 #include "net/net_priv.h"
+#include "os/pp_os_fault_priv.h"
 
 __thread char net_thread_marker __attribute__((tls_model("initial-exec")));
 
@@ -142,8 +143,9 @@ struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
 	unsigned int q;
 	int err;
 
-	port = calloc(1, sizeof(*port));
+	port = pp_os_calloc(1, sizeof(*port));
 	if (!port) {
+		PP_ERR("device '%s': out of memory for the port", da->devstr);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -158,11 +160,13 @@ struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
 	port->allocator = port->conf.allocator;
 	port->nr_rxq = port->conf.nr_rxq;
 	port->nr_txq = port->conf.nr_txq;
-	port->rxq = aligned_alloc(PP_CACHE_LINE,
-				  port->nr_rxq * sizeof(*port->rxq));
-	port->txq = aligned_alloc(PP_CACHE_LINE,
-				  port->nr_txq * sizeof(*port->txq));
+	port->rxq = pp_os_aligned_alloc(PP_CACHE_LINE,
+					port->nr_rxq * sizeof(*port->rxq));
+	port->txq = pp_os_aligned_alloc(PP_CACHE_LINE,
+					port->nr_txq * sizeof(*port->txq));
 	if (!port->rxq || !port->txq) {
+		PP_ERR("device '%s': out of memory for %u RX and %u TX queues",
+		       da->devstr, port->nr_rxq, port->nr_txq);
 		err = ENOMEM;
 		goto err_free_queues;
 	}

@@ -14,6 +14,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
 
 #ifndef MFD_HUGETLB
@@ -47,6 +48,10 @@ void *pp_os_reserve(size_t len, size_t align)
 	 * promises 4 KiB alignment, and MAP_FIXED hugetlb mappings need
 	 * their start aligned to the page size.
 	 */
+	if (PP_OS_FAULT(ENOMEM)) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	p = mmap(NULL, span, PROT_NONE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
@@ -70,6 +75,7 @@ int pp_os_map_fixed(void *addr, size_t len, int fd, uint64_t off)
 {
 	void *p;
 
+	PP_OS_FAIL_HERE(ENOMEM);
 	p = mmap(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 		 fd, (off_t)off);
 	if (p == MAP_FAILED)
@@ -93,6 +99,7 @@ int pp_os_memfd(const char *name, size_t page_size)
 		flags |= MFD_HUGETLB |
 			 ((unsigned int)log2_exact(page_size) << MFD_HUGE_SHIFT);
 	}
+	PP_OS_FAIL_HERE(EMFILE);
 	fd = memfd_create(name ? name : "pagepool", flags);
 	if (fd < 0)
 		return -errno;
@@ -103,6 +110,7 @@ long pp_os_hugetlbfs_page_size(const char *dir)
 {
 	struct statfs st;
 
+	PP_OS_FAIL_HERE(EACCES);
 	if (statfs(dir, &st) < 0)
 		return -errno;
 	if ((unsigned long)st.f_type != HUGETLBFS_MAGIC)
@@ -139,6 +147,7 @@ int pp_os_hugetlbfs_file(const char *dir, const char *name)
 	for (char *c = base; *c; c++)
 		if (*c == '/')
 			*c = '_';
+	PP_OS_FAIL_HERE(ENOSPC);
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
@@ -155,6 +164,7 @@ int pp_os_populate_file(int fd, size_t len)
 {
 	int ret;
 
+	PP_OS_FAIL_HERE(ENOSPC);
 	do {
 		ret = fallocate(fd, 0, 0, (off_t)len);
 	} while (ret < 0 && errno == EINTR);
@@ -165,6 +175,7 @@ int pp_os_populate_map(void *addr, size_t len)
 {
 	int ret;
 
+	PP_OS_FAIL_HERE(ENOMEM);
 	do {
 		ret = madvise(addr, len, MADV_POPULATE_WRITE);
 	} while (ret < 0 && errno == EINTR);
@@ -179,6 +190,7 @@ int pp_os_populate_map(void *addr, size_t len)
  */
 int pp_os_lock(void *addr, size_t len)
 {
+	PP_OS_FAIL_HERE(EPERM);
 	return syscall(SYS_mlock, addr, len) < 0 ? -errno : 0;
 }
 
@@ -191,6 +203,7 @@ int pp_os_map_anon_fixed(void *addr, size_t len)
 {
 	void *p;
 
+	PP_OS_FAIL_HERE(ENOMEM);
 	p = mmap(addr, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (p == MAP_FAILED)
@@ -200,5 +213,6 @@ int pp_os_map_anon_fixed(void *addr, size_t len)
 
 int pp_os_no_thp(void *addr, size_t len)
 {
+	PP_OS_FAIL_HERE(EINVAL);
 	return madvise(addr, len, MADV_NOHUGEPAGE) < 0 ? -errno : 0;
 }

@@ -12,6 +12,7 @@
 
 #include <pagepool/pp_config.h>
 
+#include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
 
 #if PP_HAVE_NUMA
@@ -46,6 +47,7 @@ int pp_os_addr_node(const void *addr)
 #if PP_HAVE_NUMA
 	int node = -1;
 
+	PP_OS_FAIL_HERE(EFAULT);
 	if (get_mempolicy(&node, NULL, 0, (void *)addr,
 			  MPOL_F_NODE | MPOL_F_ADDR) < 0)
 		return -errno;
@@ -70,9 +72,11 @@ static void node_mask(unsigned long *mask, size_t words, int node)
 static int policy_replace(int mode, const unsigned long *mask,
 			  struct pp_os_policy *saved)
 {
+	PP_OS_FAIL_HERE(EINVAL);
 	if (get_mempolicy(&saved->mode, saved->mask, POLICY_MAX_NODES + 1,
 			  NULL, 0) < 0)
 		return -errno;
+	PP_OS_FAIL_HERE(ENOMEM);
 	if (set_mempolicy(mode, mask, POLICY_MAX_NODES + 1) < 0)
 		return -errno;
 	saved->changed = true;
@@ -89,6 +93,7 @@ int pp_os_bind_range(void *addr, size_t len, int node)
 		unsigned long mask[POLICY_MAX_NODES / (8 * sizeof(long))];
 
 		node_mask(mask, sizeof(mask) / sizeof(mask[0]), node);
+		PP_OS_FAIL_HERE(ENOMEM);
 		/* The kernel reads maxnode - 1 bits. */
 		if (mbind(addr, len, MPOL_BIND, mask, POLICY_MAX_NODES + 1,
 			  0) < 0)
@@ -171,6 +176,7 @@ int pp_os_interleave_range(void *addr, size_t len, uint64_t mask)
 		unsigned long m[POLICY_MAX_NODES / (8 * sizeof(long))];
 
 		mask_from_u64(m, sizeof(m) / sizeof(m[0]), mask);
+		PP_OS_FAIL_HERE(ENOMEM);
 		if (mbind(addr, len, MPOL_INTERLEAVE, m, POLICY_MAX_NODES + 1,
 			  0) < 0)
 			return -errno;

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "os/pp_os_fault_priv.h"
 #include "os/pp_pagemap_priv.h"
 
 #define PAGEMAP_PRESENT (1ULL << 63)
@@ -26,6 +27,7 @@ static int read_entry(int fd, uintptr_t va, uint64_t *entry)
 	off_t off = (off_t)((va >> PAGEMAP_PAGE_SHIFT) * sizeof(*entry));
 	ssize_t got;
 
+	PP_OS_FAIL_HERE(EIO);
 	do
 		got = pread(fd, entry, sizeof(*entry), off);
 	while (got < 0 && errno == EINTR);
@@ -44,6 +46,7 @@ int pp_os_virt_to_phys(const void *addr, size_t stride, size_t n,
 	int fd, err = 0;
 	size_t i;
 
+	PP_OS_FAIL_HERE(EMFILE);
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

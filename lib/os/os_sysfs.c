@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
 
 #define SYS_NODE "/sys/devices/system/node"
@@ -23,11 +24,13 @@ static int read_small(const char *path, char *buf, size_t len)
 	ssize_t n;
 	int fd;
 
+	PP_OS_FAIL_HERE(EMFILE);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	do {
-		n = read(fd, buf, len - 1);
+		n = PP_OS_FAULT(EIO) ? (errno = EIO, -1) :
+				       read(fd, buf, len - 1);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		int err = -errno;
@@ -97,15 +100,22 @@ static void match_node(int node, void *arg)
 		q->found = true;
 }
 
-bool pp_os_node_online(int node)
+int pp_os_node_state(int node)
 {
 	struct node_query q = { .want = node, .found = false };
+	int ret;
 
 	if (node < 0)
-		return false;
-	if (for_each_online(match_node, &q) < 0)
-		return false;
+		return 0;
+	ret = for_each_online(match_node, &q);
+	if (ret < 0)
+		return ret;
 	return q.found;
+}
+
+bool pp_os_node_online(int node)
+{
+	return pp_os_node_state(node) > 0;
 }
 
 int pp_os_node_count(void)

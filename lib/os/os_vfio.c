@@ -18,6 +18,7 @@
 
 #include <linux/vfio.h>
 
+#include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
 #include "os/pp_vfio_priv.h"
 
@@ -25,8 +26,10 @@
 
 int pp_os_vfio_container_open(void)
 {
-	int fd = open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
+	int fd;
 
+	PP_OS_FAIL_HERE(EMFILE);
+	fd = open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -81,6 +84,7 @@ int pp_os_vfio_group_open(int group, bool noiommu)
 
 	snprintf(path, sizeof(path), "/dev/vfio/%s%d", noiommu ? "noiommu-" : "",
 		 group);
+	PP_OS_FAIL_HERE(EMFILE);
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
@@ -89,6 +93,7 @@ int pp_os_vfio_group_viable(int gfd)
 {
 	struct vfio_group_status st = { .argsz = sizeof(st) };
 
+	PP_OS_FAIL_HERE(EFAULT);
 	if (ioctl(gfd, VFIO_GROUP_GET_STATUS, &st))
 		return -errno;
 	return (st.flags & VFIO_GROUP_FLAGS_VIABLE) ? 1 : 0;
@@ -134,6 +139,7 @@ void pp_os_vfio_group_devices(int group, char *buf, size_t len)
 
 int pp_os_vfio_group_set_container(int gfd, int cfd)
 {
+	PP_OS_FAIL_HERE(EBUSY);
 	return ioctl(gfd, VFIO_GROUP_SET_CONTAINER, &cfd) ? -errno : 0;
 }
 
@@ -144,6 +150,7 @@ void pp_os_vfio_group_unset_container(int gfd)
 
 int pp_os_vfio_set_iommu(int cfd, int type)
 {
+	PP_OS_FAIL_HERE(EPERM);
 	return ioctl(cfd, VFIO_SET_IOMMU, type) ? -errno : 0;
 }
 
@@ -191,6 +198,7 @@ int pp_os_vfio_iommu_info(int cfd, uint64_t *pgsizes,
 
 	*nr = 0;
 	*dma_avail = UINT32_MAX;
+	PP_OS_FAIL_HERE(EFAULT);
 	if (ioctl(cfd, VFIO_IOMMU_GET_INFO, &probe))
 		return -errno;
 	*pgsizes = (probe.flags & VFIO_IOMMU_INFO_PGSIZES) ? probe.iova_pgsizes :
@@ -198,7 +206,7 @@ int pp_os_vfio_iommu_info(int cfd, uint64_t *pgsizes,
 	/* The first call says how big the reply with capabilities is. */
 	if (!(probe.flags & VFIO_IOMMU_INFO_CAPS) || probe.argsz <= sizeof(probe))
 		return 0;
-	info = calloc(1, probe.argsz);
+	info = pp_os_calloc(1, probe.argsz);
 	if (!info)
 		return -ENOMEM;
 	info->argsz = probe.argsz;
@@ -224,6 +232,7 @@ int pp_os_vfio_dma_map(int cfd, void *va, uint64_t iova, size_t len)
 		.size = len,
 	};
 
+	PP_OS_FAIL_HERE(ENOSPC);
 	return ioctl(cfd, VFIO_IOMMU_MAP_DMA, &m) ? -errno : 0;
 }
 
@@ -260,6 +269,7 @@ int pp_os_vfio_device_open(int gfd, const char *pci_addr)
 	/* The kernel matches the device's name exactly: the canonical form. */
 	if (pp_os_pci_addr_parse(pci_addr, addr))
 		return -EINVAL;
+	PP_OS_FAIL_HERE(EMFILE);
 	fd = ioctl(gfd, VFIO_GROUP_GET_DEVICE_FD, addr);
 	return fd < 0 ? -errno : fd;
 }
@@ -269,6 +279,7 @@ int pp_os_vfio_region_info(int dfd, unsigned int index,
 {
 	struct vfio_region_info ri = { .argsz = sizeof(ri), .index = index };
 
+	PP_OS_FAIL_HERE(EINVAL);
 	if (ioctl(dfd, VFIO_DEVICE_GET_REGION_INFO, &ri))
 		return -errno;
 	r->offset = ri.offset;
@@ -279,9 +290,14 @@ int pp_os_vfio_region_info(int dfd, unsigned int index,
 
 void *pp_os_vfio_region_map(int dfd, const struct pp_os_vfio_region *r)
 {
-	void *p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, dfd,
-		       (off_t)r->offset);
+	void *p;
 
+	if (PP_OS_FAULT(ENOMEM)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, dfd,
+		 (off_t)r->offset);
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -293,7 +309,10 @@ void pp_os_vfio_region_unmap(void *addr, const struct pp_os_vfio_region *r)
 int pp_os_vfio_region_read(int dfd, const struct pp_os_vfio_region *r,
 			   uint64_t off, void *buf, size_t len)
 {
-	ssize_t n = pread(dfd, buf, len, (off_t)(r->offset + off));
+	ssize_t n;
+
+	PP_OS_FAIL_HERE(EIO);
+	n = pread(dfd, buf, len, (off_t)(r->offset + off));
 
 	if (n < 0)
 		return -errno;
@@ -303,7 +322,10 @@ int pp_os_vfio_region_read(int dfd, const struct pp_os_vfio_region *r,
 int pp_os_vfio_region_write(int dfd, const struct pp_os_vfio_region *r,
 			    uint64_t off, const void *buf, size_t len)
 {
-	ssize_t n = pwrite(dfd, buf, len, (off_t)(r->offset + off));
+	ssize_t n;
+
+	PP_OS_FAIL_HERE(EIO);
+	n = pwrite(dfd, buf, len, (off_t)(r->offset + off));
 
 	if (n < 0)
 		return -errno;
@@ -312,5 +334,6 @@ int pp_os_vfio_region_write(int dfd, const struct pp_os_vfio_region *r,
 
 int pp_os_vfio_device_reset(int dfd)
 {
+	PP_OS_FAIL_HERE(EIO);
 	return ioctl(dfd, VFIO_DEVICE_RESET) ? -errno : 0;
 }

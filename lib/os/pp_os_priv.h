@@ -160,6 +160,13 @@ uint64_t pp_os_online_node_mask(void);
 /* pp_os_node_online - whether @node exists and is online. */
 bool pp_os_node_online(int node);
 
+/*
+ * pp_os_node_state - 1 when @node is online, 0 when it is not (or is
+ * negative), -errno when /sys/devices/system/node/online cannot be read;
+ * for callers that must not mistake a failed read for an offline node.
+ */
+int pp_os_node_state(int node);
+
 /* pp_os_node_count - how many nodes are online (at least 1). */
 int pp_os_node_count(void);
 

@@ -25,6 +25,7 @@
 
 #include "common/pp_log_priv.h"
 #include "mem/arena_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
 #include "page/page_alloc_priv.h"
 
@@ -969,7 +970,9 @@ struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts)
 	}
 	nr = opts->nr_arenas;
 	size = sizeof(*alloc) + nr * sizeof(struct pp_zone);
-	if (posix_memalign(&mem, PP_CACHE_LINE, size)) {
+	if (pp_os_posix_memalign(&mem, PP_CACHE_LINE, size)) {
+		PP_ERR("pp_allocator_create: out of memory for the allocator (%zu bytes)",
+		       size);
 		errno = ENOMEM;
 		return NULL;
 	}

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/pp_log_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "page/page_alloc_priv.h"
 
 static void add_counters(struct pp_zone_stats *out, const struct pp_counters *c)
@@ -268,7 +269,7 @@ static int check_zone(struct pp_allocator *alloc, struct pp_zone *z,
 	unsigned char *where;
 	int err;
 
-	where = calloc(z->managed_pages, 1);
+	where = pp_os_calloc(z->managed_pages, 1);
 	if (!where)
 		return -ENOMEM;
 	err = check_buddy(z, where);

@@ -24,6 +24,7 @@
 
 #include "common/pp_log_priv.h"
 #include "mem/vmalloc_priv.h"
+#include "os/pp_os_fault_priv.h"
 
 /* The allocator's share of an area: the pages it took, for release(). */
 struct alloc_source {
@@ -62,7 +63,7 @@ static int fill_interleaved(struct pp_allocator *alloc, uint64_t mask,
 	unsigned int k = (unsigned int)__builtin_popcountll(mask), j = 0;
 	struct pp_page **tmp;
 
-	tmp = calloc(n / k + 1, sizeof(*tmp));
+	tmp = pp_os_calloc(n / k + 1, sizeof(*tmp));
 	if (!tmp)
 		return -ENOMEM;
 	for (int node = 0; node < 64; node++) {
@@ -128,7 +129,7 @@ static int alloc_source_fill(void *ctx, const char *name,
 		       name, n);
 		return -EINVAL;
 	}
-	as->pages = calloc(n, sizeof(*as->pages));
+	as->pages = pp_os_calloc(n, sizeof(*as->pages));
 	if (!as->pages)
 		return -ENOMEM;
 	as->nr = n;
@@ -185,7 +186,7 @@ struct pp_vm_area *pp_vmalloc(size_t size, const struct pp_vmalloc_opts *opts)
 	 */
 	if (!opts || opts->sz < sizeof(*opts) || !opts->alloc)
 		return pp_vm_area_create(size, opts, NULL);
-	as = calloc(1, sizeof(*as));
+	as = pp_os_calloc(1, sizeof(*as));
 	if (!as) {
 		errno = ENOMEM;
 		return NULL;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "common/pp_log_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "page/page_alloc_priv.h"
 
 __thread struct pcp_memo pp_pcp_memo
@@ -61,8 +62,8 @@ static struct pp_pcp *pcp_create(struct pp_allocator *alloc)
 	void *mem;
 
 	head = (head + PP_CACHE_LINE - 1) & ~(size_t)(PP_CACHE_LINE - 1);
-	if (posix_memalign(&mem, PP_CACHE_LINE,
-			   head + alloc->nr_zones * stack))
+	if (pp_os_posix_memalign(&mem, PP_CACHE_LINE,
+				 head + alloc->nr_zones * stack))
 		return NULL;
 	pcp = mem;
 	memset(pcp, 0, head);

@@ -20,6 +20,7 @@
 
 #include "common/pp_log_priv.h"
 #include "mem/vmalloc_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "page/page_alloc_priv.h"
 
 /*
@@ -50,8 +51,11 @@ static struct pp_page *descs_alloc(struct pp_zone *z, struct pp_arena *arena,
 		/* Zeroed, like the memset below. */
 		return z->pages_area ? pp_vm_area_addr(z->pages_area) : NULL;
 	}
-	if (posix_memalign(&mem, PP_CACHE_LINE, bytes))
+	if (pp_os_posix_memalign(&mem, PP_CACHE_LINE, bytes)) {
+		PP_ERR("allocator: arena '%s': out of memory for %lu page descriptors (%zu bytes)",
+		       pp_arena_name(arena), n, bytes);
 		return NULL;
+	}
 	memset(mem, 0, bytes);
 	return mem;
 }

@@ -69,6 +69,7 @@
 #include <string.h>
 
 #include "common/pp_log_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "page_pool/page_pool_priv.h"
 
 /* The kernel caps its ptr_ring at 32768 entries; so do we. */
@@ -636,17 +637,21 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 	}
 	bytes = (sizeof(*pool) + PP_CACHE_LINE - 1) &
 		~(size_t)(PP_CACHE_LINE - 1);
-	pool = aligned_alloc(PP_CACHE_LINE, bytes);
+	pool = pp_os_aligned_alloc(PP_CACHE_LINE, bytes);
 	if (!pool) {
+		PP_ERR("pp_pool_create: %s: out of memory for the pool (%zu bytes)",
+		       params->name ? params->name : "pool", bytes);
 		errno = ENOMEM;
 		return NULL;
 	}
 	memset(pool, 0, sizeof(*pool));
-	pool->ring = pp_ring_create(roundup_pow2(params->pool_size ?
-						 params->pool_size :
-						 POOL_RING_DEFAULT), 0);
+	pool->ring = pp_os_ring_create(roundup_pow2(params->pool_size ?
+						    params->pool_size :
+						    POOL_RING_DEFAULT), 0);
 	if (!pool->ring) {
 		err = errno;
+		PP_ERR("pp_pool_create: %s: no recycle ring (%s)",
+		       params->name ? params->name : "pool", strerror(err));
 		goto err_free_pool;
 	}
 	pool->alloc.flags = params->flags;

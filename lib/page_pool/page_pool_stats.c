@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/pp_log_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "page_pool/page_pool_priv.h"
 
 /* Relaxed loads throughout: the figures are a snapshot and order nothing. */
@@ -204,7 +205,7 @@ int pp_pool_check(struct pp_pool *pool)
 	}
 
 	nr = c->count + nr_ring;
-	all = malloc(((size_t)nr + 1) * sizeof(*all));
+	all = pp_os_malloc(((size_t)nr + 1) * sizeof(*all));
 	if (!all)
 		return -ENOMEM;
 	for (i = 0; i < c->count && !err; i++) {

@@ -16,6 +16,7 @@
 #include <linux/vfio.h>
 
 #include "common/pp_log_priv.h"
+#include "os/pp_os_fault_priv.h"
 #include "pp_pci_priv.h"
 
 long pp_pci_sysfs_read(const char *addr, const char *attr)
@@ -85,7 +86,7 @@ struct pp_pci_dev *pp_pci_open(struct pp_dma *dma, const char *in)
 		errno = ENODEV;
 		return NULL;
 	}
-	dev = calloc(1, sizeof(*dev));
+	dev = pp_os_calloc(1, sizeof(*dev));
 	if (!dev) {
 		errno = ENOMEM;
 		return NULL;

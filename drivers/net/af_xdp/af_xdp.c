@@ -65,6 +65,7 @@
 
 #ifdef PP_AF_XDP_OWN_PROG
 #include "af_xdp_prog.h"
+#include "os/pp_os_fault_priv.h"
 /* The program's function name, which is also its name in the kernel. */
 #define XDP_PROG_NAME "pp_xsk_redirect"
 #define XDP_MAP_NAME "pp_xsks"
@@ -719,7 +720,7 @@ static struct xdp_iface *xdp_iface_get(const char *ifname, int ifindex,
 			return ifc;
 		}
 	}
-	ifc = calloc(1, sizeof(*ifc));
+	ifc = pp_os_calloc(1, sizeof(*ifc));
 	if (!ifc) {
 		*errp = -ENOMEM;
 		return NULL;
@@ -805,7 +806,7 @@ static struct xdp_umem *xdp_umem_get(struct pp_allocator *alloc,
 			return um;
 		}
 	}
-	um = calloc(1, sizeof(*um));
+	um = pp_os_calloc(1, sizeof(*um));
 	if (!um) {
 		*errp = -ENOMEM;
 		return NULL;
@@ -1219,12 +1220,12 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 	if (err)
 		return err;
 
-	xp = calloc(1, sizeof(*xp));
+	xp = pp_os_calloc(1, sizeof(*xp));
 	if (!xp)
 		return -ENOMEM;
 	xp->mode = mode;
 	xp->nr_queues = port->nr_rxq;
-	xp->q = aligned_alloc(PP_CACHE_LINE, xp->nr_queues * sizeof(*xp->q));
+	xp->q = pp_os_aligned_alloc(PP_CACHE_LINE, xp->nr_queues * sizeof(*xp->q));
 	if (!xp->q) {
 		free(xp);
 		return -ENOMEM;

@@ -41,6 +41,7 @@
 #include "common/pp_log_priv.h"
 #include "drivers.h"
 #include "e1000e_priv.h"
+#include "os/pp_os_fault_priv.h"
 
 /* Reset completes within 1 ms (datasheet 14.4); allow 100. */
 #define RESET_WAIT_MS 100
@@ -326,7 +327,7 @@ static int e1000e_probe(struct pp_port *port, const struct pp_devargs *da)
 		       addr);
 		return -EINVAL;
 	}
-	ep = calloc(1, sizeof(*ep));
+	ep = pp_os_calloc(1, sizeof(*ep));
 	if (!ep)
 		return -ENOMEM;
 	port->priv = ep;

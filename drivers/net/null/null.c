@@ -22,6 +22,7 @@
 
 #include "common/pp_log_priv.h"
 #include "drivers.h"
+#include "os/pp_os_fault_priv.h"
 
 /* The minimum Ethernet frame without FCS; smaller frames are runts. */
 #define NULL_SIZE_MIN 60
@@ -129,10 +130,13 @@ static int null_probe(struct pp_port *port, const struct pp_devargs *da)
 		max = UINT16_MAX;
 	if (pp_devargs_uint(da, "size", NULL_SIZE_MIN, max, &size))
 		return -EINVAL;
-	np = aligned_alloc(PP_CACHE_LINE,
-			   sizeof(*np) + port->nr_rxq * sizeof(np->rxq[0]));
-	if (!np)
+	np = pp_os_aligned_alloc(PP_CACHE_LINE,
+				 sizeof(*np) + port->nr_rxq * sizeof(np->rxq[0]));
+	if (!np) {
+		PP_ERR("device '%s': out of memory for the null port",
+		       da->devstr);
 		return -ENOMEM;
+	}
 	np->size = (unsigned int)size;
 	for (q = 0; q < port->nr_rxq; q++) {
 		memset(&np->rxq[q], 0, sizeof(np->rxq[q]));

@@ -34,6 +34,7 @@
 
 #include "common/pp_log_priv.h"
 #include "drivers.h"
+#include "os/pp_os_fault_priv.h"
 
 #define VETH_RING_MIN 64
 #define VETH_RING_MAX 65536
@@ -275,16 +276,22 @@ static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
 		       da->devstr, ring, 1UL << (64 - __builtin_clzl(ring)));
 		return -EINVAL;
 	}
-	vp = calloc(1, sizeof(*vp) + port->nr_rxq * sizeof(vp->rings[0]));
-	if (!vp)
+	vp = pp_os_calloc(1, sizeof(*vp) + port->nr_rxq * sizeof(vp->rings[0]));
+	if (!vp) {
+		PP_ERR("device '%s': out of memory for the veth port",
+		       da->devstr);
 		return -ENOMEM;
+	}
 	vp->ring_size = (unsigned int)ring;
 	for (q = 0; q < port->nr_rxq; q++) {
-		vp->rings[q] = pp_ring_create(vp->ring_size,
-					      PP_RING_F_SP_ENQ |
-					      PP_RING_F_SC_DEQ);
-		if (!vp->rings[q])
+		vp->rings[q] = pp_os_ring_create(vp->ring_size,
+						 PP_RING_F_SP_ENQ |
+						 PP_RING_F_SC_DEQ);
+		if (!vp->rings[q]) {
+			PP_ERR("device '%s': out of memory for RX ring %u (%u slots)",
+			       da->devstr, q, vp->ring_size);
 			goto err_free_rings;
+		}
 		port->rxq[q].priv = vp->rings[q];
 	}
 	port->priv = vp;

@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_fault_sweep.c - make each kernel call and heap allocation of a
+ * small workload fail in turn, and check that every failure is clean.
+ *
+ * The workload builds what a forwarder builds (4 KiB and 2 MiB arenas,
+ * allocators, VA and PA DMA domains, page_pools with DMA mapping, a null
+ * port forwarding into a veth pair), moves some pages and frames and
+ * tears it all down. A clean run passes H fault sites (lib/os's seam,
+ * pp_os_fault_priv.h). Run n (1..H) forks a child that fails the n-th hit
+ * and checks:
+ *   - no crash, and the step that failed returns NULL/-errno;
+ *   - the library said something (a message at WARN or worse), unless the
+ *     failure was absorbed (the workload completed anyway);
+ *   - nothing leaked: the same open descriptors and /proc/self/maps
+ *     entries as before, the allocators balanced (pp_allocator_check),
+ *     and in the ASan build LeakSanitizer at the child's exit;
+ *   - the same workload then succeeds with nothing injected.
+ * Run H + 1 must inject nothing: the sweep covered every hit.
+ *
+ * A site hit many times in one step fails the same way each time (the
+ * 4 KiB arena asks the node of each of its 2048 pages), so by default
+ * only the first hit of each (site, step) pair is failed: about 60 runs
+ * instead of 2000. PP_FAULT_ALL=1 fails every hit.
+ *
+ * The workload is single-threaded, so the n-th hit is the same site in
+ * every run. Teardown runs disarmed: its only fallible site is the
+ * allocator walker's scratch array, and failing the check that looks for
+ * leaks would only hide them.
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+
+#include <pagepool/pp_net.h>
+
+#include "os/pp_os_fault_priv.h"
+#include "pp_test.h"
+
+#define MiB (1UL << 20)
+
+/* Child exit codes besides 0 (clean) and 1 (a check failed). */
+#define EXIT_NOT_FIRED 10 /* the workload made fewer than n hits */
+#define EXIT_SPURIOUS 11  /* failed with nothing injected: retry */
+
+static bool with_2m = true;
+static bool with_pa;
+
+/*
+ * ASan keeps freed memory in a quarantine and maps fresh memory meanwhile,
+ * which would show in /proc/self/maps as a leak. Without a quarantine its
+ * allocator reuses what the first runs mapped. Only an ASan build reads
+ * this; the test setup's ASAN_OPTIONS still apply on top.
+ */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "quarantine_size_mb=0:thread_local_quarantine_size_kb=0";
+}
+
+/* The step running now, and each hit of a clean run: site and step. */
+static const char *cur_step;
+struct hit {
+	const char *site, *step;
+};
+static struct hit *trace;
+static unsigned long trace_len, trace_cap;
+
+static void trace_hit(const char *site)
+{
+	if (trace_len == trace_cap) {
+		trace_cap = trace_cap ? 2 * trace_cap : 1024;
+		trace = realloc(trace, trace_cap * sizeof(*trace));
+		REQUIRE(trace != NULL);
+	}
+	trace[trace_len].site = site;
+	trace[trace_len].step = cur_step;
+	trace_len++;
+}
+
+/* Whether hit @n (from 1) repeats an earlier hit's site and step. */
+static bool repeats(unsigned long n)
+{
+	for (unsigned long i = 0; i + 1 < n; i++)
+		if (trace[i].site == trace[n - 1].site &&
+		    trace[i].step == trace[n - 1].step)
+			return true;
+	return false;
+}
+
+/* Messages the library logged at WARN or worse, and the last one. */
+static unsigned int nr_logs;
+static char last_log[256];
+
+static void count_log(enum pp_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (level > PP_LOG_WARN)
+		return;
+	nr_logs++;
+	snprintf(last_log, sizeof(last_log), "%s", msg);
+}
+
+struct work {
+	struct pp_arena *a4k, *a2m;
+	struct pp_allocator *alloc, *alloc2m;
+	struct pp_dma *va, *pa;
+	bool va_mapped, pa_mapped;
+	struct pp_pool *pool, *pool2m;
+	struct pp_port *null0, *veth0;
+	const char *step; /* the step that failed */
+};
+
+static struct pp_arena *arena_new(size_t size, size_t page_size, int node)
+{
+	struct pp_arena_opts o = {
+		.sz = sizeof(o), .size = size, .page_size = page_size,
+		.numa_node = node, .name = "fault",
+	};
+
+	return pp_arena_create(&o);
+}
+
+static struct pp_allocator *allocator_new(struct pp_arena *arena)
+{
+	struct pp_allocator_opts o = {
+		.sz = sizeof(o), .arenas = &arena, .nr_arenas = 1,
+	};
+
+	return pp_allocator_create(&o);
+}
+
+static struct pp_pool *pool_new(struct pp_allocator *alloc,
+				struct pp_dma *dma)
+{
+	struct pp_pool_params p = {
+		.sz = sizeof(p), .allocator = alloc, .dma = dma,
+		.flags = dma ? PP_POOL_F_DMA_MAP : 0, .pool_size = 256,
+		.nid = PP_NUMA_NODE_ANY, .dma_dir = PP_DMA_FROM_DEVICE,
+		.name = "fault",
+	};
+
+	return pp_pool_create(&p);
+}
+
+static struct pp_dma *dma_new(enum pp_iova_mode mode)
+{
+	struct pp_dma_opts o = { .sz = sizeof(o), .mode = mode };
+
+	return pp_dma_create(&o);
+}
+
+/* Take @n pages from @pool and give them back to its cache. */
+static int pool_churn(struct pp_pool *pool, unsigned int n)
+{
+	struct pp_page *pages[200];
+	unsigned int i, got;
+
+	for (got = 0; got < n; got++)
+		if (!(pages[got] = pp_pool_alloc_pages(pool)))
+			break;
+	for (i = 0; i < got; i++)
+		pp_pool_recycle_direct(pool, pages[i]);
+	return got == n ? 0 : -ENOMEM;
+}
+
+static void redirect_all(const struct pp_prog_ctx *ctx,
+			 struct pp_frame *frames, uint16_t *verdicts,
+			 unsigned int n)
+{
+	(void)ctx;
+	(void)frames;
+	for (unsigned int i = 0; i < n; i++)
+		verdicts[i] = PP_XDP_REDIRECT;
+}
+
+#define STEP(w, name, ok)                                                  \
+	do {                                                               \
+		cur_step = (w)->step = (name);                             \
+		if (!(ok))                                                 \
+			return errno ? -errno : -EIO;                      \
+	} while (0)
+
+#define STEP_RC(w, name, call)                                             \
+	do {                                                               \
+		int rc_;                                                   \
+		cur_step = (w)->step = (name);                             \
+		rc_ = (call);                                              \
+		if (rc_ < 0)                                               \
+			return rc_;                                        \
+	} while (0)
+
+/* Build and use everything; returns 0 or the -errno of the failed step,
+ * leaving what was built in @w for work_fini(). */
+static int work_run(struct work *w)
+{
+	struct pp_port_conf conf = {
+		.sz = sizeof(conf), .nid = PP_NUMA_NODE_ANY, .ring_size = 64,
+		.pool_size = 256,
+	};
+	struct pp_prog prog = { .sz = sizeof(prog), .fn = redirect_all };
+
+	memset(w, 0, sizeof(*w));
+	errno = 0;
+	STEP(w, "arena 4k", w->a4k = arena_new(8 * MiB, PP_PAGE_SIZE_4K,
+					       PP_NUMA_NODE_ANY));
+	STEP(w, "allocator 4k", w->alloc = allocator_new(w->a4k));
+	STEP(w, "dma va", w->va = dma_new(PP_IOVA_VA));
+	STEP_RC(w, "dma va map", pp_dma_map_arena(w->va, w->a4k));
+	w->va_mapped = true;
+	if (with_2m) {
+		/* On node 0: the arena binds its memory (mbind, policy). */
+		STEP(w, "arena 2m", w->a2m = arena_new(2 * MiB,
+						       PP_PAGE_SIZE_2M, 0));
+		STEP(w, "allocator 2m", w->alloc2m = allocator_new(w->a2m));
+	}
+	if (with_pa) {
+		STEP(w, "dma pa", w->pa = dma_new(PP_IOVA_PA));
+		STEP_RC(w, "dma pa map",
+			pp_dma_map_arena(w->pa, w->a2m ? w->a2m : w->a4k));
+		w->pa_mapped = true;
+	}
+	STEP(w, "pool", w->pool = pool_new(w->alloc, w->va));
+	STEP_RC(w, "pool churn", pool_churn(w->pool, 100));
+	if (w->alloc2m) {
+		STEP(w, "pool 2m", w->pool2m = pool_new(w->alloc2m, w->pa));
+		STEP_RC(w, "pool 2m churn", pool_churn(w->pool2m, 100));
+	}
+
+	conf.allocator = w->alloc;
+	conf.dma = w->va;
+	STEP(w, "port null0", w->null0 = pp_port_open("null0", &conf));
+	STEP(w, "port veth0", w->veth0 = pp_port_open("veth0,peer=veth1",
+						      &conf));
+	prog.targets[0] = w->veth0;
+	prog.nr_targets = 1;
+	STEP_RC(w, "set prog", pp_port_set_prog(w->null0, &prog));
+	cur_step = w->step = "poll";
+	if (pp_port_poll(w->null0, 0, 2 * PP_NET_BURST) != 2 * PP_NET_BURST)
+		return -EIO;
+	w->step = NULL;
+	return 0;
+}
+
+/* The allocator has every page back. Returns the failed checks. */
+static int balanced(struct pp_allocator *alloc, const char *what)
+{
+	unsigned long n = ~0UL;
+	int err;
+
+	pp_allocator_drain_thread(alloc);
+	err = pp_allocator_check(alloc, &n);
+	if (err || n) {
+		fprintf(stderr, "%s: allocator check %d, %lu pages allocated\n",
+			what, err, n);
+		return 1;
+	}
+	return 0;
+}
+
+#define FINI_RC(call)                                                      \
+	do {                                                               \
+		int rc_ = (call);                                          \
+		if (rc_) {                                                 \
+			fprintf(stderr, "%s: %s\n", #call, strerror(-rc_)); \
+			bad++;                                             \
+		}                                                          \
+	} while (0)
+
+/* Tear down whatever work_run() built. Returns the failed checks. */
+static int work_fini(struct work *w)
+{
+	int bad = 0;
+
+	/* veth0 first: it sends null0's frames home as it closes. */
+	if (w->veth0)
+		FINI_RC(pp_port_close(w->veth0));
+	if (w->null0)
+		FINI_RC(pp_port_close(w->null0));
+	if (w->pool2m)
+		FINI_RC(pp_pool_destroy(w->pool2m));
+	if (w->pool)
+		FINI_RC(pp_pool_destroy(w->pool));
+	if (w->pa_mapped)
+		FINI_RC(pp_dma_unmap_arena(w->pa, w->a2m ? w->a2m : w->a4k));
+	if (w->pa)
+		FINI_RC(pp_dma_destroy(w->pa));
+	if (w->va_mapped)
+		FINI_RC(pp_dma_unmap_arena(w->va, w->a4k));
+	if (w->va)
+		FINI_RC(pp_dma_destroy(w->va));
+	if (w->alloc2m) {
+		bad += balanced(w->alloc2m, "allocator 2m");
+		FINI_RC(pp_allocator_destroy(w->alloc2m));
+	}
+	if (w->alloc) {
+		bad += balanced(w->alloc, "allocator 4k");
+		FINI_RC(pp_allocator_destroy(w->alloc));
+	}
+	if (w->a2m)
+		FINI_RC(pp_arena_destroy(w->a2m));
+	if (w->a4k)
+		FINI_RC(pp_arena_destroy(w->a4k));
+	return bad;
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	REQUIRE(d != NULL);
+	while ((de = readdir(d)))
+		n++;
+	closedir(d);
+	return n - 1; /* the DIR's own descriptor */
+}
+
+/* /proc/self/maps, and its number of lines. */
+static char *read_maps(int *lines)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	int c;
+
+	REQUIRE(f != NULL && buf != NULL);
+	*lines = 0;
+	while ((c = fgetc(f)) != EOF) {
+		if (len + 2 > cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			REQUIRE(buf != NULL);
+		}
+		buf[len++] = (char)c;
+		*lines += c == '\n';
+	}
+	buf[len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Print the lines of @after that are not in @before. */
+static void print_new_maps(const char *before, char *after)
+{
+	for (char *line = strtok(after, "\n"); line; line = strtok(NULL, "\n"))
+		if (!strstr(before, line))
+			printf("     new mapping: %s\n", line);
+}
+
+/* One run in a forked child: fail hit @nth, check, exit. */
+static __attribute__((noreturn)) void child(unsigned long nth)
+{
+	int fds = count_fds(), maps, maps_after, rc, err = 0, bad = 0;
+	char *maps_text = read_maps(&maps), *after;
+	struct work w;
+	const char *site, *step;
+
+	nr_logs = 0;
+	last_log[0] = '\0';
+	pp_os_fault_arm(nth);
+	rc = work_run(&w);
+	site = pp_os_fault_fired(&err);
+	pp_os_fault_arm(0);
+	step = w.step;
+	bad += work_fini(&w);
+	if (!site) {
+		if (rc)
+			printf("%4lu nothing injected, yet %s failed: %s\n", nth,
+			       step, strerror(-rc));
+		exit(bad ? 1 : rc ? EXIT_SPURIOUS : EXIT_NOT_FIRED);
+	}
+	if (rc == 0) {
+		printf("%4lu %-28s %-9s absorbed\n", nth, site,
+		       strerrorname_np(err));
+	} else {
+		printf("%4lu %-28s %-9s -> %s: %s\n", nth, site,
+		       strerrorname_np(err), step, strerrorname_np(-rc));
+		if (!nr_logs) {
+			printf("     FAIL: %s failed and the library logged nothing\n",
+			       step);
+			bad++;
+		} else {
+			printf("     log: %s\n", last_log);
+		}
+	}
+	if (count_fds() != fds) {
+		printf("     FAIL: %d descriptors open, %d before\n",
+		       count_fds(), fds);
+		bad++;
+	}
+	after = read_maps(&maps_after);
+	if (maps_after != maps) {
+		printf("     FAIL: %d mappings, %d before\n", maps_after, maps);
+		print_new_maps(maps_text, after);
+		bad++;
+	}
+	free(after);
+	free(maps_text);
+	rc = work_run(&w);
+	if (rc) {
+		printf("     FAIL: the rerun with nothing injected failed at %s: %s\n",
+		       w.step, strerror(-rc));
+		bad++;
+	}
+	bad += work_fini(&w);
+	fflush(stdout);
+	exit(bad ? 1 : 0);
+}
+
+/* Run hit @nth in a child. Returns its exit code, or -1 for a crash. */
+static int run_child(unsigned long nth)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		child(nth);
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	if (WIFSIGNALED(status)) {
+		printf("%4lu FAIL: killed by signal %d (%s)\n", nth,
+		       WTERMSIG(status), strsignal(WTERMSIG(status)));
+		return -1;
+	}
+	return WEXITSTATUS(status);
+}
+
+/* A clean run in this process; drops a part the machine cannot give. */
+static void probe(void)
+{
+	struct work w;
+	int rc;
+
+	with_pa = geteuid() == 0;
+	if (!with_pa)
+		pp_test_skip_part("dma pa", "PA mode reads /proc/self/pagemap, which needs root");
+	for (;;) {
+		rc = work_run(&w);
+		CHECK_EQ(work_fini(&w), 0);
+		if (rc == 0)
+			return;
+		if (with_2m && w.step && !strcmp(w.step, "arena 2m")) {
+			pp_test_skip_part("arena 2m", "no 2 MiB hugepage free on node 0 (%s)",
+					  strerror(-rc));
+			with_2m = false;
+			continue;
+		}
+		fprintf(stderr, "the workload fails with nothing injected, at %s: %s (%s)\n",
+			w.step, strerror(-rc), last_log);
+		exit(1);
+	}
+}
+
+int main(void)
+{
+	const char *all = getenv("PP_FAULT_ALL");
+	unsigned long hits, nth, runs = 0;
+	unsigned int sites;
+	int failed = 0, code = 0;
+	struct work w;
+
+	if (!pp_os_fault_enabled())
+		pp_test_skip("pagepool was built without the fault seam (meson setup -Dfault_injection=true)");
+	pp_log_set_handler(count_log, NULL, PP_LOG_WARN);
+
+	/* Twice: the first run may fill caches (sysfs reads) once. */
+	probe();
+	probe();
+	pp_os_fault_arm(0);
+	pp_os_fault_trace(trace_hit);
+	REQUIRE(work_run(&w) == 0);
+	pp_os_fault_trace(NULL);
+	hits = pp_os_fault_hits();
+	sites = pp_os_fault_sites();
+	REQUIRE(trace_len == hits);
+	REQUIRE(work_fini(&w) == 0);
+
+	for (nth = 1; nth <= hits + 1; nth++) {
+		if (nth <= hits && !(all && *all == '1') && repeats(nth))
+			continue;
+		for (int tries = 0; tries < 5; tries++) {
+			code = run_child(nth);
+			if (code != EXIT_SPURIOUS)
+				break;
+			/* Another process took the free hugepages. */
+			sleep(1);
+		}
+		runs++;
+		if (code == EXIT_NOT_FIRED)
+			break;
+		if (code != 0) {
+			printf("%4lu FAIL (child exit %d)\n", nth, code);
+			failed++;
+		}
+	}
+	if (code != EXIT_NOT_FIRED) {
+		printf("FAIL: run %lu still injected a fault; a clean run made %lu hits\n",
+		       hits + 1, hits);
+		failed++;
+	}
+	printf("fault sweep: %u sites, %lu hits in a clean run, %lu runs, %d failed\n",
+	       sites, hits, runs, failed);
+	free(trace);
+	return failed ? 1 : 0;
+}
