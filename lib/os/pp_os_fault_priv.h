@@ -59,52 +59,39 @@ int pp_os_fault_hit(const char *site, int err);
  * line; a failure is what libc gives: NULL (or the return of
  * posix_memalign) with ENOMEM.
  */
-static inline void *pp_os_malloc_at(const char *site, size_t len)
+/* True, with errno ENOMEM, when this heap call is the one to fail. */
+static inline bool pp_os_heap_fails(const char *site)
 {
 	(void)site;
 #ifdef PP_FAULT_INJECTION
 	if (pp_os_fault_hit(site, ENOMEM)) {
 		errno = ENOMEM;
-		return NULL;
+		return true;
 	}
 #endif
-	return malloc(len);
+	return false;
+}
+
+static inline void *pp_os_malloc_at(const char *site, size_t len)
+{
+	return pp_os_heap_fails(site) ? NULL : malloc(len);
 }
 
 static inline void *pp_os_calloc_at(const char *site, size_t n, size_t len)
 {
-	(void)site;
-#ifdef PP_FAULT_INJECTION
-	if (pp_os_fault_hit(site, ENOMEM)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-#endif
-	return calloc(n, len);
+	return pp_os_heap_fails(site) ? NULL : calloc(n, len);
 }
 
 static inline void *pp_os_aligned_alloc_at(const char *site, size_t align,
 					   size_t len)
 {
-	(void)site;
-#ifdef PP_FAULT_INJECTION
-	if (pp_os_fault_hit(site, ENOMEM)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-#endif
-	return aligned_alloc(align, len);
+	return pp_os_heap_fails(site) ? NULL : aligned_alloc(align, len);
 }
 
 static inline int pp_os_posix_memalign_at(const char *site, void **p,
 					  size_t align, size_t len)
 {
-	(void)site;
-#ifdef PP_FAULT_INJECTION
-	if (pp_os_fault_hit(site, ENOMEM))
-		return ENOMEM;
-#endif
-	return posix_memalign(p, align, len);
+	return pp_os_heap_fails(site) ? ENOMEM : posix_memalign(p, align, len);
 }
 
 #define pp_os_malloc(len) pp_os_malloc_at(PP_OS_SITE, (len))
