@@ -55,6 +55,10 @@ build_and_test build-tsan \
 	"-Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Ddpdk=disabled" \
 	--env tsan stress threads
 
+# Ten seconds: every optional dependency off must link none of them.
+echo "==> build-min: every option disabled"
+bash scripts/check-minimal-build.sh || status=1
+
 # About a minute and a half: 15 s per fuzz target, and the clang build of
 # what they link. A crashing input is printed into this log in base64.
 echo "==> build-fuzz: libFuzzer targets, ${PP_FUZZ_TIME:-15} s each"

@@ -142,7 +142,7 @@ int pp_dma_vfio_arena_iova(struct pp_dma *dma, const struct pp_arena *arena,
  * with ibv_close_device()), or NULL with errno ENODEV (no RDMA device, or
  * none of that name; the message lists them), ENETDOWN (the port is not
  * ACTIVE: its link is down or still coming up), EINVAL (no such port) or
- * EOPNOTSUPP (built without libibverbs). Control path; any thread.
+ * EOPNOTSUPP (built without the verbs mode). Control path; any thread.
  */
 struct ibv_context *pp_dma_verbs_open(const char *name, unsigned int port);
 
@@ -152,7 +152,7 @@ struct ibv_context *pp_dma_verbs_open(const char *name, unsigned int port);
  * VERBS domain @dma; its address in a work request is @addr itself (the
  * IOVA pp_dma_map_page() gives). O(1). Returns 0, -ENOENT (not in a
  * mapped arena), -EINVAL (not a VERBS domain, or the range spans two
- * registrations) or -EOPNOTSUPP (built without libibverbs). Data path:
+ * registrations) or -EOPNOTSUPP (built without the verbs mode). Data path:
  * never touches errno; any thread.
  */
 int pp_dma_verbs_keys(struct pp_dma *dma, const void *addr, size_t len,

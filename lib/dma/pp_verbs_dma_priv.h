@@ -47,7 +47,7 @@ struct ibv_context *pp_verbs_open(const char *name, unsigned int port);
 #else /* !PP_HAVE_VERBS */
 
 #define PP_VERBS_MISSING_ \
-	"dma: this pagepool was built without libibverbs: install libibverbs-dev (rdma-core) and rebuild to use IOVA mode verbs"
+	"dma: this pagepool was built without the verbs mode (-Dverbs=disabled, or no libibverbs at build time): install libibverbs-dev (rdma-core) and rebuild with -Dverbs=enabled to use IOVA mode verbs"
 
 static inline struct pp_verbs *pp_verbs_create(const struct pp_dma_opts *opts)
 {
