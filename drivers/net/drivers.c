@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <pagepool/pp_drivers.h>
 #include <pagepool/pp_net_driver.h>
 
 #include "drivers.h"

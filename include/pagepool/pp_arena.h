@@ -72,24 +72,24 @@ struct pp_arena_segment {
  *   ENODEV  memory landed on another node than asked (refused, not used).
  * Context: any thread; not on the data path.
  */
-struct pp_arena *pp_arena_create(const struct pp_arena_opts *opts);
+PP_API struct pp_arena *pp_arena_create(const struct pp_arena_opts *opts);
 
 /*
  * pp_arena_destroy - unmap and release the arena.
  * Returns 0, or -EBUSY while an allocator still uses it (nothing is freed).
  */
-int pp_arena_destroy(struct pp_arena *arena);
+PP_API int pp_arena_destroy(struct pp_arena *arena);
 
-void *pp_arena_base(const struct pp_arena *arena);
-size_t pp_arena_size(const struct pp_arena *arena);
-size_t pp_arena_page_size(const struct pp_arena *arena);
-int pp_arena_node(const struct pp_arena *arena);
-const char *pp_arena_name(const struct pp_arena *arena);
+PP_API void *pp_arena_base(const struct pp_arena *arena);
+PP_API size_t pp_arena_size(const struct pp_arena *arena);
+PP_API size_t pp_arena_page_size(const struct pp_arena *arena);
+PP_API int pp_arena_node(const struct pp_arena *arena);
+PP_API const char *pp_arena_name(const struct pp_arena *arena);
 
-unsigned int pp_arena_segment_count(const struct pp_arena *arena);
+PP_API unsigned int pp_arena_segment_count(const struct pp_arena *arena);
 /* Returns 0, or -EINVAL for an index past the last segment. */
-int pp_arena_segment(const struct pp_arena *arena, unsigned int idx,
-		     struct pp_arena_segment *out);
+PP_API int pp_arena_segment(const struct pp_arena *arena, unsigned int idx,
+			    struct pp_arena_segment *out);
 
 static inline bool pp_arena_contains(const struct pp_arena *arena,
 				     const void *addr)
@@ -103,7 +103,7 @@ static inline bool pp_arena_contains(const struct pp_arena *arena,
  * pp_hugepages_free - free hugepages of @page_size on @node (or all nodes
  * for PP_NUMA_NODE_ANY), read from sysfs. Returns the count or -errno.
  */
-long pp_hugepages_free(size_t page_size, int node);
+PP_API long pp_hugepages_free(size_t page_size, int node);
 
 #ifdef __cplusplus
 }

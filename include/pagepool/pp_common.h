@@ -23,6 +23,13 @@
 extern "C" {
 #endif
 
+/*
+ * PP_API marks what the shared libraries export: the library is built with
+ * hidden visibility, so a function no installed header declares with it
+ * stays internal (tests/consumer compares the two sets).
+ */
+#define PP_API __attribute__((visibility("default")))
+
 #define PP_CACHE_LINE 64
 
 #define PP_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -51,7 +58,18 @@ typedef void (*pp_log_fn)(enum pp_log_level level, const char *msg, void *ctx);
  * @max_level: messages above this level are not formatted at all.
  * Process-wide, like libbpf_set_print(); call it before creating objects.
  */
-void pp_log_set_handler(pp_log_fn fn, void *ctx, enum pp_log_level max_level);
+PP_API void pp_log_set_handler(pp_log_fn fn, void *ctx,
+			       enum pp_log_level max_level);
+
+/*
+ * pp_log - send one message (printf format, no trailing newline) through
+ * the handler: the library's own messages and the built-in drivers' go
+ * this way, and an application or a driver of its own may too, so the
+ * operator reads one stream. Levels above the handler's max are dropped
+ * before formatting. Any thread.
+ */
+__attribute__((format(printf, 2, 3)))
+PP_API void pp_log(enum pp_log_level level, const char *fmt, ...);
 
 #ifdef __cplusplus
 }

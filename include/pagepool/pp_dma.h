@@ -110,7 +110,7 @@ struct pp_dma_opts {
  * such device), EPERM (group not viable: a device of the group is bound to
  * another driver; the message lists them) or the ioctl's errno.
  */
-struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts);
+PP_API struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts);
 
 /*
  * pp_dma_vfio_add_device - add the IOMMU group of PCI device @pci_addr to a
@@ -122,19 +122,19 @@ struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts);
  * looked up, with a message), -ENODEV, -EPERM (group not viable) or -errno.
  * Control path.
  */
-int pp_dma_vfio_add_device(struct pp_dma *dma, const char *pci_addr);
+PP_API int pp_dma_vfio_add_device(struct pp_dma *dma, const char *pci_addr);
 
 /*
  * pp_dma_vfio_device_fd - the VFIO device file of @pci_addr, whose group
  * is added first if needed. The caller owns and closes the descriptor.
  * Returns the descriptor or -errno as pp_dma_vfio_add_device().
  */
-int pp_dma_vfio_device_fd(struct pp_dma *dma, const char *pci_addr);
+PP_API int pp_dma_vfio_device_fd(struct pp_dma *dma, const char *pci_addr);
 
 /* The IOVA a VFIO domain gave @arena's base, for tests and tools;
  * -ENOENT when not mapped, -EINVAL when not a VFIO domain. */
-int pp_dma_vfio_arena_iova(struct pp_dma *dma, const struct pp_arena *arena,
-			   uint64_t *iova);
+PP_API int pp_dma_vfio_arena_iova(struct pp_dma *dma,
+				  const struct pp_arena *arena, uint64_t *iova);
 
 /*
  * pp_dma_verbs_open - open RDMA device @name (NULL: the first one) and
@@ -144,7 +144,8 @@ int pp_dma_vfio_arena_iova(struct pp_dma *dma, const struct pp_arena *arena,
  * ACTIVE: its link is down or still coming up), EINVAL (no such port) or
  * EOPNOTSUPP (built without the verbs mode). Control path; any thread.
  */
-struct ibv_context *pp_dma_verbs_open(const char *name, unsigned int port);
+PP_API struct ibv_context *pp_dma_verbs_open(const char *name,
+					     unsigned int port);
 
 /*
  * pp_dma_verbs_keys - the lkey and rkey (either may be NULL) under which
@@ -155,18 +156,19 @@ struct ibv_context *pp_dma_verbs_open(const char *name, unsigned int port);
  * registrations) or -EOPNOTSUPP (built without the verbs mode). Data path:
  * never touches errno; any thread.
  */
-int pp_dma_verbs_keys(struct pp_dma *dma, const void *addr, size_t len,
-		      uint32_t *lkey, uint32_t *rkey);
+PP_API int pp_dma_verbs_keys(struct pp_dma *dma, const void *addr, size_t len,
+			     uint32_t *lkey, uint32_t *rkey);
 
 /* How many registrations (ibv_reg_mr calls) back @arena in the VERBS
  * domain @dma, for tests and tools; -ENOENT when not mapped, -EINVAL when
  * not a VERBS domain. */
-int pp_dma_verbs_arena_mrs(struct pp_dma *dma, const struct pp_arena *arena);
+PP_API int pp_dma_verbs_arena_mrs(struct pp_dma *dma,
+				  const struct pp_arena *arena);
 
 /* Returns 0, or -EBUSY while arenas are still mapped. */
-int pp_dma_destroy(struct pp_dma *dma);
+PP_API int pp_dma_destroy(struct pp_dma *dma);
 
-enum pp_iova_mode pp_dma_mode(const struct pp_dma *dma);
+PP_API enum pp_iova_mode pp_dma_mode(const struct pp_dma *dma);
 
 /*
  * pp_dma_map_arena - make every segment of @arena addressable.
@@ -183,7 +185,7 @@ enum pp_iova_mode pp_dma_mode(const struct pp_dma *dma);
  * says which limit to raise.
  * Nothing stays mapped on failure. Control path; any thread.
  */
-int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena);
+PP_API int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena);
 
 /* Returns 0, or -ENOENT when @arena was not mapped. No other thread may
  * still map pages of @arena during the call. VERBS mode: every
@@ -191,7 +193,7 @@ int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena);
  * (their work requests then complete in error, they never write the
  * memory); an error of ibv_dereg_mr is returned after the arena is gone
  * from the domain anyway. */
-int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena);
+PP_API int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena);
 
 /*
  * pp_dma_map_page - the IOVA of a block of 2^@order pages at @addr.
@@ -199,17 +201,17 @@ int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena);
  * contiguous for the device: an order > 0 block on a 4 KiB arena in PA
  * mode), or the backend's error. Never touches errno.
  */
-int pp_dma_map_page(struct pp_dma *dma, void *addr, unsigned int order,
-		    enum pp_dma_dir dir, uint64_t *iova);
+PP_API int pp_dma_map_page(struct pp_dma *dma, void *addr, unsigned int order,
+			   enum pp_dma_dir dir, uint64_t *iova);
 
-void pp_dma_unmap_page(struct pp_dma *dma, uint64_t iova, unsigned int order,
-		       enum pp_dma_dir dir);
+PP_API void pp_dma_unmap_page(struct pp_dma *dma, uint64_t iova,
+			      unsigned int order, enum pp_dma_dir dir);
 
 /* No-ops on coherent backends (VA, PA on x86); hooks for OPS. */
-void pp_dma_sync_for_device(struct pp_dma *dma, uint64_t iova, size_t len,
-			    enum pp_dma_dir dir);
-void pp_dma_sync_for_cpu(struct pp_dma *dma, uint64_t iova, size_t len,
-			 enum pp_dma_dir dir);
+PP_API void pp_dma_sync_for_device(struct pp_dma *dma, uint64_t iova,
+				   size_t len, enum pp_dma_dir dir);
+PP_API void pp_dma_sync_for_cpu(struct pp_dma *dma, uint64_t iova, size_t len,
+				enum pp_dma_dir dir);
 
 #ifdef __cplusplus
 }

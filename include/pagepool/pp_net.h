@@ -238,21 +238,6 @@ struct pp_port_conf {
 };
 
 /*
- * pp_port_open - open a port from a device string "<driver><n>[,key=value]
- * ...": the driver is the name without its trailing digits ("null0" is a
- * null port named null0). Keys are the driver's (doc/net.md lists them).
- * Returns the port, or NULL with errno:
- *   EINVAL  unknown driver, key or value (the message names the bad part
- *           and what is accepted), bad conf;
- *   ENOMEM  no memory for the port, its rings or its pools.
- * A veth device string creates both ends of the pair (as "ip link add ...
- * type veth peer name ..." does); pp_port_peer() returns the other end.
- * The calling thread owns the RX pools until a poll on another thread.
- */
-struct pp_port *pp_port_open(const char *devstr,
-			     const struct pp_port_conf *conf);
-
-/*
  * pp_port_close - stop and free a port (and a veth port's peer: closing
  * one end deletes the pair). Frames in the port's rings go back to their
  * pools; then each RX pool is destroyed. Returns 0, or -EBUSY when some
@@ -261,17 +246,18 @@ struct pp_port *pp_port_open(const char *devstr,
  * when their last page returns (the pool logs how many were out).
  * Context: no thread may poll or send on the port (or its peer).
  */
-int pp_port_close(struct pp_port *port);
+PP_API int pp_port_close(struct pp_port *port);
 
-const char *pp_port_name(const struct pp_port *port);
-const char *pp_port_driver(const struct pp_port *port);
-unsigned int pp_port_nr_rxq(const struct pp_port *port);
-unsigned int pp_port_nr_txq(const struct pp_port *port);
+PP_API const char *pp_port_name(const struct pp_port *port);
+PP_API const char *pp_port_driver(const struct pp_port *port);
+PP_API unsigned int pp_port_nr_rxq(const struct pp_port *port);
+PP_API unsigned int pp_port_nr_txq(const struct pp_port *port);
 /* The other end of a veth pair, or NULL. */
-struct pp_port *pp_port_peer(const struct pp_port *port);
-struct pp_allocator *pp_port_allocator(const struct pp_port *port);
+PP_API struct pp_port *pp_port_peer(const struct pp_port *port);
+PP_API struct pp_allocator *pp_port_allocator(const struct pp_port *port);
 /* The pool of RX queue @q, or NULL for a bad index. */
-struct pp_pool *pp_port_rxq_pool(const struct pp_port *port, unsigned int q);
+PP_API struct pp_pool *pp_port_rxq_pool(const struct pp_port *port,
+					unsigned int q);
 
 /*
  * Data-path calls do not check @q: it must be below the queue count.
@@ -284,8 +270,8 @@ struct pp_pool *pp_port_rxq_pool(const struct pp_port *port, unsigned int q);
  * counted in the queue's errors.
  * Context: the queue's thread (it becomes the owner of the queue's pool).
  */
-unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
-			      struct pp_frame *frames, unsigned int n);
+PP_API unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
+				     struct pp_frame *frames, unsigned int n);
 
 /*
  * pp_port_tx_burst - send up to @n frames on TX queue @q; returns how many
@@ -295,8 +281,8 @@ unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
  * errors (and packets: it was taken).
  * Context: one thread at a time per TX queue.
  */
-unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
-			      struct pp_frame *frames, unsigned int n);
+PP_API unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
+				     struct pp_frame *frames, unsigned int n);
 
 /*
  * pp_port_poll - one NAPI poll of RX queue @q: receive up to @budget frames
@@ -309,17 +295,17 @@ unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
  * with the same index (modulo their count), so give each such TX queue to
  * one polling thread only.
  */
-unsigned int pp_port_poll(struct pp_port *port, unsigned int q,
-			  unsigned int budget);
+PP_API unsigned int pp_port_poll(struct pp_port *port, unsigned int q,
+				 unsigned int budget);
 
 /*
  * pp_port_set_prog - install @prog (copied), or remove it with NULL.
  * Returns 0, or -EINVAL (no fn, too many or NULL targets, bad sz).
  */
-int pp_port_set_prog(struct pp_port *port, const struct pp_prog *prog);
+PP_API int pp_port_set_prog(struct pp_port *port, const struct pp_prog *prog);
 
 /* pp_port_set_stack - set the PASS consumer (NULL: free at once). */
-void pp_port_set_stack(struct pp_port *port, pp_stack_fn fn, void *arg);
+PP_API void pp_port_set_stack(struct pp_port *port, pp_stack_fn fn, void *arg);
 
 struct pp_rxq_stats {
 	uint64_t packets;   /* frames received */
@@ -342,16 +328,17 @@ struct pp_txq_stats {
 };
 
 /* Returns 0, or -EINVAL for a bad queue index. Any thread. */
-int pp_port_rxq_stats(const struct pp_port *port, unsigned int q,
-		      struct pp_rxq_stats *out);
-int pp_port_txq_stats(const struct pp_port *port, unsigned int q,
-		      struct pp_txq_stats *out);
+PP_API int pp_port_rxq_stats(const struct pp_port *port, unsigned int q,
+			     struct pp_rxq_stats *out);
+PP_API int pp_port_txq_stats(const struct pp_port *port, unsigned int q,
+			     struct pp_txq_stats *out);
 
 /*
  * pp_port_stats_json - the port's per-queue statistics, with each RX
  * pool's statistics, as one JSON object. Returns snprintf's length.
  */
-int pp_port_stats_json(const struct pp_port *port, char *buf, size_t len);
+PP_API int pp_port_stats_json(const struct pp_port *port, char *buf,
+			      size_t len);
 
 #ifdef __cplusplus
 }

@@ -46,9 +46,10 @@ struct pp_devargs {
  * (left alone when absent). Returns 0, or -EINVAL with a message naming
  * the key, the bad value and the accepted range.
  */
-const char *pp_devargs_get(const struct pp_devargs *da, const char *key);
-int pp_devargs_uint(const struct pp_devargs *da, const char *key,
-		    unsigned long min, unsigned long max, unsigned long *out);
+PP_API const char *pp_devargs_get(const struct pp_devargs *da, const char *key);
+PP_API int pp_devargs_uint(const struct pp_devargs *da, const char *key,
+			   unsigned long min, unsigned long max,
+			   unsigned long *out);
 
 struct pp_rxq {
 	/* Hot: the polling thread's. */
@@ -118,22 +119,22 @@ struct pp_port {
  * pp_net_port_open_table - pp_port_open() over a caller's driver table
  * (NULL-terminated). Same returns and errors.
  */
-struct pp_port *pp_net_port_open_table(const struct pp_net_driver *const *table,
-				       const char *devstr,
-				       const struct pp_port_conf *conf);
+PP_API struct pp_port *
+pp_net_port_open_table(const struct pp_net_driver *const *table,
+		       const char *devstr, const struct pp_port_conf *conf);
 
 /*
  * pp_net_port_create - for drivers that create a second port from their
  * probe (veth's peer): a port named @name of @drv with @conf and its RX
  * pools; @da is passed to probe. NULL with errno as pp_port_open().
  */
-struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
-				   const struct pp_devargs *da,
-				   const struct pp_port_conf *conf);
+PP_API struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
+					  const struct pp_devargs *da,
+					  const struct pp_port_conf *conf);
 
 /* Free a port made by pp_net_port_create() without calling remove();
  * returns as pp_port_close(). */
-int pp_net_port_free(struct pp_port *port);
+PP_API int pp_net_port_free(struct pp_port *port);
 
 /*
  * pp_net_return_pages - give pages back to their pools from a driver:
@@ -141,8 +142,9 @@ int pp_net_port_free(struct pp_port *port);
  * pools go through the pool's ring in one bulk call per run of pages of
  * one pool, and pages of no pool are freed to @alloc.
  */
-void pp_net_return_pages(struct pp_allocator *alloc, struct pp_pool *napi_pool,
-			 struct pp_page **pages, unsigned int n);
+PP_API void pp_net_return_pages(struct pp_allocator *alloc,
+				struct pp_pool *napi_pool,
+				struct pp_page **pages, unsigned int n);
 
 /*
  * pp_net_buf_color - where a driver starts the buffer in an order-0 page:

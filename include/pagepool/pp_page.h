@@ -86,7 +86,8 @@ struct pp_allocator_opts {
  * The arenas must outlive the allocator (pp_arena_destroy returns -EBUSY
  * meanwhile).
  */
-struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts);
+PP_API struct pp_allocator *
+pp_allocator_create(const struct pp_allocator_opts *opts);
 
 /*
  * pp_allocator_destroy - returns 0, or -EBUSY (and frees nothing) while
@@ -94,7 +95,7 @@ struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts);
  * Thread caches of all threads are returned first.
  * Context: no other thread may use the allocator during or after the call.
  */
-int pp_allocator_destroy(struct pp_allocator *alloc);
+PP_API int pp_allocator_destroy(struct pp_allocator *alloc);
 
 /*
  * pp_alloc_pages - allocate one block of 2^@order pages, preferring @nid
@@ -104,8 +105,8 @@ int pp_allocator_destroy(struct pp_allocator *alloc);
  * may go below the bulk watermark down to the last page.
  * Returns the head page with refcount 1, or NULL (errno untouched).
  */
-struct pp_page *pp_alloc_pages(struct pp_allocator *alloc, int nid,
-			       unsigned int order);
+PP_API struct pp_page *pp_alloc_pages(struct pp_allocator *alloc, int nid,
+				      unsigned int order);
 
 static inline struct pp_page *pp_alloc_page(struct pp_allocator *alloc)
 {
@@ -122,8 +123,8 @@ static inline struct pp_page *pp_alloc_page(struct pp_allocator *alloc)
  * Debug builds report and ignore a double free, a foreign page, and a free
  * while other references remain.
  */
-void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
-		   unsigned int order);
+PP_API void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
+			  unsigned int order);
 
 static inline void pp_free_page(struct pp_allocator *alloc, struct pp_page *page)
 {
@@ -158,10 +159,11 @@ static inline void pp_free_page(struct pp_allocator *alloc, struct pp_page *page
  * Returns pages as for pp_alloc_pages(): refcount 1, order 0.
  * Context: any thread. Data path: errno untouched.
  */
-unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
-				  uint64_t nodemask, int nr_pages,
-				  struct pp_page_list *list,
-				  struct pp_page **array);
+PP_API unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc,
+					 int preferred_nid, uint64_t nodemask,
+					 int nr_pages,
+					 struct pp_page_list *list,
+					 struct pp_page **array);
 
 static inline unsigned long
 pp_alloc_pages_bulk_list(struct pp_allocator *alloc, int nr_pages,
@@ -193,32 +195,34 @@ pp_alloc_pages_bulk_array_node(struct pp_allocator *alloc, int nid,
  * pp_free_pages_bulk - free @nr order-0 pages (NULL entries are skipped).
  * One thread-cache operation; drains to the zone in batches.
  */
-void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
-			unsigned long nr);
+PP_API void pp_free_pages_bulk(struct pp_allocator *alloc,
+			       struct pp_page **pages, unsigned long nr);
 
 /* pp_free_page_list - free every order-0 page on @list and empty it. */
-void pp_free_page_list(struct pp_allocator *alloc, struct pp_page_list *list);
+PP_API void pp_free_page_list(struct pp_allocator *alloc,
+			      struct pp_page_list *list);
 
 /*
  * pp_virt_to_page - the descriptor of the page holding @addr, or NULL when
  * @addr lies in none of the allocator's arenas. O(number of zones).
  */
-struct pp_page *pp_virt_to_page(const struct pp_allocator *alloc,
-				const void *addr);
+PP_API struct pp_page *pp_virt_to_page(const struct pp_allocator *alloc,
+				       const void *addr);
 
 /* pp_page_arena - the arena a page belongs to. */
-struct pp_arena *pp_page_arena(const struct pp_allocator *alloc,
-			       const struct pp_page *page);
+PP_API struct pp_arena *pp_page_arena(const struct pp_allocator *alloc,
+				      const struct pp_page *page);
 
 /* pp_page_to_nid - the NUMA node of the zone a page belongs to. */
-int pp_page_to_nid(const struct pp_allocator *alloc, const struct pp_page *page);
+PP_API int pp_page_to_nid(const struct pp_allocator *alloc,
+			  const struct pp_page *page);
 
 /* pp_allocator_max_order - the largest order every zone can serve. */
-unsigned int pp_allocator_max_order(const struct pp_allocator *alloc);
+PP_API unsigned int pp_allocator_max_order(const struct pp_allocator *alloc);
 
 /* pp_allocator_drain_thread - return the calling thread's caches to the
  * zones now (threads do this by themselves when they exit). */
-void pp_allocator_drain_thread(struct pp_allocator *alloc);
+PP_API void pp_allocator_drain_thread(struct pp_allocator *alloc);
 
 struct pp_zone_stats {
 	int node;
@@ -239,16 +243,18 @@ struct pp_zone_stats {
 	uint64_t alloc_failed;         /* calls that returned no page */
 };
 
-unsigned int pp_allocator_zone_count(const struct pp_allocator *alloc);
+PP_API unsigned int pp_allocator_zone_count(const struct pp_allocator *alloc);
 /* Returns 0, or -EINVAL for an index past the last zone. */
-int pp_allocator_zone_stats(struct pp_allocator *alloc, unsigned int zone,
-			    struct pp_zone_stats *out);
+PP_API int pp_allocator_zone_stats(struct pp_allocator *alloc,
+				   unsigned int zone,
+				   struct pp_zone_stats *out);
 
 /*
  * pp_allocator_stats_json - write all zones' statistics as one JSON object
  * into @buf. Returns the length snprintf would write (may be >= @len).
  */
-int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf, size_t len);
+PP_API int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf,
+				   size_t len);
 
 /*
  * pp_allocator_check - the invariant walker: every page is in exactly one
@@ -257,8 +263,8 @@ int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf, size_t len);
  * naming the first broken invariant. Takes every lock: slow, tests only.
  * @allocated_out (may be NULL) receives the number of pages allocated.
  */
-int pp_allocator_check(struct pp_allocator *alloc,
-		       unsigned long *allocated_out);
+PP_API int pp_allocator_check(struct pp_allocator *alloc,
+			      unsigned long *allocated_out);
 
 /* ---- inline helpers ---- */
 

@@ -122,7 +122,7 @@ struct pp_pool_alloc_cache {
  * max_len past the block, bad params.sz) or ENOMEM.
  * The calling thread becomes the owner until pp_pool_set_owner().
  */
-struct pp_pool *pp_pool_create(const struct pp_pool_params *params);
+PP_API struct pp_pool *pp_pool_create(const struct pp_pool_params *params);
 
 /*
  * pp_pool_destroy - stop the pool: empty the cache and ring back to the
@@ -132,16 +132,17 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params);
  * returns the last of them, and the caller must not use @pool again.
  * Context: the owner thread; nobody may allocate from the pool afterwards.
  */
-int pp_pool_destroy(struct pp_pool *pool);
+PP_API int pp_pool_destroy(struct pp_pool *pool);
 
 /* pp_pool_set_owner - hand the pool to the calling thread (e.g. an RX
  * thread that did not create it). Only while no other thread allocates. */
-void pp_pool_set_owner(struct pp_pool *pool);
+PP_API void pp_pool_set_owner(struct pp_pool *pool);
 
 /* Out-of-line slow paths; call the inline functions below instead. */
-struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool);
-void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
-			   unsigned int dma_sync_size, bool allow_direct);
+PP_API struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool);
+PP_API void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
+				  unsigned int dma_sync_size,
+				  bool allow_direct);
 
 static inline struct pp_pool_alloc_cache *pp_pool_cache_(struct pp_pool *pool)
 {
@@ -241,8 +242,8 @@ static inline void pp_pool_recycle_direct(struct pp_pool *pool,
  * pp_pool_put_page(). @pages itself is not modified. After
  * pp_pool_destroy() every page goes straight to the allocator.
  */
-void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
-			    unsigned int n);
+PP_API void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
+				   unsigned int n);
 
 /*
  * pp_pool_release_page - the page leaves the pool (XDP_PASS into the
@@ -251,15 +252,15 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
  * pp_free_pages(). Any thread; the pool must not be touched by the caller
  * after this returns unless it holds other pages of it.
  */
-void pp_pool_release_page(struct pp_pool *pool, struct pp_page *page);
+PP_API void pp_pool_release_page(struct pp_pool *pool, struct pp_page *page);
 
 /*
  * pp_pool_release_pages_bulk - pp_pool_release_page() for @n pages of
  * @pool, with one update of the pool's counters for the lot instead of two
  * atomic operations per page (an XDP_PASS burst). Any thread.
  */
-void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
-				unsigned int n);
+PP_API void pp_pool_release_pages_bulk(struct pp_pool *pool,
+				       struct pp_page **pages, unsigned int n);
 
 /* pp_page_pool - the pool a page belongs to, or NULL. */
 static inline struct pp_pool *pp_page_pool(const struct pp_page *page)
@@ -269,13 +270,13 @@ static inline struct pp_pool *pp_page_pool(const struct pp_page *page)
 
 /* Fills @out; readable from any thread (counters are approximate while
  * other threads run). Returns 0. */
-int pp_pool_get_stats(struct pp_pool *pool, struct pp_pool_stats *out);
+PP_API int pp_pool_get_stats(struct pp_pool *pool, struct pp_pool_stats *out);
 
 /* Writes the statistics as a JSON object; returns snprintf's length. */
-int pp_pool_stats_json(struct pp_pool *pool, char *buf, size_t len);
+PP_API int pp_pool_stats_json(struct pp_pool *pool, char *buf, size_t len);
 
 /* Pages held by the pool minus released: cache + ring + in flight. */
-uint64_t pp_pool_inflight(struct pp_pool *pool);
+PP_API uint64_t pp_pool_inflight(struct pp_pool *pool);
 
 /*
  * pp_pool_check - invariant walker: cache + ring + in flight == held minus
@@ -284,7 +285,7 @@ uint64_t pp_pool_inflight(struct pp_pool *pool);
  * Returns 0, -EFAULT with a message naming the broken invariant, or
  * -ENOMEM. Owner thread, with no concurrent returners; tests only.
  */
-int pp_pool_check(struct pp_pool *pool);
+PP_API int pp_pool_check(struct pp_pool *pool);
 
 #ifdef __cplusplus
 }

@@ -121,28 +121,29 @@ struct pp_vm_area_stats {
  * Context: any thread; not the data path. It takes hugepages from the
  * machine's shared pool and calls mmap several times.
  */
-struct pp_vm_area *pp_vmalloc(size_t size, const struct pp_vmalloc_opts *opts);
+PP_API struct pp_vm_area *pp_vmalloc(size_t size,
+				     const struct pp_vmalloc_opts *opts);
 
 /*
  * pp_vfree - unmap the area and give back every page: hugepages to the
  * machine, base pages to the allocator they came from. NULL is a no-op.
  * Returns 0. No thread may touch the area during or after the call.
  */
-int pp_vfree(struct pp_vm_area *area);
+PP_API int pp_vfree(struct pp_vm_area *area);
 
-void *pp_vm_area_addr(const struct pp_vm_area *area);
-size_t pp_vm_area_size(const struct pp_vm_area *area);
+PP_API void *pp_vm_area_addr(const struct pp_vm_area *area);
+PP_API size_t pp_vm_area_size(const struct pp_vm_area *area);
 
 /* Returns 0, or -EINVAL for NULL arguments. */
-int pp_vm_area_stats(const struct pp_vm_area *area,
-		     struct pp_vm_area_stats *out);
+PP_API int pp_vm_area_stats(const struct pp_vm_area *area,
+			    struct pp_vm_area_stats *out);
 
 /*
  * pp_vm_area_stats_json - the statistics as one JSON object in @buf.
  * Returns the length snprintf would write (may be >= @len), or -EINVAL.
  */
-int pp_vm_area_stats_json(const struct pp_vm_area *area, char *buf,
-			  size_t len);
+PP_API int pp_vm_area_stats_json(const struct pp_vm_area *area, char *buf,
+				 size_t len);
 
 /*
  * pp_vmalloc_page_size_supported - whether areas can use @page_size at all
@@ -150,7 +151,7 @@ int pp_vm_area_stats_json(const struct pp_vm_area *area, char *buf,
  * counterpart of arch_vmap_pmd/pud_supported()). Sizes with no query are
  * unsupported, as in the seed's fallback definitions.
  */
-bool pp_vmalloc_page_size_supported(size_t page_size);
+PP_API bool pp_vmalloc_page_size_supported(size_t page_size);
 
 /*
  * pp_vmalloc_pages_available - hugepages of @page_size a new area could
@@ -158,13 +159,13 @@ bool pp_vmalloc_page_size_supported(size_t page_size);
  * other mappings have reserved. Returns the count or -errno (-EINVAL for
  * a size that is not a hugepage size, -ENOENT where the kernel has none).
  */
-long pp_vmalloc_pages_available(size_t page_size, int node);
+PP_API long pp_vmalloc_pages_available(size_t page_size, int node);
 
 /*
  * pp_vmalloc_huge_disabled - whether the environment switch
  * (PAGEPOOL_NOHUGEVMALLOC=1) is set. Read at every pp_vmalloc() call.
  */
-bool pp_vmalloc_huge_disabled(void);
+PP_API bool pp_vmalloc_huge_disabled(void);
 
 #ifdef __cplusplus
 }

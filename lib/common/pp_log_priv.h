@@ -9,9 +9,8 @@
 
 #include <pagepool/pp_common.h>
 
-__attribute__((format(printf, 2, 3)))
-void pp_log(enum pp_log_level level, const char *fmt, ...);
-
+/* pp_log() itself is public (pp_common.h): the drivers' library logs
+ * through libpagepool's handler. */
 #define PP_ERR(...) pp_log(PP_LOG_ERR, __VA_ARGS__)
 #define PP_WARN(...) pp_log(PP_LOG_WARN, __VA_ARGS__)
 #define PP_INFO(...) pp_log(PP_LOG_INFO, __VA_ARGS__)

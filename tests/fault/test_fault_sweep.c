@@ -33,7 +33,7 @@
 #include <stdbool.h>
 #include <sys/wait.h>
 
-#include <pagepool/pp_net.h>
+#include <pagepool/pp_drivers.h>
 
 #include "os/pp_os_fault_priv.h"
 #include "pp_test.h"
