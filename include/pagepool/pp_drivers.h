@@ -31,6 +31,15 @@ extern "C" {
 PP_API struct pp_port *pp_port_open(const char *devstr,
 				    const struct pp_port_conf *conf);
 
+/*
+ * The null driver's wire format: each frame it fabricates is a 14-byte
+ * Ethernet header (EtherType 0x88b5, local experimental) followed by the
+ * RX queue's 64-bit sequence number in host byte order, so a receiver can
+ * check order and loss (examples/fwd --verify).
+ */
+#define PP_NULL_HDR_LEN 14
+#define PP_NULL_SEQ_OFF PP_NULL_HDR_LEN
+
 #ifdef __cplusplus
 }
 #endif

@@ -52,14 +52,6 @@ struct pp_port;
  */
 #define PP_FRAME_HEADROOM 256
 
-/*
- * Frames fabricated by the null driver: a 14-byte Ethernet header
- * (EtherType 0x88b5, local experimental) followed by the RX queue's
- * 64-bit sequence number in host byte order.
- */
-#define PP_NULL_HDR_LEN 14
-#define PP_NULL_SEQ_OFF PP_NULL_HDR_LEN
-
 /* The largest burst one poll handles at once (the NAPI budget). */
 #define PP_NET_BURST 64
 

@@ -7,7 +7,7 @@
 #ifndef NET_TEST_H
 #define NET_TEST_H
 
-#include <pagepool/pp_net.h>
+#include <pagepool/pp_drivers.h>
 
 #include "pp_test.h"
 

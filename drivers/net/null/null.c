@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pagepool/pp_drivers.h>
 #include <pagepool/pp_net_driver.h>
 
 #include "common/pp_log_priv.h"
