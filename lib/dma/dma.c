@@ -26,6 +26,7 @@
 #include <pagepool/pp_dma.h>
 
 #include "common/pp_log_priv.h"
+#include "common/pp_opts_priv.h"
 #include "dma/pp_verbs_dma_priv.h"
 #include "dma/pp_vfio_dma_priv.h"
 #include "os/pp_os_fault_priv.h"
@@ -61,11 +62,11 @@ struct pp_dma {
 
 struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts)
 {
+	struct pp_dma_ops ops = { 0 };
 	struct pp_dma *dma;
 
-	if (!opts || opts->sz < sizeof(*opts)) {
-		PP_ERR("dma: opts.sz is %zu, expected %zu: set opts.sz = sizeof(opts)",
-		       opts ? opts->sz : 0, sizeof(*opts));
+	if (pp_opts_valid(opts, sizeof(*opts), sizeof(*opts),
+			  "struct pp_dma_opts")) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -77,9 +78,11 @@ struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts)
 		errno = EINVAL;
 		return NULL;
 	}
+	/* The first published table ended before page_unmap: an older,
+	 * shorter table leaves the newer hooks NULL. */
 	if (opts->mode == PP_IOVA_OPS &&
-	    (!opts->ops || opts->ops->sz < offsetof(struct pp_dma_ops, page_unmap) ||
-	     !opts->ops->page_map)) {
+	    (pp_opts_copy(&ops, opts->ops, offsetof(struct pp_dma_ops, page_unmap),
+			  sizeof(ops), "struct pp_dma_ops") || !ops.page_map)) {
 		PP_ERR("dma: IOVA mode ops needs opts.ops with sz set and a page_map hook");
 		errno = EINVAL;
 		return NULL;
@@ -92,11 +95,7 @@ struct pp_dma *pp_dma_create(const struct pp_dma_opts *opts)
 	}
 	dma->mode = opts->mode;
 	if (opts->mode == PP_IOVA_OPS) {
-		/* An older, shorter table leaves the newer hooks NULL. */
-		size_t n = opts->ops->sz < sizeof(dma->ops) ? opts->ops->sz :
-							      sizeof(dma->ops);
-
-		memcpy(&dma->ops, opts->ops, n);
+		dma->ops = ops;
 		dma->ops_ctx = opts->ops_ctx;
 	}
 	if (opts->mode == PP_IOVA_VFIO) {

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/pp_log_priv.h"
+#include "common/pp_opts_priv.h"
 #include "mem/arena_priv.h"
 #include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
@@ -514,24 +515,9 @@ static int check_opts(const struct pp_arena_opts *uopts,
 	unsigned int known = PP_ARENA_F_ALLOW_4K | PP_ARENA_F_NO_LOCK;
 	const char *name;
 
-	if (!uopts) {
-		PP_ERR("arena: pp_arena_create() needs options (opts is NULL)");
+	if (pp_opts_copy(o, uopts, sizeof(*o), sizeof(*o),
+			 "struct pp_arena_opts"))
 		return -EINVAL;
-	}
-	if (uopts->sz < sizeof(*o)) {
-		PP_ERR("arena: opts->sz is %zu but must be at least %zu: set it to sizeof(struct pp_arena_opts)",
-		       uopts->sz, sizeof(*o));
-		return -EINVAL;
-	}
-	for (size_t i = sizeof(*o); i < uopts->sz; i++) {
-		if (((const unsigned char *)uopts)[i]) {
-			PP_ERR("arena: opts->sz is %zu and sets fields this pagepool (%zu bytes of options) does not know: rebuild against this version's headers",
-			       uopts->sz, sizeof(*o));
-			return -EINVAL;
-		}
-	}
-	*o = *uopts;
-	o->sz = sizeof(*o);
 	name = o->name ? o->name : "pagepool";
 
 	if (o->size == 0) {

@@ -35,6 +35,7 @@
 #include <pagepool/pp_vmalloc.h>
 
 #include "common/pp_log_priv.h"
+#include "common/pp_opts_priv.h"
 #include "mem/vmalloc_priv.h"
 #include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
@@ -133,20 +134,9 @@ static int check_opts(size_t size, const struct pp_vmalloc_opts *uopts,
 	o->sz = sizeof(*o);
 	o->numa_node = PP_NUMA_NODE_ANY;
 	if (uopts) {
-		if (uopts->sz < sizeof(*o)) {
-			PP_ERR("vmalloc: opts->sz is %zu but must be at least %zu: set it to sizeof(struct pp_vmalloc_opts)",
-			       uopts->sz, sizeof(*o));
+		if (pp_opts_copy(o, uopts, sizeof(*o), sizeof(*o),
+				 "struct pp_vmalloc_opts"))
 			return -EINVAL;
-		}
-		for (size_t i = sizeof(*o); i < uopts->sz; i++) {
-			if (((const unsigned char *)uopts)[i]) {
-				PP_ERR("vmalloc: opts->sz is %zu and sets fields this pagepool does not know: rebuild against this version's headers",
-				       uopts->sz);
-				return -EINVAL;
-			}
-		}
-		*o = *uopts;
-		o->sz = sizeof(*o);
 	}
 	name = o->name ? o->name : "vmalloc";
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/pp_log_priv.h"
+#include "common/pp_opts_priv.h"
 #include "net/net_priv.h"
 #include "os/pp_os_fault_priv.h"
 
@@ -22,14 +23,10 @@ __thread char net_thread_marker __attribute__((tls_model("initial-exec")));
 static int conf_fill(const struct pp_port_conf *in, struct pp_port_conf *out,
 		     const char *devstr)
 {
-	if (!in || in->sz < offsetof(struct pp_port_conf, nid) + sizeof(int) ||
-	    in->sz > sizeof(*in)) {
-		PP_ERR("device '%s': pp_port_conf.sz must be sizeof(struct pp_port_conf)",
-		       devstr);
+	/* The first published size: the struct without its tail padding. */
+	if (pp_opts_copy(out, in, offsetof(struct pp_port_conf, nid) +
+			 sizeof(int), sizeof(*out), "struct pp_port_conf"))
 		return -EINVAL;
-	}
-	*out = *in;
-	out->sz = sizeof(*out);
 	if (!out->allocator) {
 		PP_ERR("device '%s': pp_port_conf.allocator is required (the RX pools refill from it)",
 		       devstr);
@@ -301,9 +298,11 @@ int pp_port_set_prog(struct pp_port *port, const struct pp_prog *prog)
 		memset(&port->prog, 0, sizeof(port->prog));
 		return 0;
 	}
-	if (prog->sz != sizeof(*prog) || !prog->fn ||
-	    prog->nr_targets > PP_PROG_MAX_TARGETS) {
-		PP_ERR("port %s: bad program (sz must be sizeof(struct pp_prog), fn set, at most %d targets)",
+	if (pp_opts_valid(prog, sizeof(*prog), sizeof(*prog),
+			  "struct pp_prog"))
+		return -EINVAL;
+	if (!prog->fn || prog->nr_targets > PP_PROG_MAX_TARGETS) {
+		PP_ERR("port %s: bad program (fn must be set, at most %d targets)",
 		       port->name, PP_PROG_MAX_TARGETS);
 		return -EINVAL;
 	}

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common/pp_log_priv.h"
+#include "common/pp_opts_priv.h"
 #include "mem/arena_priv.h"
 #include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
@@ -876,26 +877,13 @@ void pp_allocator_drain_thread(struct pp_allocator *alloc)
 
 /* ---- create and destroy ---- */
 
-/* Bytes a newer caller added past the struct we know must be zero. */
-static bool opts_tail_zero(const struct pp_allocator_opts *opts)
-{
-	const unsigned char *p = (const unsigned char *)opts;
-
-	for (size_t i = sizeof(*opts); i < opts->sz; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 static int check_opts(const struct pp_allocator_opts *opts)
 {
 	unsigned int high, batch;
 
-	if (!opts || opts->sz < sizeof(*opts) || !opts_tail_zero(opts)) {
-		PP_ERR("pp_allocator_create: opts is NULL, or opts->sz (%zu) is not sizeof(struct pp_allocator_opts) of this or a newer version with unknown fields zero",
-		       opts ? opts->sz : 0);
+	if (pp_opts_valid(opts, sizeof(*opts), sizeof(*opts),
+			  "struct pp_allocator_opts"))
 		return -EINVAL;
-	}
 	if (!opts->arenas || opts->nr_arenas == 0 ||
 	    opts->nr_arenas > PP_MAX_ZONES) {
 		PP_ERR("pp_allocator_create: %u arenas given; give 1 to %d, one per NUMA node",

@@ -69,6 +69,7 @@
 #include <string.h>
 
 #include "common/pp_log_priv.h"
+#include "common/pp_opts_priv.h"
 #include "os/pp_os_fault_priv.h"
 #include "page_pool/page_pool_priv.h"
 
@@ -548,11 +549,8 @@ static int params_check(const struct pp_pool_params *p)
 {
 	size_t block;
 
-	if (p->sz < sizeof(*p)) {
-		PP_ERR("page_pool: params.sz is %zu, expected %zu: set params.sz = sizeof(params)",
-		       p->sz, sizeof(*p));
+	if (pp_opts_valid(p, sizeof(*p), sizeof(*p), "struct pp_pool_params"))
 		return -EINVAL;
-	}
 	if (!p->allocator) {
 		PP_ERR("page_pool: params.allocator is NULL: create the pool over a pp_allocator");
 		return -EINVAL;
@@ -625,11 +623,6 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 	size_t bytes;
 	int err;
 
-	if (!params) {
-		PP_ERR("page_pool: params is NULL");
-		errno = EINVAL;
-		return NULL;
-	}
 	err = params_check(params);
 	if (err) {
 		errno = -err;

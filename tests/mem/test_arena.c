@@ -701,13 +701,13 @@ static void test_bad_args(void)
 	} big = { .o = good, .newer = 1 };
 	long fds = count_fds(), maps = ARENA_MAPS();
 
-	EXPECT_EINVAL(NULL, "opts is NULL");
+	EXPECT_EINVAL(NULL, "struct pp_arena_opts is NULL");
 	o = good, o.sz = 0;
-	EXPECT_EINVAL(&o, "opts->sz");
+	EXPECT_EINVAL(&o, "struct pp_arena_opts: sz is");
 	o = good, o.sz = sizeof(o) - 1;
-	EXPECT_EINVAL(&o, "opts->sz");
+	EXPECT_EINVAL(&o, "struct pp_arena_opts: sz is");
 	big.o.sz = sizeof(big);
-	EXPECT_EINVAL(&big.o, "does not know");
+	EXPECT_EINVAL(&big.o, "this pagepool knows");
 	o = good, o.size = 0;
 	EXPECT_EINVAL(&o, "size is 0");
 	o = good, o.size = SIZE_MAX;

@@ -357,7 +357,7 @@ static void test_errors(void)
 	o.mode = PP_IOVA_VA;
 	errno = 0;
 	CHECK(pp_dma_create(&o) == NULL && errno == EINVAL);
-	CHECK(pp_test_log_has("opts.sz"));
+	CHECK(pp_test_log_has("struct pp_dma_opts: sz is 0"));
 	CHECK_EQ(pp_dma_destroy(NULL), 0);
 }
 

@@ -789,7 +789,7 @@ static void test_params(void)
 	struct pp_pool *pool;
 
 	pp_test_capture_log();
-	p = good; p.sz = 0; bad_param(&p, "params.sz");
+	p = good; p.sz = 0; bad_param(&p, "struct pp_pool_params: sz is 0");
 	p = good; p.allocator = NULL; bad_param(&p, "params.allocator");
 	p = good; p.dma = NULL; bad_param(&p, "params.dma");
 	p = good; p.flags = 0x80; bad_param(&p, "params.flags");
