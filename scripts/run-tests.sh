@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # run-tests.sh - set up the machine, build pagepool three ways and run every
-# test suite: a release build with debug checks (unit, stress, fwd, consumer,
-# bench-smoke), an ASan+UBSan build with the fault-injection seam (unit, and
-# the fault sweep, whose failed runs LeakSanitizer checks) and a TSan build
-# (stress and the threaded unit tests); then build the libFuzzer targets
-# with clang and run each for 15 seconds (scripts/run-fuzzers.sh). Ends
+# test suite (the build_and_test lines below name them; tests/meson.build
+# says what each suite holds): a release build with debug checks, an
+# ASan+UBSan build with the fault-injection seam (whose failed runs
+# LeakSanitizer checks) and a TSan build; then a build with every option
+# off (scripts/check-minimal-build.sh), and the libFuzzer targets built
+# with clang, each run for 15 seconds (scripts/run-fuzzers.sh). Ends
 # with one line "N passed, N failed, N skipped"; exits non-zero when
 # anything failed.
 set -uo pipefail

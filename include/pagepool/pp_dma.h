@@ -3,18 +3,18 @@
  * pp_dma.h - IOVA domains: how a device addresses arena memory.
  *
  * Mapping is per segment, not per page (doc/design.md decision 5):
- * pp_dma_map_arena() does the expensive part once (reads pagemap for PA, an
- * ioctl per segment for VFIO in a later backend), and pp_dma_map_page() is
- * then an O(1) lookup that page_pool calls once per page lifetime.
+ * pp_dma_map_arena() does the expensive part once (reads pagemap for PA,
+ * one VFIO_IOMMU_MAP_DMA ioctl per segment for VFIO, one ibv_reg_mr per
+ * segment for verbs), and pp_dma_map_page() is then an O(1) lookup that
+ * page_pool calls once per page lifetime.
  *
- * Backends: VA (IOVA = virtual address), PA (physical address from
- * /proc/self/pagemap, which needs CAP_SYS_ADMIN), and OPS (a caller-supplied
+ * Modes: VA (IOVA = virtual address); PA (physical address from
+ * /proc/self/pagemap, which needs CAP_SYS_ADMIN); OPS (a caller-supplied
  * table, for IOMMUs this library does not drive itself, and for tests that
- * inject mapping failures), and VFIO (the IOMMU behind a VFIO container: each
- * segment mapped once with VFIO_IOMMU_MAP_DMA; see doc/vfio.md), and VERBS
- * (an RDMA device through rdma-core: each segment registered once with
- * ibv_reg_mr; IOVA = virtual address, keys from pp_dma_verbs_keys(); built
- * only with libibverbs, else -EOPNOTSUPP; see doc/rdma.md).
+ * inject mapping failures); VFIO (the IOMMU behind a VFIO container, see
+ * doc/vfio.md); VERBS (an RDMA device through rdma-core: IOVA = virtual
+ * address, keys from pp_dma_verbs_keys(); built only with the verbs
+ * option, else -EOPNOTSUPP; see doc/rdma.md).
  */
 #ifndef PAGEPOOL_PP_DMA_H
 #define PAGEPOOL_PP_DMA_H

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pp_net_driver.h - the driver SDK: what a poll-mode driver implements and
- * the port internals it may touch. Applications include pp_net.h only.
+ * the port internals it may touch. Applications include pagepool.h only.
  *
  * A driver is a struct pp_net_driver: a name, the device-string keys it
- * takes, and ops. pp_port_open() finds it in a table (the built-in table
- * holds null and veth; pp_net_port_open_table() takes a caller's table, so
- * a driver can live outside this tree without any constructor magic).
+ * takes, and ops. pp_port_open() (pp_drivers.h) finds it in the built-in
+ * table (drivers/net/drivers.c); pp_net_port_open_table() takes a caller's
+ * table, so a driver can live outside this tree without any constructor
+ * magic.
  * lib/net parses the device string, checks keys against the driver's list,
  * allocates the port and its queues and creates each RX queue's page_pool;
  * the driver's probe() then parses its values and sets up its private
