@@ -12,11 +12,8 @@
  * lists: see page_prep_order0()), count statistics once
  * per call, unlock. The zone lock is taken once per batch, out of line.
  *
- * Debug builds (PP_DEBUG from pp_config.h): level 1 keeps
- * PP_PAGE_F_ALLOCATED on each handed-out block and reports (and ignores)
- * double frees and foreign pages; level 2 also fills freed pages with
- * PP_POISON_BYTE and checks it when they are handed out again. ASan builds
- * poison freed pages' data in the shadow so that any access is reported.
+ * Debug builds (PP_DEBUG from pp_config.h) add checks as pages leave and
+ * come back: page_debug_priv.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,29 +26,9 @@
 #include "os/pp_os_fault_priv.h"
 #include "os/pp_os_priv.h"
 #include "page/page_alloc_priv.h"
+#include "page/page_debug_priv.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define PP_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PP_ASAN 1
-#endif
-#endif
-#ifndef PP_ASAN
-#define PP_ASAN 0
-#endif
-#if PP_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
 
-/*
- * In a release build without ASan, handing out or taking back an order-0
- * page through a thread cache touches nothing but pointers, so the bulk
- * paths may move them with plain copies.
- */
-#define PAGE_HOOKS_NOOP (PP_DEBUG == 0 && !PP_ASAN)
-
-#define PP_ALWAYS_INLINE inline __attribute__((always_inline))
 #define PP_NOINLINE __attribute__((noinline))
 
 /*
@@ -73,119 +50,6 @@ static uint64_t allocator_ids;
 					   (n));                            \
 		}                                                           \
 	} while (0)
-
-/* ---- debug: state flags, poison, ASan ---- */
-
-static __attribute__((unused)) void poison_check(struct pp_zone *z,
-						 struct pp_page *page)
-{
-	const unsigned char *data = page->addr;
-
-	for (size_t i = 0; i < PP_PAGE_SIZE; i++) {
-		if (data[i] == PP_POISON_BYTE)
-			continue;
-		PP_ERR("page %lu of zone %u was written after free (byte %zu is %#x, not the poison %#x): a use after free in the program; find who kept a pointer to %p",
-		       page_index(z, page), z->index, i, data[i],
-		       PP_POISON_BYTE, page->addr);
-		return;
-	}
-}
-
-/*
- * A block leaves a cache or zone for the caller; under that cache's or
- * zone's lock (see page_alloc_priv.h for why flags need it).
- */
-static PP_ALWAYS_INLINE void page_on_alloc(struct pp_zone *z,
-					   struct pp_page *page,
-					   unsigned int order)
-{
-	(void)z;
-	/* Order-0 pages got refcount and order from page_prep_order0(). */
-	if (order) {
-		__atomic_store_n(&page->refcount, 1, __ATOMIC_RELAXED);
-		page->order = (uint8_t)order;
-	}
-#if PP_ASAN
-	ASAN_UNPOISON_MEMORY_REGION(page->addr, PP_PAGE_SIZE << order);
-#endif
-#if PP_DEBUG >= 2
-	for (unsigned long i = 0; i < 1UL << order; i++) {
-		uint16_t f = page_flags(page + i);
-
-		if (f & PP_PAGE_F_POISONED) {
-			poison_check(z, page + i);
-			page_set_flags(page + i, f & ~PP_PAGE_F_POISONED);
-		}
-	}
-#endif
-#if PP_DEBUG >= 1
-	page_set_flags(page, page_flags(page) | PP_PAGE_F_ALLOCATED);
-#endif
-}
-
-/*
- * The zone of a page being freed, or NULL when the free must be ignored
- * (debug builds report why). Release builds trust the caller and, with one
- * zone, do not even read the descriptor.
- */
-static PP_ALWAYS_INLINE struct pp_zone *
-free_check(struct pp_allocator *alloc, struct pp_page *page,
-	   unsigned int order, const char *fn)
-{
-#if PP_DEBUG >= 1
-	struct pp_zone *z = page_zone_checked(alloc, page);
-
-	if (PP_UNLIKELY(!z)) {
-		PP_ERR("%s: %p is not a page descriptor of this allocator (a foreign page); ignored: give pages back to the allocator they came from",
-		       fn, (void *)page);
-		return NULL;
-	}
-	if (PP_UNLIKELY(!(page_flags(page) & PP_PAGE_F_ALLOCATED))) {
-		PP_ERR("%s: page %lu of zone %u (node %d) is not allocated: a double free, or not the first page of its block; ignored",
-		       fn, page_index(z, page), z->index, z->node);
-		return NULL;
-	}
-	if (PP_UNLIKELY(pp_page_ref_count(page) != 1)) {
-		PP_ERR("%s: page %lu of zone %u freed with refcount %u: other references remain; ignored: drop them with pp_put_page(), which frees the page at the last one",
-		       fn, page_index(z, page), z->index,
-		       pp_page_ref_count(page));
-		return NULL;
-	}
-	if (PP_UNLIKELY(page->order != order)) {
-		PP_ERR("%s: page %lu of zone %u was allocated with order %u but freed with order %u; ignored: free with the order it was allocated with",
-		       fn, page_index(z, page), z->index, page->order, order);
-		return NULL;
-	}
-	return z;
-#else
-	(void)order;
-	(void)fn;
-	if (PP_LIKELY(alloc->nr_zones == 1))
-		return &alloc->zones[0];
-	return page_zone(alloc, page);
-#endif
-}
-
-/* A checked block goes back; under the lock of the cache or zone it enters. */
-static PP_ALWAYS_INLINE void page_on_free(struct pp_page *page,
-					  unsigned int order)
-{
-#if PP_DEBUG >= 2
-	for (unsigned long i = 0; i < 1UL << order; i++) {
-		memset(page[i].addr, PP_POISON_BYTE, PP_PAGE_SIZE);
-		page_set_flags(page + i,
-			       page_flags(page + i) | PP_PAGE_F_POISONED);
-	}
-#endif
-#if PP_ASAN
-	ASAN_POISON_MEMORY_REGION(page->addr, PP_PAGE_SIZE << order);
-#endif
-#if PP_DEBUG >= 1
-	page_set_flags(page, page_flags(page) & ~PP_PAGE_F_ALLOCATED);
-#endif
-	(void)page;
-	(void)order;
-}
 
 /* ---- where the pages go: the caller's array or list ---- */
 
@@ -270,6 +134,23 @@ static PP_ALWAYS_INLINE uint64_t zones_allowed(struct pp_allocator *alloc,
 	      allowed ? (unsigned int)__builtin_ctzll(allowed) : 0;
 	return allowed;
 }
+
+/*
+ * for_each_zone_from - visit zone @first, then every other zone of
+ * @allowed in index order: the fallback order of every allocation path.
+ * @it holds the zones not yet visited; a break leaves it.zi at the zone
+ * the body stopped at.
+ */
+struct zone_iter {
+	uint64_t left;
+	unsigned int zi;
+};
+
+#define for_each_zone_from(it, allowed, first)                             \
+	for ((it).left = (allowed) | 1ULL << (first), (it).zi = (first);     \
+	     (it).left;                                                      \
+	     (it).left &= ~(1ULL << (it).zi),                                \
+	     (it).zi = (it).left ? (unsigned int)__builtin_ctzll((it).left) : 0)
 
 static inline uint64_t all_zones(const struct pp_allocator *alloc)
 {
@@ -461,28 +342,21 @@ static PP_NOINLINE struct pp_page *alloc_one(struct pp_allocator *alloc,
 {
 	struct pp_pcp *pcp = pcp_get(alloc);
 	struct pp_page *page = NULL;
-	unsigned int zi = pz;
+	struct zone_iter it = { 0, pz };
 
 	for (int pass = 0; pass < 2 && !page; pass++) {
-		uint64_t left = allowed;
-
-		zi = pz;
-		for (;;) {
-			page = pcp ? pcp_take_one(alloc, pcp, zi) :
-				     zone_take_one(alloc, zi);
+		for_each_zone_from(it, allowed, pz) {
+			page = pcp ? pcp_take_one(alloc, pcp, it.zi) :
+				     zone_take_one(alloc, it.zi);
 			if (page)
 				break;
-			left &= ~(1ULL << zi);
-			if (!left)
-				break;
-			zi = (unsigned int)__builtin_ctzll(left);
 		}
 		if (!page && pass == 0)
 			pp_pcp_drain_all(alloc);
 	}
 	if (page) {
-		COUNT(alloc, pcp, zi, alloc_calls, 1);
-		COUNT(alloc, pcp, zi, pages_allocated, 1);
+		COUNT(alloc, pcp, it.zi, alloc_calls, 1);
+		COUNT(alloc, pcp, it.zi, pages_allocated, 1);
 	} else {
 		COUNT(alloc, pcp, pz, alloc_calls, 1);
 		COUNT(alloc, pcp, pz, alloc_failed, 1);
@@ -496,14 +370,11 @@ static struct pp_page *alloc_block(struct pp_allocator *alloc,
 {
 	struct pp_pcp *pcp = pcp_get(alloc);
 	struct pp_page *page = NULL;
-	unsigned int zi = pz;
+	struct zone_iter it = { 0, pz };
 
 	for (int pass = 0; pass < 2 && !page; pass++) {
-		uint64_t left = all_zones(alloc);
-
-		zi = pz;
-		for (;;) {
-			struct pp_zone *z = &alloc->zones[zi];
+		for_each_zone_from(it, all_zones(alloc), pz) {
+			struct pp_zone *z = &alloc->zones[it.zi];
 
 			zone_lock(z);
 			page = pp_zone_take_block(z, order);
@@ -512,18 +383,14 @@ static struct pp_page *alloc_block(struct pp_allocator *alloc,
 			zone_unlock(z);
 			if (page)
 				break;
-			left &= ~(1ULL << zi);
-			if (!left)
-				break;
-			zi = (unsigned int)__builtin_ctzll(left);
 		}
 		/* Cached order-0 pages may be what keeps a block split. */
 		if (!page && pass == 0)
 			pp_pcp_drain_all(alloc);
 	}
 	if (page) {
-		COUNT(alloc, pcp, zi, alloc_calls, 1);
-		COUNT(alloc, pcp, zi, pages_allocated, 1UL << order);
+		COUNT(alloc, pcp, it.zi, alloc_calls, 1);
+		COUNT(alloc, pcp, it.zi, pages_allocated, 1UL << order);
 	} else {
 		COUNT(alloc, pcp, pz, alloc_calls, 1);
 		COUNT(alloc, pcp, pz, alloc_failed, 1);
@@ -604,16 +471,14 @@ unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
 	/* The watermark, once per call: the preferred zone, then others. */
 	zi = pz;
 	if (PP_UNLIKELY(!watermark_ok(&alloc->zones[zi], need))) {
-		uint64_t left = allowed & ~(1ULL << pz);
+		struct zone_iter it;
 
-		for (;;) {
-			if (!left)
-				goto single;
-			zi = (unsigned int)__builtin_ctzll(left);
-			if (watermark_ok(&alloc->zones[zi], need))
+		for_each_zone_from(it, allowed, pz)
+			if (watermark_ok(&alloc->zones[it.zi], need))
 				break;
-			left &= ~(1ULL << zi);
-		}
+		if (!it.left)
+			goto single;
+		zi = it.zi;
 	}
 
 	pcp = pcp_get(alloc);
@@ -640,6 +505,35 @@ single:
 }
 
 /* ---- frees ---- */
+
+/*
+ * pages_freed is counted once per run of pages of one zone, not once per
+ * page: the bulk frees feed each page's zone here and flush at the end.
+ */
+struct freed_run {
+	unsigned long n;
+	unsigned int zi;
+};
+
+static PP_ALWAYS_INLINE void freed_run_add(struct pp_allocator *alloc,
+					   struct pp_pcp *pcp,
+					   struct freed_run *run,
+					   unsigned int zi)
+{
+	if (zi != run->zi) {
+		COUNT(alloc, pcp, run->zi, pages_freed, run->n);
+		run->zi = zi;
+		run->n = 0;
+	}
+	run->n++;
+}
+
+static PP_ALWAYS_INLINE void freed_run_flush(struct pp_allocator *alloc,
+					     struct pp_pcp *pcp,
+					     struct freed_run *run)
+{
+	COUNT(alloc, pcp, run->zi, pages_freed, run->n);
+}
 
 /* Free a block of order > 0 straight to its zone's buddy lists. */
 static void free_block(struct pp_allocator *alloc, struct pp_page *page,
@@ -750,8 +644,7 @@ void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
 			unsigned long nr)
 {
 	struct pp_pcp *pcp = pcp_get(alloc);
-	unsigned long run = 0;
-	unsigned int run_zi = 0;
+	struct freed_run run = { 0, 0 };
 
 	if (PP_UNLIKELY(!pcp)) {
 		for (unsigned long i = 0; i < nr; i++)
@@ -776,15 +669,9 @@ void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
 		if (!z)
 			continue;
 		pcp_put(alloc, pcp, z, page);
-		/* Counted per run of pages of one zone, not per page. */
-		if (z->index != run_zi) {
-			COUNT(alloc, pcp, run_zi, pages_freed, run);
-			run_zi = z->index;
-			run = 0;
-		}
-		run++;
+		freed_run_add(alloc, pcp, &run, z->index);
 	}
-	COUNT(alloc, pcp, run_zi, pages_freed, run);
+	freed_run_flush(alloc, pcp, &run);
 	pcp_unlock(pcp);
 }
 
@@ -792,8 +679,7 @@ void pp_free_page_list(struct pp_allocator *alloc, struct pp_page_list *list)
 {
 	struct pp_pcp *pcp = pcp_get(alloc);
 	struct pp_page *page = list->head;
-	unsigned long run = 0;
-	unsigned int run_zi = 0;
+	struct freed_run run = { 0, 0 };
 
 	if (PP_UNLIKELY(!pcp)) {
 		while (page) {
@@ -814,16 +700,11 @@ void pp_free_page_list(struct pp_allocator *alloc, struct pp_page_list *list)
 
 		if (z) {
 			pcp_put(alloc, pcp, z, page);
-			if (z->index != run_zi) {
-				COUNT(alloc, pcp, run_zi, pages_freed, run);
-				run_zi = z->index;
-				run = 0;
-			}
-			run++;
+			freed_run_add(alloc, pcp, &run, z->index);
 		}
 		page = next;
 	}
-	COUNT(alloc, pcp, run_zi, pages_freed, run);
+	freed_run_flush(alloc, pcp, &run);
 	pcp_unlock(pcp);
 	pp_page_list_init(list);
 }
@@ -925,24 +806,6 @@ static int check_opts(const struct pp_allocator_opts *opts)
 	return 0;
 }
 
-static void asan_poison_arenas(struct pp_allocator *alloc, bool poison)
-{
-#if PP_ASAN
-	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
-		struct pp_zone *z = &alloc->zones[i];
-		size_t len = z->managed_pages << PP_PAGE_SHIFT;
-
-		if (poison)
-			ASAN_POISON_MEMORY_REGION((void *)z->base, len);
-		else
-			ASAN_UNPOISON_MEMORY_REGION((void *)z->base, len);
-	}
-#else
-	(void)alloc;
-	(void)poison;
-#endif
-}
-
 struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts)
 {
 	struct pp_allocator *alloc;
@@ -995,7 +858,7 @@ struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts)
 		goto err_destroy_mutex;
 	}
 	alloc->id = __atomic_add_fetch(&allocator_ids, 1, __ATOMIC_RELAXED);
-	asan_poison_arenas(alloc, true);
+	pp_page_asan_arenas(alloc, true);
 	return alloc;
 
 err_destroy_mutex:
@@ -1065,7 +928,7 @@ int pp_allocator_destroy(struct pp_allocator *alloc)
 		pp_pcp_memo.id = 0;
 		pp_pcp_memo.pcp = NULL;
 	}
-	asan_poison_arenas(alloc, false);
+	pp_page_asan_arenas(alloc, false);
 	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
 		pp_zone_fini(&alloc->zones[i]);
 		pp_arena_put_user(alloc->zones[i].arena);
