@@ -454,9 +454,15 @@ static void rx_lie(struct sim *s, struct fuzz_in *in)
 
 	switch ((how & 0x0f) % 10) {
 	case 0:
-		d->addr = fuzz_u8(in) & 1 ? (uint64_t)fuzz_u32(in) << 32 |
-						    fuzz_u32(in)
-					  : d->addr ^ (uint64_t)1 << (fuzz_u8(in) % 64);
+		if (fuzz_u8(in) & 1) {
+			/* Two reads, in this order: one expression would
+			 * leave the order to the compiler. */
+			uint64_t lo = fuzz_u32(in);
+
+			d->addr = (uint64_t)fuzz_u32(in) << 32 | lo;
+		} else {
+			d->addr ^= (uint64_t)1 << (fuzz_u8(in) % 64);
+		}
 		verdict = false;
 		break;
 	case 1:
