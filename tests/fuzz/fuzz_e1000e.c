@@ -12,7 +12,9 @@
  *   virtual address, so a driver that handed the device a pointer instead
  *   of an IOVA would be caught; the device turns every IOVA it is given
  *   back into memory by that rule, in 64 bits, and refuses one outside
- *   what the domain mapped;
+ *   what the domain mapped. A second domain over the same arena, with
+ *   IOVAs from OTHER_IOVA_BASE, backs a second pool (another port's, as in
+ *   a forwarder): its pages' IOVAs mean nothing to this device;
  * - rings: the driver's own ring pages, found through RDBA/TDBA as the
  *   hardware finds them.
  *
@@ -32,7 +34,8 @@
  *   EOP, DD alone or cleared, errors, special;
  * - rx_burst of up to 64;
  * - tx_burst of up to 48 frames: frames the application got from RX, fresh
- *   pages of the RX pool and plain allocator pages, each with its geometry
+ *   pages of the RX pool, of the other domain's pool and of the allocator
+ *   (no pool), each with its geometry
  *   or the input's (offsets and lengths past the page included);
  * - TX device: reads descriptors [TDH, TDT) and checks each one in 64 bits
  *   (the address and length lie inside the frame's page and inside mapped
@@ -66,15 +69,17 @@
 
 #define ARENA_PAGES 1024
 #define SIM_IOVA_BASE 0x10000000000ull   /* 1 TiB: never a user address */
+#define OTHER_IOVA_BASE 0x20000000000ull /* 2 TiB: the other domain's */
 #define REGS_SIZE 0x6000                 /* past RAH0 (0x5404) */
 #define APP_MAX 96
 #define TX_MAX 48
 #define STEPS_MAX 96
 #define ETH_HLEN 14
 
-/* The DMA domain, made once per process over the target's arena. */
+/* The DMA domains, made once per process over the target's arena. */
 static struct {
-	struct pp_dma *dma;
+	struct pp_dma *dma;     /* the device's */
+	struct pp_dma *other;   /* another device's */
 	uintptr_t base;   /* the arena's address; IOVA SIM_IOVA_BASE */
 	uint64_t size;    /* bytes mapped (segment_map), from base */
 } dom;
@@ -95,12 +100,12 @@ static int dom_page_map(void *ctx, void *addr, size_t len,
 {
 	uintptr_t va = (uintptr_t)addr;
 
-	(void)ctx;
 	(void)dir;
 	if (va < dom.base || va - dom.base > dom.size ||
 	    len > dom.size - (va - dom.base))
 		return -ENOENT;
-	*iova = SIM_IOVA_BASE + (va - dom.base);
+	/* ctx is the domain's IOVA base. */
+	*iova = (uint64_t)(uintptr_t)ctx + (va - dom.base);
 	return 0;
 }
 
@@ -161,6 +166,7 @@ struct sim {
 	struct pp_port *port;
 	struct e1000e_port *ep;
 	struct pp_pool *pool;
+	struct pp_pool *other_pool;      /* pages mapped in dom.other */
 	struct e1000_rx_desc *rx_ring;   /* through RDBA */
 	struct e1000_tx_desc *tx_ring;   /* through TDBA */
 	uint16_t headroom;
@@ -327,6 +333,21 @@ static int cmp_ptr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void count_page(struct sim *s, struct pp_page *page,
+		       unsigned long *out, unsigned long *other_out,
+		       unsigned int *plain)
+{
+	struct pp_pool *pool = pp_page_pool(page);
+
+	if (pool == s->pool)
+		(*out)++;
+	else if (pool == s->other_pool)
+		(*other_out)++;
+	else
+		(*plain)++;
+	FUZZ_CHECK(!pool || pool == s->pool || pool == s->other_pool);
+}
+
 /*
  * No page is in two places, the model agrees with the driver, and every
  * allocated page is accounted for.
@@ -335,9 +356,9 @@ static void check_pages(struct sim *s)
 {
 	static uintptr_t all[2 * RING_SIZE + APP_MAX];
 	unsigned int n = 0, i, plain = 2;
-	struct pp_pool_stats ps;
+	struct pp_pool_stats ps, os;
 	struct pp_zone_stats zs;
-	unsigned long out = 0;
+	unsigned long out = 0, other_out = 0;
 
 	for (i = 0; i < RING_SIZE; i++) {
 		FUZZ_CHECK(s->ep->rx_page[i] == s->rx[i].page);
@@ -349,26 +370,23 @@ static void check_pages(struct sim *s)
 		if (!s->tx[i].page)
 			continue;
 		all[n++] = (uintptr_t)s->tx[i].page;
-		if (pp_page_pool(s->tx[i].page))
-			out++;
-		else
-			plain++;
+		count_page(s, s->tx[i].page, &out, &other_out, &plain);
 	}
 	for (i = 0; i < s->nr_app; i++) {
 		all[n++] = (uintptr_t)s->app[i].page;
-		if (pp_page_pool(s->app[i].page))
-			out++;
-		else
-			plain++;
+		count_page(s, s->app[i].page, &out, &other_out, &plain);
 	}
 	qsort(all, n, sizeof(all[0]), cmp_ptr);
 	for (i = 1; i < n; i++)
 		FUZZ_CHECK(all[i] != all[i - 1]);
 	FUZZ_CHECK(pp_pool_get_stats(s->pool, &ps) == 0);
 	FUZZ_CHECK(ps.inflight == out);
+	FUZZ_CHECK(pp_pool_get_stats(s->other_pool, &os) == 0);
+	FUZZ_CHECK(os.inflight == other_out);
 	FUZZ_CHECK(pp_allocator_zone_stats(s->env->alloc, 0, &zs) == 0);
 	FUZZ_CHECK(zs.managed_pages - zs.free_pages - zs.pcp_pages ==
-		   pp_pool_inflight(s->pool) + plain);
+		   pp_pool_inflight(s->pool) + pp_pool_inflight(s->other_pool) +
+			   plain);
 }
 
 static void app_drop(struct sim *s, const struct pp_frame *f)
@@ -593,14 +611,15 @@ static uint16_t pick_u16(struct fuzz_in *in, uint8_t kind)
 	}
 }
 
-/* The next TX frame: an application frame, a pool page or a plain one. */
+/* The next TX frame: an application frame, a page of either pool or a
+ * plain one. */
 static bool tx_frame(struct sim *s, struct fuzz_in *in, struct pp_frame *f,
 		     uint32_t *seed)
 {
 	uint8_t src = fuzz_u8(in);
 
 	*seed = 0;
-	if (src % 3 == 0) {
+	if (src % 4 == 0) {
 		unsigned int k;
 
 		if (!s->nr_app)
@@ -612,9 +631,10 @@ static bool tx_frame(struct sim *s, struct fuzz_in *in, struct pp_frame *f,
 		s->app[k] = s->app[s->nr_app];
 		s->app_seed[k] = s->app_seed[s->nr_app];
 	} else {
-		struct pp_page *page = src % 3 == 1
-					       ? pp_pool_alloc_pages(s->pool)
-					       : pp_alloc_page(s->env->alloc);
+		struct pp_page *page =
+			src % 4 == 1 ? pp_pool_alloc_pages(s->pool) :
+			src % 4 == 2 ? pp_alloc_page(s->env->alloc) :
+				       pp_pool_alloc_pages(s->other_pool);
 
 		if (!page)
 			return false;
@@ -775,6 +795,21 @@ static void sim_open(struct sim *s, struct fuzz_in *in)
 	FUZZ_CHECK(s->port != NULL);
 	s->ep = s->port->priv;
 	s->pool = pp_port_rxq_pool(s->port, 0);
+	{
+		struct pp_pool_params pp = {
+			.sz = sizeof(pp),
+			.allocator = s->env->alloc,
+			.dma = dom.other,
+			.flags = PP_POOL_F_DMA_MAP,
+			.pool_size = 64,
+			.nid = PP_NUMA_NODE_ANY,
+			.dma_dir = PP_DMA_BIDIRECTIONAL,
+			.name = "other",
+		};
+
+		s->other_pool = pp_pool_create(&pp);
+		FUZZ_CHECK(s->other_pool != NULL);
+	}
 	s->headroom = s->ep->headroom;
 	rdba = (uint64_t)reg(s, E1000_RDBAH) << 32 | reg(s, E1000_RDBAL);
 	tdba = (uint64_t)reg(s, E1000_TDBAH) << 32 | reg(s, E1000_TDBAL);
@@ -808,6 +843,7 @@ static void sim_close(struct sim *s)
 		app_drop(s, &s->app[i]);
 	s->nr_app = 0;
 	FUZZ_CHECK(pp_port_close(s->port) == 0);
+	FUZZ_CHECK(pp_pool_destroy(s->other_pool) == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -822,12 +858,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			.sz = sizeof(o),
 			.mode = PP_IOVA_OPS,
 			.ops = &dom_ops,
+			.ops_ctx = (void *)(uintptr_t)SIM_IOVA_BASE,
 		};
 
 		dom.base = (uintptr_t)pp_arena_base(env->arena);
 		dom.dma = pp_dma_create(&o);
-		FUZZ_CHECK(dom.dma != NULL);
+		o.ops_ctx = (void *)(uintptr_t)OTHER_IOVA_BASE;
+		dom.other = pp_dma_create(&o);
+		FUZZ_CHECK(dom.dma != NULL && dom.other != NULL);
 		FUZZ_CHECK(pp_dma_map_arena(dom.dma, env->arena) == 0);
+		FUZZ_CHECK(pp_dma_map_arena(dom.other, env->arena) == 0);
 		FUZZ_CHECK(dom.size == pp_arena_size(env->arena));
 	}
 	memset(&s, 0, sizeof(s));

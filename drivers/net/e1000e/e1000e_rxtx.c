@@ -32,13 +32,25 @@
  */
 #define RX_FREE_THRESH 32
 
-/* The IOVA of @page plus @off, from the pool's mapping or the domain. */
-static uint64_t page_iova(struct e1000e_port *ep, struct pp_page *page)
+/*
+ * The IOVA of @page in this port's domain, 0 when it has none. A page of
+ * the port's own RX pool carries it: the pool mapped the page through the
+ * same domain. A page of another pool carries the IOVA of that pool's
+ * domain, which may be another device's (a forwarder whose ports each
+ * have their own VFIO container): handed to this device, it would make
+ * the NIC read whatever its own domain has at that address onto the wire.
+ * Those pages, and pages of no pool, are looked up in this port's domain
+ * (an O(1) lookup), the whole block of 2^order pages the frame may span.
+ */
+static uint64_t page_iova(struct pp_txq *txq, struct e1000e_port *ep,
+			  struct pp_page *page)
 {
-	uint64_t iova = pp_page_dma_addr(page);
+	uint64_t iova;
 
-	if (!iova && pp_dma_map_page(ep->dma, pp_page_address(page), 0,
-				     PP_DMA_BIDIRECTIONAL, &iova))
+	if (PP_LIKELY(pp_page_pool(page) == txq->port->rxq[0].pool))
+		return pp_page_dma_addr(page);
+	if (pp_dma_map_page(ep->dma, pp_page_address(page), page->order,
+			    PP_DMA_BIDIRECTIONAL, &iova))
 		return 0;
 	return iova;
 }
@@ -181,7 +193,7 @@ unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		}
 		if (((t + 1) & RING_MASK) == ep->tx_clean)
 			break;
-		iova = page_iova(ep, f->page);
+		iova = page_iova(txq, ep, f->page);
 		if (PP_UNLIKELY(!iova)) {
 			pp_net_stat_add(&txq->stats.errors, 1);
 			break;
