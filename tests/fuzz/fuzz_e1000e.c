@@ -770,6 +770,25 @@ static void tx_lie(struct sim *s, struct fuzz_in *in)
 
 /* ---- one input ---- */
 
+/* Another port's RX pool, its pages mapped in the other domain. */
+static struct pp_pool *other_pool_create(struct sim *s)
+{
+	struct pp_pool_params pp = {
+		.sz = sizeof(pp),
+		.allocator = s->env->alloc,
+		.dma = dom.other,
+		.flags = PP_POOL_F_DMA_MAP,
+		.pool_size = 64,
+		.nid = PP_NUMA_NODE_ANY,
+		.dma_dir = PP_DMA_BIDIRECTIONAL,
+		.name = "other",
+	};
+	struct pp_pool *pool = pp_pool_create(&pp);
+
+	FUZZ_CHECK(pool != NULL);
+	return pool;
+}
+
 static void sim_open(struct sim *s, struct fuzz_in *in)
 {
 	static const unsigned int headrooms[] = { 0, 64, 128, 192, 1024,
@@ -795,21 +814,7 @@ static void sim_open(struct sim *s, struct fuzz_in *in)
 	FUZZ_CHECK(s->port != NULL);
 	s->ep = s->port->priv;
 	s->pool = pp_port_rxq_pool(s->port, 0);
-	{
-		struct pp_pool_params pp = {
-			.sz = sizeof(pp),
-			.allocator = s->env->alloc,
-			.dma = dom.other,
-			.flags = PP_POOL_F_DMA_MAP,
-			.pool_size = 64,
-			.nid = PP_NUMA_NODE_ANY,
-			.dma_dir = PP_DMA_BIDIRECTIONAL,
-			.name = "other",
-		};
-
-		s->other_pool = pp_pool_create(&pp);
-		FUZZ_CHECK(s->other_pool != NULL);
-	}
+	s->other_pool = other_pool_create(s);
 	s->headroom = s->ep->headroom;
 	rdba = (uint64_t)reg(s, E1000_RDBAH) << 32 | reg(s, E1000_RDBAL);
 	tdba = (uint64_t)reg(s, E1000_TDBAH) << 32 | reg(s, E1000_TDBAL);
