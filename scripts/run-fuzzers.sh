@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 dir=build-fuzz
 secs=${PP_FUZZ_TIME:-15}
-targets=(fuzz_devargs fuzz_api fuzz_frames)
+targets=(fuzz_devargs fuzz_api fuzz_frames fuzz_e1000e)
 status=0
 
 if ! command -v clang >/dev/null; then
@@ -28,10 +28,20 @@ if [ ! -f "$dir/build.ninja" ]; then
 		-Db_sanitize=address,undefined >"$dir.setup.log" 2>&1 ||
 		{ cat "$dir.setup.log"; exit 1; }
 fi
-ninja -C "$dir" "${targets[@]/#/tests/fuzz/}" >"$dir.ninja.log" 2>&1 ||
+# A target the build leaves out (fuzz_e1000e without <linux/vfio.h>) has
+# no ninja target: build the ones it knows, skip the others below.
+built=()
+for t in "${targets[@]}"; do
+	ninja -C "$dir" -t query "tests/fuzz/$t" >/dev/null 2>&1 && built+=("$t")
+done
+ninja -C "$dir" "${built[@]/#/tests/fuzz/}" >"$dir.ninja.log" 2>&1 ||
 	{ tail -50 "$dir.ninja.log"; exit 1; }
 
 for t in "${targets[@]}"; do
+	if [[ " ${built[*]} " != *" $t "* ]]; then
+		echo "==> $t: skipped, not built in $dir (its driver is left out)"
+		continue
+	fi
 	work=$dir/fuzz-work/$t
 	art=$dir/fuzz-artifacts/$t
 	log=$dir/fuzz-$t.log

@@ -2,7 +2,9 @@
 /*
  * e1000e.c - a poll-mode driver for the Intel 82574 (8086:10d3, QEMU's
  * -device e1000e) through VFIO: one RX and one TX queue, legacy
- * descriptors, no interrupts.
+ * descriptors, no interrupts. This file is the control path (probe,
+ * remove, reset, link); the data path is in e1000e_rxtx.c, apart so that
+ * the descriptor-ring fuzzer can run it against a simulated device.
  *
  *   e1000e:0000:00:02.0          (pp_port_open() rewrites it as
  *   e1000e,iface=0000:00:02.0     iface=; pci= is the same key)
@@ -32,7 +34,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include <pagepool/pp_net_driver.h>
@@ -47,205 +48,12 @@
 #define RESET_WAIT_MS 100
 /* Auto-negotiation takes up to a few seconds on copper. */
 #define LINK_WAIT_MS 5000
-/* Ethernet header: anything shorter is not a frame. */
-#define ETH_HLEN 14
-/*
- * Refilled RX descriptors are handed back (an RDT write) in batches of at
- * least this many: every register write is a trap into the device model
- * (a PCIe write on hardware). DPDK's em driver uses the same threshold
- * (rx_free_thresh 32); the device still holds at least 256 - 32 - 1.
- */
-#define RX_FREE_THRESH 32
 
 static void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
-}
-
-/* The IOVA of @page plus @off, from the pool's mapping or the domain. */
-static uint64_t page_iova(struct e1000e_port *ep, struct pp_page *page)
-{
-	uint64_t iova = pp_page_dma_addr(page);
-
-	if (!iova && pp_dma_map_page(ep->dma, pp_page_address(page), 0,
-				     PP_DMA_BIDIRECTIONAL, &iova))
-		return 0;
-	return iova;
-}
-
-/* Give slot @i a fresh buffer. */
-static void rx_fill(struct e1000e_port *ep, unsigned int i,
-		    struct pp_page *page)
-{
-	uint32_t off = pp_net_buf_color(page, ep->headroom, E1000_RX_BUF_LEN);
-
-	ep->rx_page[i] = page;
-	ep->rx_off[i] = off;
-	ep->rx_ring[i].addr = pp_page_dma_addr(page) + off + ep->headroom;
-	ep->rx_ring[i].status = 0;
-}
-
-static unsigned int e1000e_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
-				    unsigned int n)
-{
-	struct e1000e_port *ep = rxq->port->priv;
-	struct pp_page *fresh[PP_NET_BURST];
-	unsigned int got = 0, bad = 0, nr_fresh, used = 0, i = ep->rx_next;
-	unsigned int ready;
-
-	if (n > PP_NET_BURST)
-		n = PP_NET_BURST;
-	/* How many are done, so that an empty poll costs one load. */
-	for (ready = 0; ready < n; ready++)
-		if (!(__atomic_load_n(&ep->rx_ring[(i + ready) & RING_MASK].status,
-				      __ATOMIC_RELAXED) & E1000_RXD_STAT_DD))
-			break;
-	if (!ready)
-		return 0;
-	/* Replacement buffers first, in one bulk call: a descriptor is only
-	 * taken when its slot can be refilled, so the ring never has holes. */
-	nr_fresh = pp_pool_alloc_bulk(rxq->pool, fresh, ready);
-	while (used < nr_fresh) {
-		struct e1000_rx_desc *d = &ep->rx_ring[i];
-		uint8_t status = __atomic_load_n(&d->status, __ATOMIC_RELAXED);
-		struct pp_page *page;
-		uint16_t len;
-
-		if (!(status & E1000_RXD_STAT_DD))
-			break;
-		/* Fields are read after DD: pairs with the device's write
-		 * order (status written last, 7.1.4.1). */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		len = d->length;
-		page = ep->rx_page[i];
-		if (PP_UNLIKELY(d->errors || !(status & E1000_RXD_STAT_EOP) ||
-				len > E1000_RX_BUF_LEN || len < ETH_HLEN ||
-				!pp_frame_bounds_ok(page, ep->rx_off[i],
-						    ep->headroom, len))) {
-			pp_pool_recycle_direct(rxq->pool, page);
-			bad++;
-		} else {
-			frames[got].page = page;
-			frames[got].offset = ep->rx_off[i];
-			frames[got].headroom = ep->headroom;
-			frames[got].len = len;
-			got++;
-		}
-		rx_fill(ep, i, fresh[used++]);
-		i = (i + 1) & RING_MASK;
-	}
-	while (used < nr_fresh)
-		pp_pool_recycle_direct(rxq->pool, fresh[--nr_fresh]);
-	ep->rx_next = i;
-	ep->rx_hold += used;
-	if (ep->rx_hold >= RX_FREE_THRESH) {
-		ep->rx_hold = 0;
-		/* Descriptors are written before the device may use them;
-		 * RDT is the slot after the last one refilled, minus the
-		 * one that stays empty. */
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		e1000_write(ep->regs, E1000_RDT, (i - 1) & RING_MASK);
-	}
-	if (PP_UNLIKELY(bad))
-		pp_net_stat_add(&rxq->stats.errors, bad);
-	return got;
-}
-
-/*
- * Reclaim sent descriptors; their pages go back to their pools. A burst is
- * done when its last descriptor, the one with RS, has DD: the device
- * processes descriptors in order and writes status back only where RS is
- * set (the command field, 7.2.10.1), so the others' is never read.
- */
-static void tx_clean(struct pp_txq *txq, struct e1000e_port *ep)
-{
-	struct pp_page *done[PP_NET_BURST];
-	unsigned int nr = 0, i = ep->tx_clean;
-
-	while (i != ep->tx_tail) {
-		unsigned int rs = ep->tx_rs[i];
-		uint8_t st = __atomic_load_n(&ep->tx_ring[rs].status,
-					     __ATOMIC_RELAXED);
-
-		if (!(st & E1000_TXD_STAT_DD))
-			break;
-		do {
-			done[nr++] = ep->tx_page[i];
-			ep->tx_page[i] = NULL;
-			if (nr == PP_NET_BURST) {
-				pp_net_return_pages(txq->port->allocator,
-						    txq->napi_pool, done, nr);
-				nr = 0;
-			}
-			i = (i + 1) & RING_MASK;
-		} while (i != ((rs + 1) & RING_MASK));
-	}
-	ep->tx_clean = i;
-	if (nr)
-		pp_net_return_pages(txq->port->allocator, txq->napi_pool, done,
-				    nr);
-}
-
-static unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
-				    unsigned int n)
-{
-	struct e1000e_port *ep = txq->port->priv;
-	struct pp_page *bad[PP_NET_BURST];
-	unsigned int taken, first, last, nr_bad = 0, t = ep->tx_tail;
-
-	tx_clean(txq, ep);
-	for (taken = 0; taken < n; taken++) {
-		struct pp_frame *f = &frames[taken];
-		struct e1000_tx_desc *d = &ep->tx_ring[t];
-		uint64_t iova;
-
-		/* The device reads what the descriptor says: the frame
-		 * must lie in its page before it gets one. */
-		if (PP_UNLIKELY(!pp_frame_valid(f))) {
-			bad[nr_bad++] = f->page;
-			if (nr_bad == PP_NET_BURST) {
-				pp_net_tx_drop(txq, bad, nr_bad);
-				nr_bad = 0;
-			}
-			continue;
-		}
-		if (((t + 1) & RING_MASK) == ep->tx_clean)
-			break;
-		iova = page_iova(ep, f->page);
-		if (PP_UNLIKELY(!iova)) {
-			pp_net_stat_add(&txq->stats.errors, 1);
-			break;
-		}
-		d->addr = iova + f->offset + f->headroom;
-		d->length = f->len;
-		d->cso = 0;
-		d->cmd = E1000_TXD_CMD_EOP | E1000_TXD_CMD_IFCS;
-		d->status = 0;
-		d->css = 0;
-		d->special = 0;
-		ep->tx_page[t] = f->page;
-		t = (t + 1) & RING_MASK;
-	}
-	if (t != ep->tx_tail) {
-		/*
-		 * One status write-back per burst, not per frame: each is a
-		 * DMA write through the IOMMU (DPDK's em batches the same
-		 * way, tx_rs_thresh).
-		 */
-		first = ep->tx_tail;
-		last = (t - 1) & RING_MASK;
-		ep->tx_ring[last].cmd |= E1000_TXD_CMD_RS;
-		for (unsigned int j = first; j != t; j = (j + 1) & RING_MASK)
-			ep->tx_rs[j] = (uint16_t)last;
-		ep->tx_tail = t;
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		e1000_write(ep->regs, E1000_TDT, t);
-	}
-	if (PP_UNLIKELY(nr_bad))
-		pp_net_tx_drop(txq, bad, nr_bad);
-	return taken;
 }
 
 /* 14.4 software reset: interrupts masked before and after. */
@@ -266,19 +74,6 @@ static int hw_reset(struct e1000e_port *ep)
 	e1000_write(ep->regs, E1000_IMC, 0xffffffff);
 	(void)e1000_read(ep->regs, E1000_ICR);
 	return 0;
-}
-
-static int ring_alloc(struct pp_port *port, struct e1000e_port *ep,
-		      unsigned int which, uint64_t *iova)
-{
-	struct pp_page *page = pp_alloc_page(port->allocator);
-
-	if (!page)
-		return -ENOMEM;
-	ep->ring_page[which] = page;
-	memset(pp_page_address(page), 0, PP_PAGE_SIZE);
-	return pp_dma_map_page(ep->dma, pp_page_address(page), 0,
-			       PP_DMA_BIDIRECTIONAL, iova);
 }
 
 static void stats_clear(struct e1000e_port *ep)
@@ -366,30 +161,11 @@ static int e1000e_probe(struct pp_port *port, const struct pp_devargs *da)
 	ep->mac[5] = (uint8_t)(rah >> 8);
 	e1000_write(ep->regs, E1000_RAH0, rah | E1000_RAH_AV);
 
-	err = ring_alloc(port, ep, 0, &rx_iova);
-	if (!err)
-		err = ring_alloc(port, ep, 1, &tx_iova);
-	if (err) {
-		PP_ERR("e1000e: %s: no DMA-mapped page for the descriptor rings (%s): grow the arena or map it in conf.dma",
-		       addr, strerror(-err));
-		goto err_remove;
-	}
-	ep->rx_ring = pp_page_address(ep->ring_page[0]);
-	ep->tx_ring = pp_page_address(ep->ring_page[1]);
+	/* The RX pool's pages are this thread's while the ring is filled. */
 	pp_pool_set_owner(port->rxq[0].pool);
-	/* Every slot always holds a buffer, the one the tail hides too: it
-	 * is handed over when the tail moves past it. */
-	for (i = 0; i < RING_SIZE; i++) {
-		struct pp_page *page = pp_pool_alloc_pages(port->rxq[0].pool);
-
-		if (!page) {
-			PP_ERR("e1000e: %s: the RX pool gave %u of %zu buffers: grow the arena",
-			       addr, i, RING_SIZE);
-			err = -ENOMEM;
-			goto err_remove;
-		}
-		rx_fill(ep, i, page);
-	}
+	err = e1000e_rings_init(port, ep, addr, &rx_iova, &tx_iova);
+	if (err)
+		goto err_remove;
 
 	/* 14.6 receive initialisation: legacy descriptors, 2048-byte
 	 * buffers, CRC stripped, promiscuous (a forwarder sees every frame). */
@@ -440,8 +216,6 @@ err_remove:
 static void e1000e_remove(struct pp_port *port)
 {
 	struct e1000e_port *ep = port->priv;
-	struct pp_page *pages[RING_SIZE];
-	unsigned int i, nr = 0;
 
 	if (!ep)
 		return;
@@ -452,18 +226,7 @@ static void e1000e_remove(struct pp_port *port)
 		(void)hw_reset(ep);
 	}
 	pp_pci_close(ep->pci);
-	for (i = 0; i < RING_SIZE; i++)
-		if (ep->rx_page[i])
-			pp_pool_recycle_direct(port->rxq[0].pool,
-					       ep->rx_page[i]);
-	for (i = 0; i < RING_SIZE; i++)
-		if (ep->tx_page[i])
-			pages[nr++] = ep->tx_page[i];
-	if (nr)
-		pp_net_return_pages(port->allocator, NULL, pages, nr);
-	for (i = 0; i < 2; i++)
-		if (ep->ring_page[i])
-			pp_free_page(port->allocator, ep->ring_page[i]);
+	e1000e_rings_release(port, ep);
 	free(ep);
 	port->priv = NULL;
 }

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * e1000e_priv.h - the e1000e driver's per-port state, for the driver and
- * for the in-guest tests that check how it treats what the device writes.
+ * e1000e_priv.h - the e1000e driver's per-port state and what its two
+ * halves share (e1000e.c, the control path; e1000e_rxtx.c, the data
+ * path), for the driver, for the in-guest tests that check how it treats
+ * what the device writes, and for the fuzzer that plays a hostile device
+ * (tests/fuzz/fuzz_e1000e.c).
  */
 #ifndef PP_E1000E_PRIV_H
 #define PP_E1000E_PRIV_H
@@ -39,5 +42,31 @@ struct e1000e_port {
 	uint16_t headroom;
 	uint8_t mac[6];
 };
+
+/*
+ * e1000e_rings_init - the ring part of probe, on @ep whose dma and
+ * headroom are set: one zeroed allocator page per ring mapped in ep->dma
+ * (their IOVAs in *@rx_iova and *@tx_iova, for RDBA and TDBA), and every
+ * RX slot given a buffer from @port's RX pool (the calling thread must be
+ * its owner). Registers are not touched. Returns 0, or -ENOMEM or the
+ * mapping's error with a message naming @name; what was taken is then
+ * returned by e1000e_rings_release().
+ */
+int e1000e_rings_init(struct pp_port *port, struct e1000e_port *ep,
+		      const char *name, uint64_t *rx_iova, uint64_t *tx_iova);
+
+/*
+ * e1000e_rings_release - the page part of remove, once the device is
+ * stopped: RX buffers back to the RX pool (owner thread), pages still on
+ * the TX ring back to their pools, both ring pages to the allocator. Safe
+ * on a half-made port and twice.
+ */
+void e1000e_rings_release(struct pp_port *port, struct e1000e_port *ep);
+
+/* The data path, the driver's rx_burst and tx_burst ops. */
+unsigned int e1000e_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+			     unsigned int n);
+unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
+			     unsigned int n);
 
 #endif /* PP_E1000E_PRIV_H */
