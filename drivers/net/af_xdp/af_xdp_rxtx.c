@@ -226,7 +226,14 @@ void af_xdp_complete(struct xdp_queue *xq, struct pp_txq *txq)
 		pages[k++] = page;
 	}
 	xsk_ring_cons__release(&xq->comp, got);
-	xq->tx_outstanding -= got;
+	/*
+	 * Only the pages that were ours: a completion the kernel made up
+	 * (wild, replayed, never sent) took no page off the TX side, and
+	 * counting it would wrap the count (close then waits its whole
+	 * XDP_DRAIN_MS for nothing) or zero it early (close stops waiting
+	 * for frames still queued).
+	 */
+	xq->tx_outstanding -= k;
 	if (k)
 		pp_net_return_pages(txq->port->allocator, txq->napi_pool,
 				    pages, k);
