@@ -267,10 +267,13 @@ unsigned int af_xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		 * a higher order spans several UMEM frames, and a frame
 		 * outside its page would make a descriptor outside it: each
 		 * is taken and freed, and counted as an error (copying it
-		 * would need a buffer this TX queue does not own).
+		 * would need a buffer this TX queue does not own). So is an
+		 * empty frame: nothing to send, and at its page's end its
+		 * address is the next page's (the UMEM's end, for the last
+		 * page), a descriptor the kernel refuses and never completes.
 		 */
 		if (PP_UNLIKELY(addr >= xq->umem_size || f->page->order ||
-				!pp_frame_valid(f))) {
+				!f->len || !pp_frame_valid(f))) {
 			foreign[nr_foreign++] = f->page;
 			continue;
 		}
