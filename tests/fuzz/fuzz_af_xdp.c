@@ -357,7 +357,7 @@ static void k_write_rx(struct sim *s, struct fuzz_in *in)
 		uint32_t off = (k & 0x80) ? (r & (PP_PAGE_SIZE - 1))
 					  : PP_FRAME_HEADROOM;
 		uint64_t addr;
-		uint32_t len;
+		uint32_t len, to_end;
 		struct xdp_desc *d;
 
 		switch (k & 7) {
@@ -393,13 +393,12 @@ static void k_write_rx(struct sim *s, struct fuzz_in *in)
 			break;
 		}
 		}
+		to_end = PP_PAGE_SIZE - (uint32_t)(addr & (PP_PAGE_SIZE - 1));
 		switch ((k >> 3) & 7) {
 		case 0: case 1: len = 60 + fuzz_u16(in) % 1455; break;
 		case 2: len = 1 + fuzz_u8(in); break;
-		case 3: len = PP_PAGE_SIZE - (uint32_t)(addr & (PP_PAGE_SIZE - 1)); break;
-		case 4: len = PP_PAGE_SIZE - (uint32_t)(addr & (PP_PAGE_SIZE - 1)) +
-			      1 + fuzz_u8(in);
-			break;
+		case 3: len = to_end; break;
+		case 4: len = to_end + 1 + fuzz_u8(in); break;
 		case 5: len = 0; break;
 		case 6: len = 0xffffffffu - fuzz_u8(in); break;
 		default: len = fuzz_u32(in); break;
@@ -452,7 +451,8 @@ static void k_write_comp(struct sim *s, struct fuzz_in *in)
 			addr = wild_addr(s, in);
 			break;
 		case 6: /* never sent */
-			addr = page_addr(r % s->npages) + (fuzz_u16(in) & 0xfff);
+			addr = page_addr(r % s->npages) +
+			       (fuzz_u16(in) & (PP_PAGE_SIZE - 1));
 			break;
 		default: /* a page of the fill side */
 			addr = s->held.n ? s->held.a[r % s->held.n]
@@ -543,7 +543,8 @@ static void tx_burst(struct sim *s, struct fuzz_in *in)
 			if (src & 0x10)
 				pick_geometry(in, &fr);
 		} else {
-			struct pp_pool *pool = (src & 3) == 2 ? s->pool : s->pool2;
+			struct pp_pool *pool = (src & 3) == 2 ? s->pool
+							      : s->pool2;
 
 			fr.page = pp_pool_alloc_pages(pool);
 			if (!fr.page)
@@ -623,9 +624,9 @@ static void app_step(struct sim *s, struct fuzz_in *in)
 	case 0: /* return some frames */
 		n = fuzz_u8(in);
 		while (n-- && s->nr_app) {
-			struct pp_frame f = app_take(s, fuzz_u8(in) % s->nr_app);
+			unsigned int i = fuzz_u8(in) % s->nr_app;
 
-			app_return(s, f.page);
+			app_return(s, app_take(s, i).page);
 		}
 		break;
 	case 1: /* the kernel asks for (or stops asking for) wakeups */

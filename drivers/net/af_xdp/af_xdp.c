@@ -149,7 +149,8 @@ static struct xdp_iface *xdp_ifaces; /* under xdp_lock */
  * 32 up to the TX ring's size). A whole burst per call halves the system
  * calls of a 64-frame burst and lets the receiving side's backlog run over
  * twice as many frames at a time. Older kernels refuse the option
- * (ENOPROTOOPT) and keep 32: xdp_kick_tx_ring() kicks again.
+ * (ENOPROTOOPT) and keep 32: xdp_kick_tx_ring() (af_xdp_rxtx.c) kicks
+ * again.
  */
 #ifndef XDP_MAX_TX_SKB_BUDGET
 #define XDP_MAX_TX_SKB_BUDGET 9

@@ -297,7 +297,6 @@ unsigned int af_xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	return r;
 }
 
-
 /*
  * The two helpers above for af_xdp.c and tests: static themselves, so the
  * bursts keep them inlined as before the split.
@@ -331,7 +330,8 @@ void af_xdp_queue_reclaim(struct xdp_queue *xq, struct pp_allocator *alloc)
 		struct pp_page *page = xq->first + i;
 		uint64_t t = page->private_data;
 
-		if ((t & ~(uint64_t)XDP_TAG_RINGS) != xq->tag || !(t & XDP_TAG_RINGS))
+		if ((t & ~(uint64_t)XDP_TAG_RINGS) != xq->tag ||
+		    !(t & XDP_TAG_RINGS))
 			continue;
 		page->private_data = 0;
 		batch[k++] = page;
