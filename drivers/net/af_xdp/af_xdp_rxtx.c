@@ -298,8 +298,8 @@ unsigned int af_xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 }
 
 /*
- * The two helpers above for af_xdp.c and tests: static themselves, so the
- * bursts keep them inlined as before the split.
+ * The two functions above, for af_xdp.c and tests: static themselves, so
+ * the bursts keep them inlined as before the split.
  */
 unsigned int af_xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
 				unsigned int max_batches)
