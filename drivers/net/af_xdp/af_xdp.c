@@ -3,7 +3,7 @@
  * af_xdp.c - the AF_XDP poll-mode driver: a port over a kernel interface,
  * one XDP socket per queue, every buffer a pagepool page.
  *
- * This file owns three things:
+ * This file is the control path; it owns:
  *   - the UMEM: one per arena, registered whole (the arena is one
  *     contiguous range of 4 KiB frames), shared by every queue and port
  *     of the process that uses that arena; a page's UMEM address is its
@@ -13,9 +13,11 @@
  *     through libxdp), attached by the first port on the interface and
  *     detached by the last, with a lock file that tells a stale program
  *     (its process was killed) from a live one;
- *   - the rings of each queue: the fill ring fed from the RX queue's
- *     page_pool in batches, the RX ring turned into frames, the TX ring,
- *     and the completion ring that returns sent pages to their pools.
+ *   - the sockets: one per queue, bound at probe, closed at remove.
+ * The rings of each queue (the fill ring fed from the RX queue's
+ * page_pool in batches, the RX ring turned into frames, the TX ring, and
+ * the completion ring that returns sent pages to their pools) are the
+ * data path, in af_xdp_rxtx.c; af_xdp_priv.h is what the two share.
  *
  * Why no DMA domain: the "mapping" of a page is the UMEM registration of
  * its whole arena, done once; the address the kernel wants is one
@@ -25,8 +27,9 @@
  *
  * Ownership of a page while the kernel has it: page->private_data holds a
  * tag naming the queue and the ring (fill or TX). Descriptors coming back
- * are checked against it, and at close the pages the kernel still held
- * are found by their tags and returned to their pools.
+ * are checked against it, and at close, once the socket is gone, the
+ * pages the kernel still held are found by their tags and returned to
+ * their pools (af_xdp_queue_reclaim).
  *
  * Keys: queue=<first queue>, queues=<count> (must match the port's RX
  * queues), mode=auto|copy|zc.
@@ -44,7 +47,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/ethtool.h>
@@ -61,6 +63,7 @@
 #include <pagepool/pp_net_driver.h>
 
 #include "common/pp_log_priv.h"
+#include "af_xdp_priv.h"
 #include "drivers.h"
 
 #ifdef PP_AF_XDP_OWN_PROG
@@ -81,15 +84,6 @@
 #define XDP_LOCK_DIR "/run/pagepool"
 
 /*
- * Fill ring entries per refill: one NAPI budget, so one poll's worth of
- * received pages is replaced with one bulk take from the pool.
- */
-#define XDP_FILL_BATCH PP_NET_BURST
-/* Completion entries reaped per TX burst, as many as one burst sends. */
-#define XDP_COMP_BATCH PP_NET_BURST
-/* How long close waits for the kernel to complete queued TX frames. */
-#define XDP_DRAIN_MS 200
-/*
  * Largest ring: 64 Ki descriptors per ring (DPDK's AF_XDP driver and
  * libxdp's samples stay far below). It also keeps the fill ring, twice
  * the RX ring, inside 32 bits.
@@ -101,10 +95,6 @@
  * closed a moment ago reads busy for a few milliseconds, in every mode.
  */
 #define XDP_BIND_RETRY_MS 1000
-
-/* Low bits of a page's private_data tag: which ring the page is in. */
-#define XDP_TAG_FILL 1u
-#define XDP_TAG_TX 2u
 
 enum xsk_bind_mode {
 	XSK_BIND_AUTO,
@@ -138,36 +128,6 @@ struct xdp_iface {
 	struct xdp_iface *next;
 };
 
-/*
- * One queue: its socket and four rings. RX queue q and TX queue q share
- * the socket; the RX thread touches rx and fill, the TX thread tx and
- * comp, so the two halves sit on separate cache lines.
- */
-struct xdp_queue {
-	/* RX thread */
-	struct xsk_ring_cons rx;
-	struct xsk_ring_prod fill;
-	struct pp_page *first;
-	uint64_t umem_size;
-	uint64_t tag;               /* this queue's address, low bits clear */
-	uint64_t bad_desc;          /* descriptors dropped by validation */
-	unsigned int fill_batch;    /* pages per refill: a burst, or the level */
-	unsigned int fill_free_min; /* refill while this many slots are free */
-	int fd;
-	/* TX thread */
-	struct xsk_ring_prod tx __attribute__((aligned(PP_CACHE_LINE)));
-	struct xsk_ring_cons comp;
-	char *base;
-	uint64_t tx_outstanding;    /* in the TX ring or not yet completed */
-	uint64_t bad_comp;
-	unsigned int tx_budget;     /* frames one copy-mode sendto() may send */
-	bool zero_copy;
-	/* control */
-	struct xsk_socket *xsk __attribute__((aligned(PP_CACHE_LINE)));
-	struct pp_pool *pool;
-	unsigned int qid;
-};
-
 struct xdp_port {
 	struct xdp_umem *umem;
 	struct xdp_iface *iface;
@@ -183,80 +143,20 @@ static struct xdp_iface *xdp_ifaces; /* under xdp_lock */
 
 /* ---- helpers -------------------------------------------------------- */
 
-static inline struct pp_page *xdp_addr_page(struct pp_page *first,
-					    uint64_t addr)
-{
-	return first + (addr >> PP_PAGE_SHIFT);
-}
-
-static inline uint64_t xdp_page_addr(const char *base,
-				     const struct pp_page *page)
-{
-	return (uint64_t)((char *)pp_page_address(page) - base);
-}
-
-/*
- * A kick for the kernel: a zero-length sendto() or recvfrom(). The data
- * path never changes errno, so it is saved around the call; EAGAIN,
- * EBUSY and ENOBUFS only mean "try again on the next burst".
- */
-static void xdp_kick_tx(int fd)
-{
-	int saved = errno;
-
-	(void)sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
-	errno = saved;
-}
-
-/*
- * Zero-copy: one kick wakes the driver, whose NAPI sends everything.
- * Copy mode: the kernel sends in the sendto() itself, at most 32 frames a
- * call (TX_BATCH_SIZE in net/xdp/xsk.c), so kick until the ring is empty
- * or the kernel stops taking frames (full device queue: the next burst
- * kicks again). Bounded, so a stuck device cannot hold the thread.
- */
-#define XDP_COPY_KICKS 8
-
 /*
  * Copy mode: how many frames one sendto() may send (Linux 6.17,
  * include/uapi/linux/if_xdp.h; the kernel's default is 32, and it accepts
  * 32 up to the TX ring's size). A whole burst per call halves the system
  * calls of a 64-frame burst and lets the receiving side's backlog run over
  * twice as many frames at a time. Older kernels refuse the option
- * (ENOPROTOOPT) and keep 32: xdp_kick_tx_ring() kicks again.
+ * (ENOPROTOOPT) and keep 32: xdp_kick_tx_ring() (af_xdp_rxtx.c) kicks
+ * again.
  */
 #ifndef XDP_MAX_TX_SKB_BUDGET
 #define XDP_MAX_TX_SKB_BUDGET 9
 #endif
 /* TX_BATCH_SIZE in net/xdp/xsk.c: what a sendto() sends without it. */
 #define XDP_TX_BUDGET_DEFAULT 32
-
-static void xdp_kick_tx_ring(struct xdp_queue *xq)
-{
-	unsigned int i;
-
-	xdp_kick_tx(xq->fd);
-	if (xq->zero_copy)
-		return;
-	for (i = 1; i < XDP_COPY_KICKS; i++) {
-		/* Acquire: pairs with the kernel's release of the consumer
-		 * index once it has read the descriptors. */
-		uint32_t cons = __atomic_load_n(xq->tx.consumer,
-						__ATOMIC_ACQUIRE);
-
-		if (cons == *xq->tx.producer)
-			break;
-		xdp_kick_tx(xq->fd);
-	}
-}
-
-static void xdp_kick_rx(int fd)
-{
-	int saved = errno;
-
-	(void)recvfrom(fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
-	errno = saved;
-}
 
 static int xdp_libxdp_print(enum libxdp_print_level level, const char *fmt,
 			    va_list ap)
@@ -291,192 +191,6 @@ static int xdp_libbpf_print(enum libbpf_print_level level, const char *fmt,
 		msg[n - 1] = '\0';
 	PP_DEBUG_LOG("libbpf: %s", msg);
 	return 0;
-}
-
-/* ---- data path ------------------------------------------------------ */
-
-/*
- * Top the fill ring up from the pool, a batch at a time; every page that
- * goes in is tagged as this queue's. Returns how many were added.
- */
-static unsigned int xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
-				    unsigned int max_batches)
-{
-	struct pp_page *pages[XDP_FILL_BATCH];
-	const unsigned int batch = xq->fill_batch;
-	const char *base = xq->base;
-	unsigned int total = 0;
-
-	while (max_batches--) {
-		unsigned int n, i;
-		uint32_t idx = 0;
-
-		if (xsk_prod_nb_free(&xq->fill, xq->fill_free_min) <
-		    xq->fill_free_min)
-			break;
-		n = pp_pool_alloc_bulk(pool, pages, batch);
-		if (!n)
-			break;
-		/* nb_free said there is room for the whole batch. */
-		xsk_ring_prod__reserve(&xq->fill, n, &idx);
-		for (i = 0; i < n; i++) {
-			pages[i]->private_data = xq->tag | XDP_TAG_FILL;
-			*xsk_ring_prod__fill_addr(&xq->fill, idx + i) =
-				xdp_page_addr(base, pages[i]);
-		}
-		xsk_ring_prod__submit(&xq->fill, n);
-		total += n;
-		if (n < batch)
-			break;
-	}
-	return total;
-}
-
-static unsigned int xdp_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
-				 unsigned int n)
-{
-	struct xdp_queue *xq = rxq->priv;
-	struct pp_page *first = xq->first;
-	const uint64_t tag = xq->tag | XDP_TAG_FILL;
-	unsigned int i, got, ok = 0;
-	uint32_t idx = 0;
-
-	got = xsk_ring_cons__peek(&xq->rx, n, &idx);
-	for (i = 0; i < got; i++) {
-		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xq->rx,
-								  idx + i);
-		uint64_t addr = d->addr;
-		uint32_t len = d->len;
-		uint32_t off = (uint32_t)(addr & (PP_PAGE_SIZE - 1));
-		struct pp_page *page;
-
-		/*
-		 * The kernel's word is checked before it is used: the
-		 * address inside the UMEM, the frame one this queue put in
-		 * its fill ring, and the data inside that page (the raw
-		 * 32-bit length, before it is narrowed into the frame). A
-		 * bad length on our page sends the page back to the pool.
-		 */
-		if (PP_UNLIKELY(addr >= xq->umem_size)) {
-			xq->bad_desc++;
-			continue;
-		}
-		page = xdp_addr_page(first, addr);
-		if (PP_UNLIKELY(page->private_data != tag)) {
-			xq->bad_desc++;
-			continue;
-		}
-		page->private_data = 0;
-		if (PP_UNLIKELY(!len || !pp_frame_bounds_ok(page, 0, off, len))) {
-			pp_pool_recycle_direct(rxq->pool, page);
-			xq->bad_desc++;
-			continue;
-		}
-		frames[ok].page = page;
-		frames[ok].offset = 0;
-		frames[ok].headroom = (uint16_t)off;
-		frames[ok].len = (uint16_t)len;
-		ok++;
-	}
-	if (got) {
-		xsk_ring_cons__release(&xq->rx, got);
-		if (PP_UNLIKELY(ok != got))
-			pp_net_stat_add(&rxq->stats.errors, got - ok);
-	}
-	/* Replace what was taken (and catch up after a dry pool). */
-	xdp_fill_refill(xq, rxq->pool, 2);
-	if (xsk_ring_prod__needs_wakeup(&xq->fill))
-		xdp_kick_rx(xq->fd);
-	return ok;
-}
-
-/* Reap the completion ring: sent pages go back to their pools. */
-static void xdp_complete(struct xdp_queue *xq, struct pp_txq *txq)
-{
-	struct pp_page *pages[XDP_COMP_BATCH];
-	const uint64_t tag = xq->tag | XDP_TAG_TX;
-	unsigned int i, got, k = 0;
-	uint32_t idx = 0;
-
-	got = xsk_ring_cons__peek(&xq->comp, XDP_COMP_BATCH, &idx);
-	if (!got)
-		return;
-	for (i = 0; i < got; i++) {
-		uint64_t addr = *xsk_ring_cons__comp_addr(&xq->comp, idx + i);
-		struct pp_page *page;
-
-		if (PP_UNLIKELY(addr >= xq->umem_size)) {
-			xq->bad_comp++;
-			continue;
-		}
-		page = xdp_addr_page(xq->first, addr);
-		if (PP_UNLIKELY(page->private_data != tag)) {
-			xq->bad_comp++;
-			continue;
-		}
-		page->private_data = 0;
-		pages[k++] = page;
-	}
-	xsk_ring_cons__release(&xq->comp, got);
-	xq->tx_outstanding -= got;
-	if (k)
-		pp_net_return_pages(txq->port->allocator, txq->napi_pool,
-				    pages, k);
-}
-
-static unsigned int xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
-				 unsigned int n)
-{
-	struct xdp_queue *xq = txq->priv;
-	struct pp_page *foreign[PP_NET_BURST];
-	const uint64_t tag = xq->tag | XDP_TAG_TX;
-	unsigned int i, r, room, k = 0, nr_foreign = 0;
-	uint32_t idx = 0;
-
-	xdp_complete(xq, txq);
-	if (n > PP_NET_BURST)
-		n = PP_NET_BURST;
-	/* reserve() takes all or nothing: ask for what fits (a ring
-	 * smaller than a burst, or one still full of unsent frames). */
-	room = xsk_prod_nb_free(&xq->tx, n);
-	if (room < n)
-		n = room;
-	r = xsk_ring_prod__reserve(&xq->tx, n, &idx);
-	for (i = 0; i < r; i++) {
-		struct pp_frame *f = &frames[i];
-		uint64_t addr = xdp_page_addr(xq->base, f->page);
-		struct xdp_desc *d;
-
-		/*
-		 * A page of another arena has no UMEM address, a block of
-		 * a higher order spans several UMEM frames, and a frame
-		 * outside its page would make a descriptor outside it: each
-		 * is taken and freed, and counted as an error (copying it
-		 * would need a buffer this TX queue does not own).
-		 */
-		if (PP_UNLIKELY(addr >= xq->umem_size || f->page->order ||
-				!pp_frame_valid(f))) {
-			foreign[nr_foreign++] = f->page;
-			continue;
-		}
-		f->page->private_data = tag;
-		d = xsk_ring_prod__tx_desc(&xq->tx, idx + k);
-		d->addr = addr + f->offset + f->headroom;
-		d->len = f->len;
-		d->options = 0;
-		k++;
-	}
-	/* Give back the reserved slots the foreign frames did not use. */
-	xq->tx.cached_prod -= r - k;
-	if (k) {
-		xsk_ring_prod__submit(&xq->tx, k);
-		xq->tx_outstanding += k;
-	}
-	if (xsk_ring_prod__needs_wakeup(&xq->tx))
-		xdp_kick_tx_ring(xq);
-	if (PP_UNLIKELY(nr_foreign))
-		pp_net_tx_drop(txq, foreign, nr_foreign);
-	return r;
 }
 
 /* ---- setup: bpffs, memlock, lock file, program ----------------------- */
@@ -941,51 +655,6 @@ static int xdp_socket_bind(struct xdp_port *xp, struct xdp_queue *xq,
 	}
 }
 
-/*
- * Return every page the kernel still holds for this queue (fill ring, RX
- * ring, TX ring, completion ring) to its pool: after the socket is gone
- * they are found by their tags. One pass over the arena's descriptors.
- */
-static void xdp_queue_reclaim(struct pp_port *port, struct xdp_queue *xq)
-{
-	struct pp_page *batch[PP_NET_BURST];
-	uint64_t i, npages = xq->umem_size >> PP_PAGE_SHIFT;
-	unsigned int k = 0;
-
-	for (i = 0; i < npages; i++) {
-		struct pp_page *page = xq->first + i;
-		uint64_t t = page->private_data;
-
-		if ((t & ~(uint64_t)3) != xq->tag || !(t & 3))
-			continue;
-		page->private_data = 0;
-		batch[k++] = page;
-		if (k == PP_NET_BURST) {
-			pp_net_return_pages(port->allocator, NULL, batch, k);
-			k = 0;
-		}
-	}
-	if (k)
-		pp_net_return_pages(port->allocator, NULL, batch, k);
-}
-
-/* Wait a little for queued TX frames to complete, so they go back to
- * their pools through the normal path. */
-static void xdp_queue_drain_tx(struct pp_port *port, struct xdp_queue *xq,
-			       struct pp_txq *txq)
-{
-	struct timespec ts = { 0, 1000000 };
-	unsigned int ms;
-
-	(void)port;
-	for (ms = 0; xq->tx_outstanding && ms < XDP_DRAIN_MS; ms++) {
-		xdp_kick_tx(xq->fd);
-		xdp_complete(xq, txq);
-		if (xq->tx_outstanding)
-			nanosleep(&ts, NULL);
-	}
-}
-
 static void xdp_port_teardown(struct pp_port *port, struct xdp_port *xp)
 {
 	unsigned int q;
@@ -996,7 +665,7 @@ static void xdp_port_teardown(struct pp_port *port, struct xdp_port *xp)
 		if (!xq->xsk)
 			continue;
 		if (q < port->nr_txq)
-			xdp_queue_drain_tx(port, xq, &port->txq[q]);
+			af_xdp_queue_drain_tx(xq, &port->txq[q]);
 		xsk_socket__delete(xq->xsk);
 		xq->xsk = NULL;
 		if (xq->bad_desc || xq->bad_comp)
@@ -1008,7 +677,7 @@ static void xdp_port_teardown(struct pp_port *port, struct xdp_port *xp)
 	/* Sockets first: only then is the kernel done with the pages. */
 	for (q = 0; q < xp->nr_queues; q++)
 		if (xp->q[q].tag)
-			xdp_queue_reclaim(port, &xp->q[q]);
+			af_xdp_queue_reclaim(&xp->q[q], port->allocator);
 	pthread_mutex_lock(&xdp_lock);
 	if (xp->umem)
 		xdp_umem_put(xp->umem);
@@ -1017,29 +686,6 @@ static void xdp_port_teardown(struct pp_port *port, struct xdp_port *xp)
 	pthread_mutex_unlock(&xdp_lock);
 	free(xp->q);
 	free(xp);
-}
-
-/*
- * How full the fill ring is kept. The ring is twice the RX ring (room
- * for a refill while the kernel holds a full RX ring) but is kept only as
- * full as the RX ring: the kernel can never deliver more than that while
- * this thread is away, and every page beyond it widens the set of pages
- * the kernel's copy and this thread cycle through (more cache and TLB
- * misses on both sides). Every socket of a UMEM gets a fill ring of the
- * size the UMEM's first port chose, so a later port with larger rings
- * keeps its smaller fill ring full. A refill is one burst, or half the
- * level when that is smaller: small rings are topped up while the kernel
- * still has buffers, never only once it has run dry.
- */
-static void xdp_fill_level_set(struct xdp_queue *xq, unsigned int ring_size)
-{
-	unsigned int level = ring_size < xq->fill.size ? ring_size :
-							  xq->fill.size;
-
-	xq->fill_batch = level / 2 < XDP_FILL_BATCH ? level / 2 : XDP_FILL_BATCH;
-	if (!xq->fill_batch)
-		xq->fill_batch = 1;
-	xq->fill_free_min = xq->fill.size - level + xq->fill_batch;
 }
 
 static void xdp_bind_error(const char *devstr, const char *ifname,
@@ -1290,9 +936,9 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		port->rxq[q].priv = xq;
 		if (q < port->nr_txq)
 			port->txq[q].priv = xq;
-		xdp_fill_level_set(xq, ring_size);
+		af_xdp_fill_level_set(xq, ring_size);
 		/* Hand the kernel buffers before the first frame comes. */
-		xdp_fill_refill(xq, xq->pool,
+		af_xdp_fill_refill(xq, xq->pool,
 				xq->fill.size / xq->fill_batch);
 	}
 	if (xp->zero_copy)
@@ -1340,7 +986,7 @@ const struct pp_net_driver pp_net_af_xdp_driver = {
 	.ops = {
 		.probe = xdp_probe,
 		.remove = xdp_remove,
-		.rx_burst = xdp_rx_burst,
-		.tx_burst = xdp_tx_burst,
+		.rx_burst = af_xdp_rx_burst,
+		.tx_burst = af_xdp_tx_burst,
 	},
 };
