@@ -46,14 +46,23 @@ static inline uint8_t fuzz_u8(struct fuzz_in *in)
 	return *in->p++;
 }
 
+/* Little-endian; each read is its own statement, since C leaves the order
+ * of two calls in one expression open (gcc and clang would replay a seed
+ * differently). */
 static inline uint16_t fuzz_u16(struct fuzz_in *in)
 {
-	return (uint16_t)(fuzz_u8(in) | fuzz_u8(in) << 8);
+	uint16_t lo = fuzz_u8(in);
+	uint16_t hi = fuzz_u8(in);
+
+	return (uint16_t)(lo | hi << 8);
 }
 
 static inline uint32_t fuzz_u32(struct fuzz_in *in)
 {
-	return (uint32_t)fuzz_u16(in) | (uint32_t)fuzz_u16(in) << 16;
+	uint32_t lo = fuzz_u16(in);
+	uint32_t hi = fuzz_u16(in);
+
+	return lo | hi << 16;
 }
 
 /*
