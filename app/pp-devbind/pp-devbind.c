@@ -46,7 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "os/pp_os_priv.h"
+#include "pp_os.h"
 
 #define PCI "/sys/bus/pci"
 #define STATE_DIR "/run/pagepool/devbind"

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "common/pp_log_priv.h"
+#include "pp_log.h"
 
 struct log_sink {
 	pp_log_fn fn;

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * opts.c - checking and copying options structs by their sz field; the
- * rule is written out in pp_opts_priv.h.
+ * rule is written out in pp_opts.h.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "common/pp_log_priv.h"
-#include "common/pp_opts_priv.h"
+#include "pp_log.h"
+#include "pp_opts.h"
 
 int pp_opts_valid(const void *opts, size_t min, size_t known,
 		  const char *what)

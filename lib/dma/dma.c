@@ -25,12 +25,12 @@
 
 #include <pagepool/pp_dma.h>
 
-#include "common/pp_log_priv.h"
-#include "common/pp_opts_priv.h"
-#include "dma/pp_verbs_dma_priv.h"
-#include "dma/pp_vfio_dma_priv.h"
-#include "os/pp_os_fault_priv.h"
-#include "os/pp_pagemap_priv.h"
+#include "pp_log.h"
+#include "pp_opts.h"
+#include "pp_verbs_dma_priv.h"
+#include "pp_vfio_dma_priv.h"
+#include "pp_os_fault.h"
+#include "pp_pagemap.h"
 
 /* A handful of arenas per process (one per NUMA node, a few in tests). */
 #define DMA_MAX_ARENAS 32

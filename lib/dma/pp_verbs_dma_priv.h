@@ -18,7 +18,7 @@
 
 #include <pagepool/pp_dma.h>
 
-#include "common/pp_log_priv.h"
+#include "pp_log.h"
 
 struct pp_verbs;
 struct pp_verbs_arena;

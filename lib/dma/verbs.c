@@ -32,8 +32,8 @@
 
 #include <infiniband/verbs.h>
 
-#include "dma/pp_verbs_dma_priv.h"
-#include "os/pp_os_fault_priv.h"
+#include "pp_verbs_dma_priv.h"
+#include "pp_os_fault.h"
 
 /*
  * Default access: the local device writes received data (LOCAL_WRITE),

@@ -30,11 +30,11 @@
 
 #include <linux/vfio.h>
 
-#include "common/pp_log_priv.h"
-#include "dma/pp_vfio_dma_priv.h"
-#include "os/pp_os_fault_priv.h"
-#include "os/pp_os_priv.h"
-#include "os/pp_vfio_priv.h"
+#include "pp_log.h"
+#include "pp_vfio_dma_priv.h"
+#include "pp_os_fault.h"
+#include "pp_os.h"
+#include "pp_vfio.h"
 
 /* Devices sharing one domain: the ports of one application. */
 #define VFIO_MAX_GROUPS 16

@@ -25,11 +25,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/pp_log_priv.h"
-#include "common/pp_opts_priv.h"
-#include "mem/arena_priv.h"
-#include "os/pp_os_fault_priv.h"
-#include "os/pp_os_priv.h"
+#include "pp_log.h"
+#include "pp_opts.h"
+#include "pp_arena_user.h"
+#include "pp_os_fault.h"
+#include "pp_os.h"
 
 /*
  * Arenas are aligned to at least 2 MiB even with 4 KiB pages: the page

@@ -16,7 +16,7 @@
  * fallocate()d before anything is mapped (a shortage is ENOSPC, not a
  * SIGBUS) and closed once mapped: the mapping keeps the pages, and
  * munmap() gives them back. The tail is anonymous memory, or pages a
- * base page source (vmalloc_priv.h) names by file and offset, mapped
+ * base page source (pp_vm_area.h) names by file and offset, mapped
  * again here from that file: the allocator's pages of a 4 KiB arena.
  *
  * The allocator sits above this layer (doc/design.md: each layer depends only
@@ -34,11 +34,11 @@
 
 #include <pagepool/pp_vmalloc.h>
 
-#include "common/pp_log_priv.h"
-#include "common/pp_opts_priv.h"
-#include "mem/vmalloc_priv.h"
-#include "os/pp_os_fault_priv.h"
-#include "os/pp_os_priv.h"
+#include "pp_log.h"
+#include "pp_opts.h"
+#include "pp_vm_area.h"
+#include "pp_os_fault.h"
+#include "pp_os.h"
 
 #define SZ_4K PP_PAGE_SIZE_4K
 #define SZ_2M PP_PAGE_SIZE_2M

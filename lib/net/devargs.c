@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/pp_log_priv.h"
-#include "net/net_priv.h"
+#include "pp_log.h"
+#include "net_priv.h"
 
 /*
  * Split @devstr into @da. The first token is the port name; the driver is

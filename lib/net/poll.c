@@ -23,7 +23,7 @@
  */
 #include <string.h>
 
-#include "net/net_priv.h"
+#include "net_priv.h"
 
 struct poll_burst {
 	struct pp_frame frames[PP_NET_BURST];

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/pp_log_priv.h"
-#include "common/pp_opts_priv.h"
-#include "net/net_priv.h"
-#include "os/pp_os_fault_priv.h"
+#include "pp_log.h"
+#include "pp_opts.h"
+#include "net_priv.h"
+#include "pp_os_fault.h"
 
 __thread char net_thread_marker __attribute__((tls_model("initial-exec")));
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "net/net_priv.h"
+#include "net_priv.h"
 
 static uint64_t ld(const uint64_t *p)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * os_fault.c - the fault-injection seam's counter (pp_os_fault_priv.h).
+ * os_fault.c - the fault-injection seam's counter (pp_os_fault.h).
  * Present in every build so the test links everywhere; only a
  * -Dfault_injection=true build calls pp_os_fault_hit() from the sites.
  *
@@ -10,7 +10,7 @@
  */
 #include <stdatomic.h>
 
-#include "os/pp_os_fault_priv.h"
+#include "pp_os_fault.h"
 
 /* 512 is well above the sites the sweep reaches (about 60); a site past
  * the table still counts and can still fail, it is only not counted as

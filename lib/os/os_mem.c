@@ -14,8 +14,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "os/pp_os_fault_priv.h"
-#include "os/pp_os_priv.h"
+#include "pp_os_fault.h"
+#include "pp_os.h"
 
 #ifndef MFD_HUGETLB
 #define MFD_HUGETLB 0x0004U

@@ -12,8 +12,8 @@
 
 #include <pagepool/pp_config.h>
 
-#include "os/pp_os_fault_priv.h"
-#include "os/pp_os_priv.h"
+#include "pp_os_fault.h"
+#include "pp_os.h"
 
 #if PP_HAVE_NUMA
 #include <numa.h>

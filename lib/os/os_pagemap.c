@@ -14,8 +14,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "os/pp_os_fault_priv.h"
-#include "os/pp_pagemap_priv.h"
+#include "pp_os_fault.h"
+#include "pp_pagemap.h"
 
 #define PAGEMAP_PRESENT (1ULL << 63)
 #define PAGEMAP_SWAPPED (1ULL << 62)

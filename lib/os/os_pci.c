@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * os_pci.c - PCI addresses as the kernel names PCI functions in sysfs
- * (see pp_os_priv.h). The one parser every part of pagepool, and
+ * (see pp_os.h). The one parser every part of pagepool, and
  * pp-devbind, runs an address through before it becomes part of a path.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <string.h>
 
-#include "os/pp_os_priv.h"
+#include "pp_os.h"
 
 int pp_os_pci_addr_parse(const char *in, char out[PP_PCI_ADDR_LEN])
 {

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "os/pp_os_fault_priv.h"
-#include "os/pp_os_priv.h"
+#include "pp_os_fault.h"
+#include "pp_os.h"
 
 #define SYS_NODE "/sys/devices/system/node"
 #define SYS_HUGEPAGES "/sys/kernel/mm/hugepages"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * os_vfio.c - VFIO ioctls and the IOMMU group files in sysfs, wrapped one
- * call each (see pp_vfio_priv.h). No policy here: which IOMMU type to
+ * call each (see pp_vfio.h). No policy here: which IOMMU type to
  * accept, how to pick IOVAs and what to tell the operator live in
  * lib/dma/vfio.c and drivers/bus/pci.
  */
@@ -18,9 +18,9 @@
 
 #include <linux/vfio.h>
 
-#include "os/pp_os_fault_priv.h"
-#include "os/pp_os_priv.h"
-#include "os/pp_vfio_priv.h"
+#include "pp_os_fault.h"
+#include "pp_os.h"
+#include "pp_vfio.h"
 
 #define PCI_DEVICES "/sys/bus/pci/devices"
 

@@ -20,13 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/pp_log_priv.h"
-#include "common/pp_opts_priv.h"
-#include "mem/arena_priv.h"
-#include "os/pp_os_fault_priv.h"
-#include "os/pp_os_priv.h"
-#include "page/page_alloc_priv.h"
-#include "page/page_debug_priv.h"
+#include "pp_log.h"
+#include "pp_opts.h"
+#include "pp_arena_user.h"
+#include "pp_os_fault.h"
+#include "pp_os.h"
+#include "page_alloc_priv.h"
+#include "page_debug_priv.h"
 
 
 #define PP_NOINLINE __attribute__((noinline))

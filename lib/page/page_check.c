@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/pp_log_priv.h"
-#include "os/pp_os_fault_priv.h"
-#include "page/page_alloc_priv.h"
+#include "pp_log.h"
+#include "pp_os_fault.h"
+#include "page_alloc_priv.h"
 
 static void add_counters(struct pp_zone_stats *out, const struct pp_counters *c)
 {

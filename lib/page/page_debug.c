@@ -4,7 +4,7 @@
  * (page_debug_priv.h): the report of a poisoned page written after free,
  * and the ASan shadow over a whole allocator's arenas.
  */
-#include "page/page_debug_priv.h"
+#include "page_debug_priv.h"
 
 void pp_page_poison_check(struct pp_zone *z, struct pp_page *page)
 {

@@ -16,8 +16,8 @@
 
 #include <string.h>
 
-#include "common/pp_log_priv.h"
-#include "page/page_alloc_priv.h"
+#include "pp_log.h"
+#include "page_alloc_priv.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define PP_ASAN 1

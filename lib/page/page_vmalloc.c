@@ -6,7 +6,7 @@
  * The area itself (reservation, hugepage head, anonymous tail, NUMA,
  * statistics, pp_vfree()) is lib/mem's, which sits below the allocator and
  * must not call it. So the allocator's part lives here, behind lib/mem's
- * base page source (mem/vmalloc_priv.h): fill() takes the pages with the
+ * base page source (mem/internal/pp_vm_area.h): fill() takes the pages with the
  * bulk array call and names each by its arena's file and offset, release()
  * gives them back once lib/mem has unmapped the area. pp_vmalloc() is
  * here, not in lib/mem, because it is the one call that has to see both
@@ -22,9 +22,9 @@
 #include <pagepool/pp_page.h>
 #include <pagepool/pp_vmalloc.h>
 
-#include "common/pp_log_priv.h"
-#include "mem/vmalloc_priv.h"
-#include "os/pp_os_fault_priv.h"
+#include "pp_log.h"
+#include "pp_vm_area.h"
+#include "pp_os_fault.h"
 
 /* The allocator's share of an area: the pages it took, for release(). */
 struct alloc_source {

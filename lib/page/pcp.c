@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/pp_log_priv.h"
-#include "os/pp_os_fault_priv.h"
-#include "page/page_alloc_priv.h"
+#include "pp_log.h"
+#include "pp_os_fault.h"
+#include "page_alloc_priv.h"
 
 __thread struct pcp_memo pp_pcp_memo
 	__attribute__((tls_model("initial-exec"), visibility("hidden")));

@@ -18,10 +18,10 @@
 
 #include <pagepool/pp_vmalloc.h>
 
-#include "common/pp_log_priv.h"
-#include "mem/vmalloc_priv.h"
-#include "os/pp_os_fault_priv.h"
-#include "page/page_alloc_priv.h"
+#include "pp_log.h"
+#include "pp_vm_area.h"
+#include "pp_os_fault.h"
+#include "page_alloc_priv.h"
 
 /*
  * Descriptor arrays of at least one 2 MiB page (arenas of 128 MiB and up)

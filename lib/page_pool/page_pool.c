@@ -68,10 +68,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/pp_log_priv.h"
-#include "common/pp_opts_priv.h"
-#include "os/pp_os_fault_priv.h"
-#include "page_pool/page_pool_priv.h"
+#include "pp_log.h"
+#include "pp_opts.h"
+#include "pp_os_fault.h"
+#include "page_pool_priv.h"
 
 /* The kernel caps its ptr_ring at 32768 entries; so do we. */
 #define POOL_RING_DEFAULT 1024

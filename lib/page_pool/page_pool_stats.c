@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/pp_log_priv.h"
-#include "os/pp_os_fault_priv.h"
-#include "page_pool/page_pool_priv.h"
+#include "pp_log.h"
+#include "pp_os_fault.h"
+#include "page_pool_priv.h"
 
 /* Relaxed loads throughout: the figures are a snapshot and order nothing. */
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)

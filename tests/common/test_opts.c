@@ -13,7 +13,7 @@
 #include <pagepool/pagepool.h>
 #include <pagepool/pp_net_driver.h>
 
-#include "common/pp_opts_priv.h"
+#include "pp_opts.h"
 #include "pp_test.h"
 
 /* Version 2 of a struct whose version 1 ended before b. */

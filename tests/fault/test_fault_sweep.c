@@ -7,7 +7,7 @@
  * allocators, VA and PA DMA domains, page_pools with DMA mapping, a null
  * port forwarding into a veth pair), moves some pages and frames and
  * tears it all down. A clean run passes H fault sites (lib/os's seam,
- * pp_os_fault_priv.h). Run n (1..H) forks a child that fails the n-th hit
+ * pp_os_fault.h). Run n (1..H) forks a child that fails the n-th hit
  * and checks:
  *   - no crash, and the step that failed returns NULL/-errno;
  *   - the library said something (a message at WARN or worse), unless the
@@ -35,7 +35,7 @@
 
 #include <pagepool/pp_drivers.h>
 
-#include "os/pp_os_fault_priv.h"
+#include "pp_os_fault.h"
 #include "pp_test.h"
 
 #define MiB (1UL << 20)

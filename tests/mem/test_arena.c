@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "pp_test.h"
-#include "mem/arena_priv.h"
+#include "pp_arena_user.h"
 
 #define MiB (1UL << 20)
 

@@ -4,7 +4,7 @@
  * normalized to the kernel's name, and the strings it must refuse because
  * they would name something other than one device in /sys/bus/pci/devices.
  */
-#include "os/pp_os_priv.h"
+#include "pp_os.h"
 #include "pp_test.h"
 
 /* @in is accepted and comes out as @want. */

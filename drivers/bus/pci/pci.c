@@ -15,8 +15,8 @@
 
 #include <linux/vfio.h>
 
-#include "common/pp_log_priv.h"
-#include "os/pp_os_fault_priv.h"
+#include "pp_log.h"
+#include "pp_os_fault.h"
 #include "pp_pci_priv.h"
 
 long pp_pci_sysfs_read(const char *addr, const char *attr)

@@ -13,8 +13,8 @@
 
 #include <pagepool/pp_dma.h>
 
-#include "os/pp_os_priv.h"
-#include "os/pp_vfio_priv.h"
+#include "pp_os.h"
+#include "pp_vfio.h"
 
 #define PP_PCI_MAX_BARS 6
 

@@ -62,13 +62,13 @@
 
 #include <pagepool/pp_net_driver.h>
 
-#include "common/pp_log_priv.h"
+#include "pp_log.h"
 #include "af_xdp_priv.h"
 #include "drivers.h"
 
 #ifdef PP_AF_XDP_OWN_PROG
 #include "af_xdp_prog.h"
-#include "os/pp_os_fault_priv.h"
+#include "pp_os_fault.h"
 /* The program's function name, which is also its name in the kernel. */
 #define XDP_PROG_NAME "pp_xsk_redirect"
 #define XDP_MAP_NAME "pp_xsks"

@@ -39,10 +39,10 @@
 #include <pagepool/pp_net_driver.h>
 
 #include "../../bus/pci/pp_pci_priv.h"
-#include "common/pp_log_priv.h"
+#include "pp_log.h"
 #include "drivers.h"
 #include "e1000e_priv.h"
-#include "os/pp_os_fault_priv.h"
+#include "pp_os_fault.h"
 
 /* Reset completes within 1 ms (datasheet 14.4); allow 100. */
 #define RESET_WAIT_MS 100

@@ -19,7 +19,7 @@
 
 #include <pagepool/pp_net_driver.h>
 
-#include "common/pp_log_priv.h"
+#include "pp_log.h"
 #include "e1000e_priv.h"
 
 /* Ethernet header: anything shorter is not a frame. */

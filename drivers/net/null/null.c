@@ -21,9 +21,9 @@
 #include <pagepool/pp_drivers.h>
 #include <pagepool/pp_net_driver.h>
 
-#include "common/pp_log_priv.h"
+#include "pp_log.h"
 #include "drivers.h"
-#include "os/pp_os_fault_priv.h"
+#include "pp_os_fault.h"
 
 /* The minimum Ethernet frame without FCS; smaller frames are runts. */
 #define NULL_SIZE_MIN 60

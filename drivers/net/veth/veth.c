@@ -32,9 +32,9 @@
 #include <pagepool/pp_net_driver.h>
 #include <pagepool/pp_ring.h>
 
-#include "common/pp_log_priv.h"
+#include "pp_log.h"
 #include "drivers.h"
-#include "os/pp_os_fault_priv.h"
+#include "pp_os_fault.h"
 
 #define VETH_RING_MIN 64
 #define VETH_RING_MAX 65536

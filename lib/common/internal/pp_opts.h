@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pp_opts_priv.h - the one rule for options structs that carry their own
+ * pp_opts.h - the one rule for options structs that carry their own
  * size in a first field `size_t sz` (doc/api.md, "Options structs"):
  *
  *   - sz below the struct's first published size is refused: the caller
@@ -14,8 +14,8 @@
  *
  * Each refusal logs a message that names the struct and what to write.
  */
-#ifndef PP_OPTS_PRIV_H
-#define PP_OPTS_PRIV_H
+#ifndef PP_INTERNAL_OPTS_H
+#define PP_INTERNAL_OPTS_H
 
 #include <stddef.h>
 
@@ -37,4 +37,4 @@ int pp_opts_valid(const void *opts, size_t min, size_t known,
 int pp_opts_copy(void *dst, const void *opts, size_t min, size_t known,
 		 const char *what);
 
-#endif /* PP_OPTS_PRIV_H */
+#endif /* PP_INTERNAL_OPTS_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pp_os_fault_priv.h - the fault-injection seam: one check that every
+ * pp_os_fault.h - the fault-injection seam: one check that every
  * kernel call in lib/os and every heap allocation in the library passes
  * through, so a test can make the N-th of them fail with the errno the
  * real call would give.
@@ -14,8 +14,8 @@
  * them would only make cleanup impossible; no caller can do anything
  * about such a failure but leak.
  */
-#ifndef PP_OS_FAULT_PRIV_H
-#define PP_OS_FAULT_PRIV_H
+#ifndef PP_INTERNAL_OS_FAULT_H
+#define PP_INTERNAL_OS_FAULT_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -135,4 +135,4 @@ unsigned int pp_os_fault_sites(void);
 /* The site failed since the last arm, or NULL; its errno into *@err. */
 const char *pp_os_fault_fired(int *err);
 
-#endif /* PP_OS_FAULT_PRIV_H */
+#endif /* PP_INTERNAL_OS_FAULT_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * vmalloc_priv.h - what the layers above lib/mem may know about huge
+ * pp_vm_area.h - what the layers above lib/mem may know about huge
  * vmalloc areas beyond pp_vmalloc.h: the entry point that builds an area
  * with its base pages taken from a caller's source instead of anonymous
  * memory. Never installed.
@@ -12,8 +12,8 @@
  * (page_vmalloc.c) wraps its bulk calls in a pp_vm_base_source and owns
  * the public pp_vmalloc(), the one call that can see both.
  */
-#ifndef PP_VMALLOC_PRIV_H
-#define PP_VMALLOC_PRIV_H
+#ifndef PP_INTERNAL_VM_AREA_H
+#define PP_INTERNAL_VM_AREA_H
 
 #include <stdint.h>
 
@@ -70,4 +70,4 @@ PP_HIDDEN struct pp_vm_area *
 pp_vm_area_create(size_t size, const struct pp_vmalloc_opts *opts,
 		  const struct pp_vm_base_source *src);
 
-#endif /* PP_VMALLOC_PRIV_H */
+#endif /* PP_INTERNAL_VM_AREA_H */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pp_pagemap_priv.h - physical addresses from /proc/self/pagemap, for the
+ * pp_pagemap.h - physical addresses from /proc/self/pagemap, for the
  * PA IOVA mode of lib/dma. Part of the OS layer: nothing else reads
  * pagemap.
  */
-#ifndef PP_PAGEMAP_PRIV_H
-#define PP_PAGEMAP_PRIV_H
+#ifndef PP_INTERNAL_PAGEMAP_H
+#define PP_INTERNAL_PAGEMAP_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -25,4 +25,4 @@
 int pp_os_virt_to_phys(const void *addr, size_t stride, size_t n,
 		       uint64_t *pa);
 
-#endif /* PP_PAGEMAP_PRIV_H */
+#endif /* PP_INTERNAL_PAGEMAP_H */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pp_log_priv.h - the library's only way to say something (never stdout).
+ * pp_log.h - the library's only way to say something (never stdout).
  * Messages are one line, no trailing newline, and tell the operator what
  * to do where there is something to do.
  */
-#ifndef PP_LOG_PRIV_H
-#define PP_LOG_PRIV_H
+#ifndef PP_INTERNAL_LOG_H
+#define PP_INTERNAL_LOG_H
 
 #include <pagepool/pp_common.h>
 
@@ -16,4 +16,4 @@
 #define PP_INFO(...) pp_log(PP_LOG_INFO, __VA_ARGS__)
 #define PP_DEBUG_LOG(...) pp_log(PP_LOG_DEBUG, __VA_ARGS__)
 
-#endif /* PP_LOG_PRIV_H */
+#endif /* PP_INTERNAL_LOG_H */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * arena_priv.h - what the layers above lib/mem may know about an arena
+ * pp_arena_user.h - what the layers above lib/mem may know about an arena
  * beyond pp_arena.h: the user count that makes pp_arena_destroy() refuse
  * (-EBUSY) while an allocator is built on the arena.
  */
-#ifndef PP_ARENA_PRIV_H
-#define PP_ARENA_PRIV_H
+#ifndef PP_INTERNAL_ARENA_USER_H
+#define PP_INTERNAL_ARENA_USER_H
 
 #include <pagepool/pp_arena.h>
 
@@ -25,4 +25,4 @@ int pp_arena_get_user(struct pp_arena *arena);
  */
 void pp_arena_put_user(struct pp_arena *arena);
 
-#endif /* PP_ARENA_PRIV_H */
+#endif /* PP_INTERNAL_ARENA_USER_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pp_vfio_priv.h - the VFIO part of the thin OS layer: the only code in
+ * pp_vfio.h - the VFIO part of the thin OS layer: the only code in
  * pagepool that opens /dev/vfio, issues VFIO ioctls or reads the IOMMU
  * group links in sysfs. lib/dma (containers, groups, DMA maps) and
  * drivers/bus/pci (device files, regions, config space) call it.
@@ -10,8 +10,8 @@
  * The uAPI is <linux/vfio.h> (Linux 4.x onwards for everything used here;
  * the IOVA range capability is Linux 5.4).
  */
-#ifndef PP_VFIO_PRIV_H
-#define PP_VFIO_PRIV_H
+#ifndef PP_INTERNAL_VFIO_H
+#define PP_INTERNAL_VFIO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -112,4 +112,4 @@ int pp_os_vfio_region_write(int dfd, const struct pp_os_vfio_region *r,
 /* VFIO_DEVICE_RESET (function level reset where the device has one). */
 int pp_os_vfio_device_reset(int dfd);
 
-#endif /* PP_VFIO_PRIV_H */
+#endif /* PP_INTERNAL_VFIO_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pp_os_priv.h - the thin OS layer: the only code in pagepool that calls
+ * pp_os.h - the thin OS layer: the only code in pagepool that calls
  * mmap/munmap, memfd_create, fallocate, madvise, mlock, mbind,
  * get_mempolicy, libnuma and the hugepage files in sysfs, and the rule
  * for the PCI addresses that go into sysfs paths.
@@ -10,8 +10,8 @@
  * except where it says so, because only the caller knows what the operator
  * should be told. errno is left as the failing syscall set it.
  */
-#ifndef PP_OS_PRIV_H
-#define PP_OS_PRIV_H
+#ifndef PP_INTERNAL_OS_H
+#define PP_INTERNAL_OS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -228,4 +228,4 @@ void pp_os_hugepages_path(char *buf, size_t len, size_t page_size, int node,
  */
 int pp_os_pci_addr_parse(const char *in, char out[PP_PCI_ADDR_LEN]);
 
-#endif /* PP_OS_PRIV_H */
+#endif /* PP_INTERNAL_OS_H */
