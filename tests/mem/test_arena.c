@@ -35,73 +35,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pp_test.h"
 #include "pp_arena_user.h"
+#include "pp_test.h"
+#include "pp_test_proc.h"
 
 #define MiB (1UL << 20)
 
 /* ---- what the kernel says about this process ---- */
 
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	REQUIRE(d != NULL);
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1; /* the descriptor opendir() holds */
-}
-
-/*
- * Mappings in /proc/self/maps whose line contains @needle (the arena's
- * name shows in its memfd or hugetlbfs file name), or that overlap
- * [@lo, @hi) when @needle is NULL. Counting all mappings would not do:
- * sanitizer runtimes map memory of their own as the test runs.
- */
-static int count_maps(const char *needle, uintptr_t lo, uintptr_t hi)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[1024];
-	int n = 0;
-
-	REQUIRE(f != NULL);
-	while (fgets(line, sizeof(line), f)) {
-		uintptr_t start, end;
-
-		if (needle) {
-			n += strstr(line, needle) != NULL;
-			continue;
-		}
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &start, &end) == 2 &&
-		    start < hi && lo < end)
-			n++;
-	}
-	fclose(f);
-	return n;
-}
-
 /* Mappings of arenas named "test_arena". */
-#define ARENA_MAPS() count_maps("test_arena", 0, 0)
-
-/* A "Field:   N kB" line of /proc/self/status, in kB; -1 if absent. */
-static long status_kb(const char *field)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	size_t len = strlen(field);
-	char line[256];
-	long v = -1;
-
-	REQUIRE(f != NULL);
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, len) && line[len] == ':')
-			v = strtol(line + len + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
+#define ARENA_MAPS() pp_test_count_maps("test_arena", 0, 0)
 
 /*
  * The /proc/self/numa_maps line of the mapping at @addr: the kernel's own
@@ -257,7 +200,7 @@ static void check_arena(struct pp_arena *a, size_t size, size_t page_size)
 	/* The needle the leak checks count by does find the arena. */
 	CHECK(ARENA_MAPS() >= 1);
 	/* One mapping covers the arena, nothing else inside the range. */
-	CHECK_EQ(count_maps(NULL, base, base + pp_arena_size(a)), 1);
+	CHECK_EQ(pp_test_count_maps(NULL, base, base + pp_arena_size(a)), 1);
 
 	CHECK_EQ(pp_arena_segment_count(a), 1);
 	REQUIRE(pp_arena_segment(a, 0, &seg) == 0);
@@ -287,15 +230,15 @@ static void destroy_gone(struct pp_arena *a)
 	size_t size = pp_arena_size(a);
 
 	CHECK_EQ(pp_arena_destroy(a), 0);
-	CHECK_EQ(count_maps(NULL, base, base + size), 0);
+	CHECK_EQ(pp_test_count_maps(NULL, base, base + size), 0);
 }
 
 /* ---- cases ---- */
 
 static void test_2m(void)
 {
-	long fds = count_fds(), maps = ARENA_MAPS();
-	long hp_kb = status_kb("HugetlbPages");
+	long fds = pp_test_count_fds(), maps = ARENA_MAPS();
+	long hp_kb = pp_test_status_kb("HugetlbPages");
 	struct pp_arena *a;
 
 	need_hugepages(PP_PAGE_SIZE_2M, 4);
@@ -307,18 +250,18 @@ static void test_2m(void)
 	CHECK_EQ(pp_arena_size(a), 8 * MiB);
 	/* Pre-faulted: the process holds all its pages before any touch. */
 	if (hp_kb >= 0)
-		CHECK_EQ(status_kb("HugetlbPages") - hp_kb, 8 * 1024);
+		CHECK_EQ(pp_test_status_kb("HugetlbPages") - hp_kb, 8 * 1024);
 	destroy_gone(a);
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 	CHECK_EQ(ARENA_MAPS(), maps);
 	if (hp_kb >= 0)
-		CHECK_EQ(status_kb("HugetlbPages"), hp_kb);
+		CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp_kb);
 }
 
 static void test_1g(void)
 {
 	struct pp_arena *a;
-	long fds = count_fds();
+	long fds = pp_test_count_fds();
 
 	need_hugepages(PP_PAGE_SIZE_1G, 1);
 	a = make(PP_PAGE_SIZE_1G, PP_PAGE_SIZE_1G, PP_NUMA_NODE_ANY, 0, NULL);
@@ -336,13 +279,13 @@ static void test_1g(void)
 		/* Only right if someone took the page in between. */
 		CHECK(pp_hugepages_free(PP_PAGE_SIZE_1G, PP_NUMA_NODE_ANY) < 1);
 	destroy_gone(a);
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 }
 
 static void test_4k(void)
 {
-	long fds = count_fds(), maps = ARENA_MAPS();
-	long lck = status_kb("VmLck");
+	long fds = pp_test_count_fds(), maps = ARENA_MAPS();
+	long lck = pp_test_status_kb("VmLck");
 	struct pp_arena *a;
 
 	a = make(3 * MiB + 5, PP_PAGE_SIZE_4K, PP_NUMA_NODE_ANY, 0, NULL);
@@ -350,18 +293,18 @@ static void test_4k(void)
 	check_arena(a, 3 * MiB + 5, PP_PAGE_SIZE_4K);
 	CHECK_EQ(pp_arena_size(a), 3 * MiB + PP_PAGE_SIZE);
 	/* 4 KiB pages can be swapped, so they are locked. */
-	CHECK_EQ(status_kb("VmLck") - lck, pp_arena_size(a) >> 10);
+	CHECK_EQ(pp_test_status_kb("VmLck") - lck, pp_arena_size(a) >> 10);
 	destroy_gone(a);
-	CHECK_EQ(status_kb("VmLck"), lck);
+	CHECK_EQ(pp_test_status_kb("VmLck"), lck);
 
 	/* PP_ARENA_F_NO_LOCK leaves them unlocked. */
 	a = make(MiB, PP_PAGE_SIZE_4K, PP_NUMA_NODE_ANY, PP_ARENA_F_NO_LOCK,
 		 NULL);
 	REQUIRE(a != NULL);
-	CHECK_EQ(status_kb("VmLck"), lck);
+	CHECK_EQ(pp_test_status_kb("VmLck"), lck);
 	fill_and_verify(a, 7);
 	destroy_gone(a);
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 	CHECK_EQ(ARENA_MAPS(), maps);
 }
 
@@ -391,7 +334,7 @@ static void test_several(void)
 	static const size_t sizes[4] = { 4 * MiB, MiB, 6 * MiB, 2 * MiB };
 	static const size_t pages[4] = { PP_PAGE_SIZE_2M, PP_PAGE_SIZE_4K,
 					 PP_PAGE_SIZE_2M, PP_PAGE_SIZE_AUTO };
-	long fds = count_fds();
+	long fds = pp_test_count_fds();
 
 	need_hugepages(PP_PAGE_SIZE_2M, 6);
 	for (int i = 0; i < 4; i++) {
@@ -418,7 +361,7 @@ static void test_several(void)
 	destroy_gone(a[3]);
 	destroy_gone(a[0]);
 	destroy_gone(a[2]);
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 }
 
 /*
@@ -431,8 +374,8 @@ static void test_several(void)
 static void exhaust_one(size_t page_size, int node)
 {
 	long total = hp_sysfs(page_size, "nr_hugepages");
-	long fds = count_fds(), maps = ARENA_MAPS();
-	long hp_kb = status_kb("HugetlbPages");
+	long fds = pp_test_count_fds(), maps = ARENA_MAPS();
+	long hp_kb = pp_test_status_kb("HugetlbPages");
 	char want[160], path[160];
 	struct pp_arena *a;
 	long free_before;
@@ -468,10 +411,10 @@ static void exhaust_one(size_t page_size, int node)
 		CHECK(said >= 0 && said <= total);
 		(void)free_before;
 	}
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 	CHECK_EQ(ARENA_MAPS(), maps);
 	if (hp_kb >= 0)
-		CHECK_EQ(status_kb("HugetlbPages"), hp_kb);
+		CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp_kb);
 }
 
 /*
@@ -481,7 +424,7 @@ static void exhaust_one(size_t page_size, int node)
  */
 static void unsupported_one(size_t page_size)
 {
-	long fds = count_fds(), maps = ARENA_MAPS();
+	long fds = pp_test_count_fds(), maps = ARENA_MAPS();
 	char want[96];
 	struct pp_arena *a;
 
@@ -494,7 +437,7 @@ static void unsupported_one(size_t page_size)
 	snprintf(want, sizeof(want), "hugepages-%zukB", page_size >> 10);
 	CHECK(pp_test_log_has(want));
 	CHECK(!pp_test_log_has("are free"));
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 	CHECK_EQ(ARENA_MAPS(), maps);
 }
 
@@ -527,7 +470,7 @@ static void test_exhaust(void)
  */
 static struct pp_arena *take_all(size_t page_size)
 {
-	long hp_kb = status_kb("HugetlbPages");
+	long hp_kb = pp_test_status_kb("HugetlbPages");
 
 	for (int tries = 0; tries < 3; tries++) {
 		long n = hp_available(page_size);
@@ -545,7 +488,7 @@ static struct pp_arena *take_all(size_t page_size)
 		CHECK_EQ(pp_arena_page_size(a), page_size);
 		/* Every page taken at creation, none left to fault later. */
 		if (hp_kb >= 0)
-			CHECK_EQ(status_kb("HugetlbPages") - hp_kb,
+			CHECK_EQ(pp_test_status_kb("HugetlbPages") - hp_kb,
 				 n * (long)(page_size >> 10));
 		return a;
 	}
@@ -556,8 +499,8 @@ static struct pp_arena *take_all(size_t page_size)
 /* With no @page_size page left: one page fails at once and takes nothing. */
 static void check_exhausted(size_t page_size)
 {
-	long fds = count_fds(), maps = ARENA_MAPS();
-	long hp_kb = status_kb("HugetlbPages");
+	long fds = pp_test_count_fds(), maps = ARENA_MAPS();
+	long hp_kb = pp_test_status_kb("HugetlbPages");
 	char want[96];
 	struct pp_arena *a;
 
@@ -572,10 +515,10 @@ static void check_exhausted(size_t page_size)
 	snprintf(want, sizeof(want), "need 1 free %zu kB hugepages but 0 are free",
 		 page_size >> 10);
 	CHECK(pp_test_log_has(want));
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 	CHECK_EQ(ARENA_MAPS(), maps);
 	if (hp_kb >= 0)
-		CHECK_EQ(status_kb("HugetlbPages"), hp_kb);
+		CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp_kb);
 }
 
 /* Once the holder is gone, its pages serve a new arena again. */
@@ -603,8 +546,8 @@ static void check_given_back(size_t page_size)
  */
 static void test_exhaust_all(void)
 {
-	long fds = count_fds(), maps = ARENA_MAPS();
-	long hp_kb = status_kb("HugetlbPages");
+	long fds = pp_test_count_fds(), maps = ARENA_MAPS();
+	long hp_kb = pp_test_status_kb("HugetlbPages");
 	bool gig = pp_test_hugepage_size_supported(PP_PAGE_SIZE_1G);
 	struct pp_arena *all_2m, *all_1g = NULL, *a;
 
@@ -657,10 +600,10 @@ static void test_exhaust_all(void)
 	destroy_gone(all_2m);
 	check_given_back(PP_PAGE_SIZE_2M);
 
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 	CHECK_EQ(ARENA_MAPS(), maps);
 	if (hp_kb >= 0)
-		CHECK_EQ(status_kb("HugetlbPages"), hp_kb);
+		CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp_kb);
 }
 
 /* One bad argument: NULL, EINVAL, and one message containing @needle. */
@@ -699,7 +642,7 @@ static void test_bad_args(void)
 		struct pp_arena_opts o;
 		uint64_t newer;
 	} big = { .o = good, .newer = 1 };
-	long fds = count_fds(), maps = ARENA_MAPS();
+	long fds = pp_test_count_fds(), maps = ARENA_MAPS();
 
 	EXPECT_EINVAL(NULL, "struct pp_arena_opts is NULL");
 	o = good, o.sz = 0;
@@ -736,7 +679,7 @@ static void test_bad_args(void)
 		destroy_gone(a);
 	}
 	CHECK_EQ(pp_arena_destroy(NULL), 0);
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 	CHECK_EQ(ARENA_MAPS(), maps);
 }
 
@@ -822,7 +765,7 @@ static void test_hugetlbfs(void)
 		dir = tmp;
 		mounted = true;
 	}
-	fds = count_fds();
+	fds = pp_test_count_fds();
 	a = make(4 * MiB, PP_PAGE_SIZE_AUTO, PP_NUMA_NODE_ANY, 0, dir);
 	if (!a && errno == ENOMEM)
 		pp_test_skip("2 MiB hugepages taken by others meanwhile");
@@ -836,7 +779,7 @@ static void test_hugetlbfs(void)
 	CHECK_EQ(st.st_mode & 0777, 0600);
 	CHECK_EQ(st.st_nlink, 0);
 	destroy_gone(a);
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 
 	/* The mount's page size rules: asking another one is an error. */
 	{
@@ -870,7 +813,7 @@ static void test_fallback(void)
 
 	need_hugepages(PP_PAGE_SIZE_2M, 2);
 	mount_private_hugetlbfs(tmp, "pagesize=2M,size=2M,mode=0700");
-	fds = count_fds();
+	fds = pp_test_count_fds();
 	for (int i = 0; i < 2; i++) {
 		pp_test_log_reset();
 		a = make(4 * MiB, sizes[i], PP_NUMA_NODE_ANY,
@@ -892,7 +835,7 @@ static void test_fallback(void)
 	CHECK_EQ(pp_test_log_count, 1);
 	CHECK(pp_test_log_has("has no room"));
 	CHECK(pp_test_log_has("PP_ARENA_F_ALLOW_4K"));
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 	CHECK_EQ(dir_entries(tmp), 0);
 
 	/* One page fits the mount: no fallback, no message. */

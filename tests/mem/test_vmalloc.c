@@ -24,61 +24,13 @@
 #include <unistd.h>
 
 #include "pp_test.h"
+#include "pp_test_proc.h"
 
 #define KiB (1UL << 10)
 #define MiB (1UL << 20)
 #define GiB (1UL << 30)
 
 /* ---- what the kernel says about this process ---- */
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	REQUIRE(d != NULL);
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1; /* the descriptor opendir() holds */
-}
-
-/* Mappings in /proc/self/maps that overlap [@lo, @hi). */
-static int count_maps(uintptr_t lo, uintptr_t hi)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[1024];
-	int n = 0;
-
-	REQUIRE(f != NULL);
-	while (fgets(line, sizeof(line), f)) {
-		uintptr_t start, end;
-
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &start, &end) == 2 &&
-		    start < hi && lo < end)
-			n++;
-	}
-	fclose(f);
-	return n;
-}
-
-/* A "Field:   N kB" line of /proc/self/status, in kB; -1 if absent. */
-static long status_kb(const char *field)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	size_t len = strlen(field);
-	char line[256];
-	long v = -1;
-
-	REQUIRE(f != NULL);
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, len) && line[len] == ':')
-			v = strtol(line + len + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
 
 /*
  * Bytes of [@lo, @hi) mapped with each kernel page size, from smaps:
@@ -256,7 +208,7 @@ static void test_mixed(void)
 {
 	struct pp_vm_area_stats s;
 	struct pp_vm_area *a;
-	long hp_before = status_kb("HugetlbPages");
+	long hp_before = pp_test_status_kb("HugetlbPages");
 
 	need_hugepages(PP_PAGE_SIZE_2M, 1);
 	a = vmalloc_flags(3 * MiB, PP_VMALLOC_F_NO_FALLBACK);
@@ -267,10 +219,10 @@ static void test_mixed(void)
 	CHECK_EQ(s.wasted, 0);
 	CHECK_EQ(s.kernel_wasted, 1 * MiB);
 	CHECK_EQ(s.fallbacks, 0);
-	CHECK_EQ(status_kb("HugetlbPages") - hp_before, 2048);
+	CHECK_EQ(pp_test_status_kb("HugetlbPages") - hp_before, 2048);
 	check_rw(a, 3 * MiB);
 	pp_vfree(a);
-	CHECK_EQ(status_kb("HugetlbPages"), hp_before);
+	CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp_before);
 
 	/* Round-up: the kernel's way, with its waste reported. */
 	a = vmalloc_flags(3 * MiB, PP_VMALLOC_F_NO_1G |
@@ -380,7 +332,7 @@ static void check_all_base(struct pp_vm_area *a, size_t size)
 
 static void test_no_huge(void)
 {
-	long hp = status_kb("HugetlbPages");
+	long hp = pp_test_status_kb("HugetlbPages");
 
 	check_all_base(vmalloc_flags(6 * MiB, PP_VMALLOC_F_NO_1G |
 						      PP_VMALLOC_F_NO_2M),
@@ -389,12 +341,12 @@ static void test_no_huge(void)
 	check_all_base(vmalloc_flags(6 * MiB, PP_VMALLOC_F_NO_HUGE |
 						      PP_VMALLOC_F_NO_FALLBACK),
 		       6 * MiB);
-	CHECK_EQ(status_kb("HugetlbPages"), hp);
+	CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp);
 }
 
 static void test_env(void)
 {
-	long hp = status_kb("HugetlbPages");
+	long hp = pp_test_status_kb("HugetlbPages");
 
 	CHECK(setenv(PP_VMALLOC_ENV_NOHUGE, "1", 1) == 0);
 	CHECK(pp_vmalloc_huge_disabled());
@@ -402,7 +354,7 @@ static void test_env(void)
 	/* ROUND_UP rounds to the largest size allowed: 4 KiB. */
 	check_all_base(vmalloc_flags(6 * MiB + 1, PP_VMALLOC_F_ROUND_UP),
 		       6 * MiB + 1);
-	CHECK_EQ(status_kb("HugetlbPages"), hp);
+	CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp);
 	CHECK(setenv(PP_VMALLOC_ENV_NOHUGE, "0", 1) == 0);
 	CHECK(!pp_vmalloc_huge_disabled());
 	unsetenv(PP_VMALLOC_ENV_NOHUGE);
@@ -430,8 +382,8 @@ static void test_support(void)
  */
 static void test_exhaust(void)
 {
-	int fds = count_fds();
-	long hp = status_kb("HugetlbPages");
+	int fds = pp_test_count_fds();
+	long hp = pp_test_status_kb("HugetlbPages");
 	struct pp_vm_area *a;
 	long n;
 
@@ -457,8 +409,8 @@ static void test_exhaust(void)
 		pp_test_skip_part("exhaust 1 GiB", PP_TEST_NO_HUGEPAGE_SIZE,
 				  PP_PAGE_SIZE_1G >> 10, PP_PAGE_SIZE_1G >> 10);
 	}
-	CHECK_EQ(count_fds(), fds);
-	CHECK_EQ(status_kb("HugetlbPages"), hp);
+	CHECK_EQ(pp_test_count_fds(), fds);
+	CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp);
 }
 
 /*
@@ -499,8 +451,8 @@ static struct pp_vm_area *take_all(size_t page_size, unsigned int flags,
  */
 static void test_exhaust_all(void)
 {
-	int fds = count_fds();
-	long hp = status_kb("HugetlbPages");
+	int fds = pp_test_count_fds();
+	long hp = pp_test_status_kb("HugetlbPages");
 	struct pp_vm_area_stats s, t;
 	struct pp_vm_area *all, *a;
 	long n, n1g;
@@ -510,7 +462,7 @@ static void test_exhaust_all(void)
 	CHECK(s.pages_2m <= (unsigned long)n);
 	CHECK_EQ(s.bytes_4k, s.size - s.bytes_2m);
 	check_layout(all, s.size, 0, s.pages_2m);
-	CHECK_EQ(status_kb("HugetlbPages") - hp, (long)s.pages_2m * 2048);
+	CHECK_EQ(pp_test_status_kb("HugetlbPages") - hp, (long)s.pages_2m * 2048);
 	if (available(PP_PAGE_SIZE_2M) != 0)
 		pp_test_skip("2 MiB hugepages given back by others meanwhile");
 
@@ -535,7 +487,7 @@ static void test_exhaust_all(void)
 	check_layout(a, 4 * MiB, 0, 2);
 	CHECK_EQ(t.fallbacks, 0);
 	CHECK_EQ(pp_vfree(a), 0);
-	CHECK_EQ(status_kb("HugetlbPages"), hp);
+	CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp);
 
 	/* 1 GiB pages short, 2 MiB pages cover the last GiB. */
 	n1g = available(PP_PAGE_SIZE_1G);
@@ -555,12 +507,12 @@ static void test_exhaust_all(void)
 		CHECK(s.pages_1g <= (unsigned long)n);
 		CHECK_EQ(s.pages_4k, 0);
 		check_layout(all, s.size, s.pages_1g, s.pages_2m);
-		CHECK_EQ(status_kb("HugetlbPages") - hp,
+		CHECK_EQ(pp_test_status_kb("HugetlbPages") - hp,
 			 (long)(s.bytes_1g + s.bytes_2m) / 1024);
 		CHECK_EQ(pp_vfree(all), 0);
-		CHECK_EQ(status_kb("HugetlbPages"), hp);
+		CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp);
 	}
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 }
 
 /* Base pages from the allocator's bulk array call, mapped into the area. */
@@ -630,14 +582,14 @@ static void test_allocator_huge_arena(void)
 		.alloc = alloc,
 	};
 	unsigned long allocated = 1;
-	int fds = count_fds();
+	int fds = pp_test_count_fds();
 
 	pp_test_log_reset();
 	CHECK(pp_vmalloc(64 * KiB, &o) == NULL && errno == EINVAL);
 	CHECK(pp_test_log_has("4 KiB pages"));
 	CHECK(pp_allocator_check(alloc, &allocated) == 0);
 	CHECK_EQ(allocated, 0);
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 	CHECK_EQ(pp_allocator_destroy(alloc), 0);
 	CHECK_EQ(pp_arena_destroy(arena), 0);
 }
@@ -716,7 +668,7 @@ static void test_bad_args(void)
 		.sz = sizeof(o),
 		.numa_node = PP_NUMA_NODE_ANY,
 	};
-	int fds = count_fds();
+	int fds = pp_test_count_fds();
 
 	CHECK(pp_vmalloc(0, NULL) == NULL && errno == EINVAL);
 	CHECK(pp_vmalloc(SIZE_MAX, NULL) == NULL && errno == EINVAL);
@@ -736,7 +688,7 @@ static void test_bad_args(void)
 	CHECK(pp_vmalloc(4096, &o) == NULL && errno == EINVAL);
 	CHECK_EQ(pp_vfree(NULL), 0);
 	CHECK_EQ(pp_vm_area_stats(NULL, NULL), -EINVAL);
-	CHECK_EQ(count_fds(), fds);
+	CHECK_EQ(pp_test_count_fds(), fds);
 }
 
 /* Create and free areas of every kind; nothing stays behind. */
@@ -747,8 +699,8 @@ static void test_leaks(void)
 		PP_VMALLOC_F_NO_1G | PP_VMALLOC_F_ROUND_UP,
 		PP_VMALLOC_F_NO_1G | PP_VMALLOC_F_INTERLEAVE,
 	};
-	int fds = count_fds();
-	long hp = status_kb("HugetlbPages");
+	int fds = pp_test_count_fds();
+	long hp = pp_test_status_kb("HugetlbPages");
 
 	for (int round = 0; round < 5; round++) {
 		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
@@ -763,13 +715,13 @@ static void test_leaks(void)
 			lo = (uintptr_t)pp_vm_area_addr(a);
 			len = s.mapped;
 			memset(pp_vm_area_addr(a), 0xa5, 5 * MiB + 4096);
-			CHECK(count_maps(lo, lo + len) > 0);
+			CHECK(pp_test_count_maps(NULL, lo, lo + len) > 0);
 			pp_vfree(a);
-			CHECK_EQ(count_maps(lo, lo + len), 0);
+			CHECK_EQ(pp_test_count_maps(NULL, lo, lo + len), 0);
 		}
 	}
-	CHECK_EQ(count_fds(), fds);
-	CHECK_EQ(status_kb("HugetlbPages"), hp);
+	CHECK_EQ(pp_test_count_fds(), fds);
+	CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp);
 }
 
 /*
@@ -786,12 +738,12 @@ static void test_descriptors(void)
 
 	/* Slack, so that others taking a few pages meanwhile changes nothing. */
 	need_hugepages(PP_PAGE_SIZE_2M, 8);
-	hp = status_kb("HugetlbPages");
+	hp = pp_test_status_kb("HugetlbPages");
 	arena = pp_test_arena(128 * MiB, PP_PAGE_SIZE_4K);
-	hp_arena = status_kb("HugetlbPages");
+	hp_arena = pp_test_status_kb("HugetlbPages");
 	CHECK_EQ(hp_arena, hp); /* 4 KiB arena: shmem, no hugepages */
 	alloc = pp_test_allocator(arena);
-	CHECK_EQ(status_kb("HugetlbPages") - hp_arena, 2048);
+	CHECK_EQ(pp_test_status_kb("HugetlbPages") - hp_arena, 2048);
 	CHECK_EQ(pp_alloc_pages_bulk_array(alloc, 64, pages), 64);
 	for (int i = 0; i < 64; i++)
 		CHECK(pp_virt_to_page(alloc, pp_page_address(pages[i])) ==
@@ -801,7 +753,7 @@ static void test_descriptors(void)
 	CHECK(pp_allocator_check(alloc, &allocated) == 0);
 	CHECK_EQ(allocated, 0);
 	CHECK_EQ(pp_allocator_destroy(alloc), 0);
-	CHECK_EQ(status_kb("HugetlbPages"), hp_arena);
+	CHECK_EQ(pp_test_status_kb("HugetlbPages"), hp_arena);
 	CHECK_EQ(pp_arena_destroy(arena), 0);
 }
 

@@ -12,17 +12,8 @@
 #include <stdbool.h>
 
 #include "pp_test.h"
+#include "pp_test_proc.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_ASAN 1
-#endif
-#endif
-#ifndef TEST_ASAN
-#define TEST_ASAN 0
-#endif
 
 /* Small arenas: the hugepages are shared with everything else running. */
 #define TEST_ARENA_SIZE (16UL << 20)

@@ -10,7 +10,7 @@
 
 #include "page_test.h"
 
-#if TEST_ASAN
+#if PP_TEST_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
 
@@ -587,7 +587,7 @@ static void test_double_free_foreign(void)
  */
 static void test_write_after_free(void)
 {
-#if PP_DEBUG >= 2 && !TEST_ASAN
+#if PP_DEBUG >= 2 && !PP_TEST_ASAN
 	struct pp_allocator_opts o = { .sz = sizeof(o), .pcp_high = 1,
 				       .pcp_batch = 1 };
 	struct pp_allocator *alloc = test_alloc(&o);
@@ -608,7 +608,7 @@ static void test_write_after_free(void)
 	pp_free_page(alloc, q);
 	pp_log_set_handler(NULL, NULL, PP_LOG_WARN);
 	test_done(alloc);
-#elif TEST_ASAN
+#elif PP_TEST_ASAN
 	/* ASan builds: a freed page's data is poisoned in the shadow. */
 	struct pp_allocator_opts o = { .sz = sizeof(o), .pcp_high = 1,
 				       .pcp_batch = 1 };
