@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * vfio.c - the VFIO backend of lib/dma: one container per domain, the IOMMU
- * groups of the devices that use it, and the IOVA space.
+ * vfio.c - IOVA mode vfio (pp_dma_mode_vfio): one container per domain,
+ * the IOMMU groups of the devices that use it, and the IOVA space.
  *
  * The container is opened and checked at create time (API version, then
  * the best IOMMU type: type1v2, type1). The IOMMU type can only be set once
@@ -20,7 +20,9 @@
  * allocated one never overlap, and an unmapped arena's space is reused by
  * the next mapping.
  *
- * One lock serialises everything here; none of it is on the data path.
+ * One lock serialises everything here; none of it is on the data path:
+ * per page, dma.c adds the offset to the arena's IOVA base itself
+ * (PP_DMA_XLATE_LINEAR), without calling into this file.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +34,7 @@
 #include <linux/vfio.h>
 
 #include "common/pp_log_priv.h"
+#include "dma/pp_dma_mode_priv.h"
 #include "dma/pp_iova_space_priv.h"
 #include "dma/pp_vfio_dma_priv.h"
 #include "os/pp_os_fault_priv.h"
@@ -99,7 +102,9 @@ static int addr_check(const char *pci_addr)
 	return -EINVAL;
 }
 
-struct pp_vfio *pp_vfio_create(const struct pp_dma_opts *opts)
+static void vfio_destroy(struct pp_vfio *v);
+
+static struct pp_vfio *vfio_create(const struct pp_dma_opts *opts)
 {
 	struct pp_vfio *v;
 	int err, api = 0;
@@ -151,7 +156,7 @@ struct pp_vfio *pp_vfio_create(const struct pp_dma_opts *opts)
 	if (opts->vfio_pci_addr) {
 		err = pp_vfio_add_device(v, opts->vfio_pci_addr);
 		if (err) {
-			pp_vfio_destroy(v);
+			vfio_destroy(v);
 			errno = -err;
 			return NULL;
 		}
@@ -166,7 +171,7 @@ err_free:
 	return NULL;
 }
 
-void pp_vfio_destroy(struct pp_vfio *v)
+static void vfio_destroy(struct pp_vfio *v)
 {
 	unsigned int i;
 
@@ -359,8 +364,8 @@ static void report_map_error(struct pp_arena *arena, int err, size_t len)
 	}
 }
 
-int pp_vfio_map_arena(struct pp_vfio *v, struct pp_arena *arena,
-		      uint64_t *iova)
+static int vfio_map_arena(struct pp_vfio *v, struct pp_arena *arena,
+			  uint64_t *iova)
 {
 	uintptr_t base = (uintptr_t)pp_arena_base(arena);
 	size_t size = pp_arena_size(arena);
@@ -425,8 +430,8 @@ out_unlock:
 	return err;
 }
 
-void pp_vfio_unmap_arena(struct pp_vfio *v, struct pp_arena *arena,
-			 uint64_t iova)
+static void vfio_unmap_arena(struct pp_vfio *v, struct pp_arena *arena,
+			     uint64_t iova)
 {
 	uintptr_t base = (uintptr_t)pp_arena_base(arena);
 	struct pp_arena_segment seg;
@@ -452,3 +457,41 @@ void pp_vfio_unmap_arena(struct pp_vfio *v, struct pp_arena *arena,
 		pp_iova_space_free(&v->space, iova, pp_arena_size(arena));
 	pthread_mutex_unlock(&v->lock);
 }
+
+/* ---- IOVA mode vfio, as the domain calls it ---- */
+
+static int vfio_mode_create(const struct pp_dma_opts *opts, void **priv)
+{
+	struct pp_vfio *v = vfio_create(opts);
+
+	if (!v)
+		return -errno;
+	*priv = v;
+	return 0;
+}
+
+static void vfio_mode_destroy(void *priv)
+{
+	vfio_destroy(priv);
+}
+
+static int vfio_mode_map_arena(void *priv, struct pp_dma_arena *a)
+{
+	return vfio_map_arena(priv, a->arena, &a->iova);
+}
+
+static int vfio_mode_unmap_arena(void *priv, struct pp_dma_arena *a)
+{
+	vfio_unmap_arena(priv, a->arena, a->iova);
+	return 0;
+}
+
+/* Per page: the arena's IOVA base plus the offset, inline in dma.c. */
+const struct pp_dma_mode pp_dma_mode_vfio = {
+	.name = "vfio",
+	.xlate = PP_DMA_XLATE_LINEAR,
+	.create = vfio_mode_create,
+	.destroy = vfio_mode_destroy,
+	.map_arena = vfio_mode_map_arena,
+	.unmap_arena = vfio_mode_unmap_arena,
+};
