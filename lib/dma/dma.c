@@ -55,8 +55,8 @@ static const struct pp_dma_mode *const dma_modes[] = {
 };
 
 struct pp_dma {
-	/* Read by every pp_dma_map_page(): mode->xlate copied next to the
-	 * table it goes with. */
+	/* The mode's xlate, copied here: pp_dma_map_page() reads it on
+	 * every call and need not load the mode's table for VA, PA, VFIO. */
 	enum pp_dma_xlate xlate;
 	enum pp_iova_mode mode;
 	const struct pp_dma_mode *m;

@@ -63,7 +63,7 @@ enum pp_dma_xlate {
  * no-op.
  */
 struct pp_dma_mode {
-	const char *name;
+	const char *name; /* "va", "pa", ...: for a reader in a debugger */
 	enum pp_dma_xlate xlate;
 	/* 0 with *priv set, or -errno after its message. */
 	int (*create)(const struct pp_dma_opts *opts, void **priv);
