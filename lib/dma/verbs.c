@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * verbs.c - the verbs backend of lib/dma: arena memory registered with
- * ibv_reg_mr for RDMA devices driven through rdma-core (mlx5-class NICs,
- * soft-RoCE).
+ * verbs.c - IOVA mode verbs (pp_dma_mode_verbs): arena memory registered
+ * with ibv_reg_mr for RDMA devices driven through rdma-core (mlx5-class
+ * NICs, soft-RoCE).
  *
  * A verbs device addresses memory by virtual address plus a key: the lkey
  * for the local device's work requests, the rkey for a peer's RDMA reads and
@@ -32,6 +32,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "pp_log.h"
+#include "pp_dma_mode_priv.h"
 #include "pp_verbs_dma_priv.h"
 #include "pp_os_fault.h"
 
@@ -59,7 +61,9 @@ struct pp_verbs_arena {
 	struct ibv_mr *mrs[];    /* one per segment */
 };
 
-struct pp_verbs *pp_verbs_create(const struct pp_dma_opts *opts)
+static int verbs_unmap_arena(struct pp_verbs_arena *va);
+
+static struct pp_verbs *verbs_create(const struct pp_dma_opts *opts)
 {
 	struct pp_verbs *v;
 
@@ -79,7 +83,7 @@ struct pp_verbs *pp_verbs_create(const struct pp_dma_opts *opts)
 	return v;
 }
 
-void pp_verbs_destroy(struct pp_verbs *v)
+static void verbs_destroy(struct pp_verbs *v)
 {
 	free(v);
 }
@@ -116,8 +120,8 @@ static void report_reg_error(const struct pp_verbs *v, const char *arena,
 	}
 }
 
-int pp_verbs_map_arena(struct pp_verbs *v, struct pp_arena *arena,
-		       struct pp_verbs_arena **out)
+static int verbs_map_arena(struct pp_verbs *v, struct pp_arena *arena,
+			   struct pp_verbs_arena **out)
 {
 	unsigned int i, nr = pp_arena_segment_count(arena);
 	uintptr_t base = (uintptr_t)pp_arena_base(arena);
@@ -173,14 +177,14 @@ int pp_verbs_map_arena(struct pp_verbs *v, struct pp_arena *arena,
 	return 0;
 
 err_dereg:
-	pp_verbs_unmap_arena(va);
+	verbs_unmap_arena(va);
 	return err;
 err_free:
 	free(va);
 	return err;
 }
 
-int pp_verbs_unmap_arena(struct pp_verbs_arena *va)
+static int verbs_unmap_arena(struct pp_verbs_arena *va)
 {
 	unsigned int i;
 	int err, first = 0;
@@ -223,6 +227,63 @@ unsigned int pp_verbs_arena_mrs(const struct pp_verbs_arena *va)
 {
 	return va->nr_mrs;
 }
+
+/* ---- IOVA mode verbs, as the domain calls it ---- */
+
+static int verbs_mode_create(const struct pp_dma_opts *opts, void **priv)
+{
+	struct pp_verbs *v = verbs_create(opts);
+
+	if (!v)
+		return -errno;
+	*priv = v;
+	return 0;
+}
+
+static void verbs_mode_destroy(void *priv)
+{
+	verbs_destroy(priv);
+}
+
+static int verbs_mode_map_arena(void *priv, struct pp_dma_arena *a)
+{
+	struct pp_verbs_arena *va;
+	int err;
+
+	err = verbs_map_arena(priv, a->arena, &va);
+	if (!err)
+		a->priv = va;
+	return err;
+}
+
+static int verbs_mode_unmap_arena(void *priv, struct pp_dma_arena *a)
+{
+	(void)priv;
+	return verbs_unmap_arena(a->priv);
+}
+
+/* Work requests carry virtual addresses; one SGE must lie inside one
+ * registration. */
+static int verbs_mode_map_page(void *priv, const struct pp_dma_arena *a,
+			       void *addr, size_t off, size_t len,
+			       enum pp_dma_dir dir, uint64_t *iova)
+{
+	(void)priv, (void)dir;
+	if (PP_UNLIKELY(pp_verbs_keys(a->priv, off, len, NULL, NULL)))
+		return -EINVAL;
+	*iova = (uint64_t)(uintptr_t)addr;
+	return 0;
+}
+
+const struct pp_dma_mode pp_dma_mode_verbs = {
+	.name = "verbs",
+	.xlate = PP_DMA_XLATE_HOOK,
+	.create = verbs_mode_create,
+	.destroy = verbs_mode_destroy,
+	.map_arena = verbs_mode_map_arena,
+	.unmap_arena = verbs_mode_unmap_arena,
+	.map_page = verbs_mode_map_page,
+};
 
 struct ibv_context *pp_verbs_open(const char *name, unsigned int port)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * vfio.c - the VFIO backend of lib/dma: one container per domain, the IOMMU
- * groups of the devices that use it, and the IOVA space.
+ * vfio.c - IOVA mode vfio (pp_dma_mode_vfio): one container per domain,
+ * the IOMMU groups of the devices that use it, and the IOVA space.
  *
  * The container is opened and checked at create time (API version, then
  * the best IOMMU type: type1v2, type1). The IOMMU type can only be set once
@@ -16,10 +16,13 @@
  * identity often does not fit there); otherwise IOVAs are allocated from
  * the ranges (first fit), aligned to the arena's page size so that the
  * IOMMU can use its large pages. Both kinds are taken out of one free list
- * (struct pp_iova_space), so an identity mapping and an allocated one never
- * overlap, and an unmapped arena's space is reused by the next mapping.
+ * (struct pp_iova_space, iova_space.c), so an identity mapping and an
+ * allocated one never overlap, and an unmapped arena's space is reused by
+ * the next mapping.
  *
- * One lock serialises everything here; none of it is on the data path.
+ * One lock serialises everything here; none of it is on the data path:
+ * per page, dma.c adds the offset to the arena's IOVA base itself
+ * (PP_DMA_XLATE_LINEAR), without calling into this file.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,6 +34,8 @@
 #include <linux/vfio.h>
 
 #include "pp_log.h"
+#include "pp_dma_mode_priv.h"
+#include "pp_iova_space_priv.h"
 #include "pp_vfio_dma_priv.h"
 #include "pp_os_fault.h"
 #include "pp_os.h"
@@ -97,7 +102,9 @@ static int addr_check(const char *pci_addr)
 	return -EINVAL;
 }
 
-struct pp_vfio *pp_vfio_create(const struct pp_dma_opts *opts)
+static void vfio_destroy(struct pp_vfio *v);
+
+static struct pp_vfio *vfio_create(const struct pp_dma_opts *opts)
 {
 	struct pp_vfio *v;
 	int err, api = 0;
@@ -149,7 +156,7 @@ struct pp_vfio *pp_vfio_create(const struct pp_dma_opts *opts)
 	if (opts->vfio_pci_addr) {
 		err = pp_vfio_add_device(v, opts->vfio_pci_addr);
 		if (err) {
-			pp_vfio_destroy(v);
+			vfio_destroy(v);
 			errno = -err;
 			return NULL;
 		}
@@ -164,7 +171,7 @@ err_free:
 	return NULL;
 }
 
-void pp_vfio_destroy(struct pp_vfio *v)
+static void vfio_destroy(struct pp_vfio *v)
 {
 	unsigned int i;
 
@@ -329,149 +336,6 @@ int pp_vfio_device_fd(struct pp_vfio *v, const char *pci_addr)
 	return fd;
 }
 
-/* ---- the IOVA space (see pp_vfio_dma_priv.h) ---- */
-
-/* Remove entry @i. */
-static void space_remove(struct pp_iova_space *s, unsigned int i)
-{
-	memmove(&s->free[i], &s->free[i + 1],
-		(s->nr - i - 1) * sizeof(s->free[0]));
-	s->nr--;
-}
-
-/* Insert [start, end] at index @i; false when the array is full. */
-static bool space_insert(struct pp_iova_space *s, unsigned int i,
-			 uint64_t start, uint64_t end)
-{
-	if (s->nr == PP_IOVA_SPACE_MAX)
-		return false;
-	memmove(&s->free[i + 1], &s->free[i],
-		(s->nr - i) * sizeof(s->free[0]));
-	s->free[i].start = start;
-	s->free[i].end = end;
-	s->nr++;
-	return true;
-}
-
-void pp_iova_space_init(struct pp_iova_space *s,
-			const struct pp_iova_range *ranges, unsigned int nr,
-			uint64_t floor)
-{
-	unsigned int i, k;
-
-	s->nr = 0;
-	for (i = 0; i < nr; i++) {
-		uint64_t start = ranges[i].start < floor ? floor :
-							   ranges[i].start;
-
-		if (start > ranges[i].end)
-			continue;
-		/* Sorted insertion: the kernel's list is sorted already,
-		 * but nothing promises it. */
-		for (k = 0; k < s->nr && s->free[k].start < start; k++)
-			;
-		space_insert(s, k, start, ranges[i].end);
-	}
-}
-
-/* Carve [at, at + len) out of entry @i, which holds it. */
-static void space_carve(struct pp_iova_space *s, unsigned int i, uint64_t at,
-			uint64_t len)
-{
-	struct pp_iova_range r = s->free[i];
-	uint64_t last = at + len - 1;
-
-	if (at == r.start && last == r.end) {
-		space_remove(s, i);
-	} else if (at == r.start) {
-		s->free[i].start = last + 1;
-	} else if (last == r.end) {
-		s->free[i].end = at - 1;
-	} else {
-		s->free[i].end = at - 1;
-		/* Full: keep the larger part, leave the smaller unused. */
-		if (!space_insert(s, i + 1, last + 1, r.end) &&
-		    r.end - last > at - r.start) {
-			s->free[i].start = last + 1;
-			s->free[i].end = r.end;
-		}
-	}
-}
-
-int pp_iova_space_alloc(struct pp_iova_space *s, uint64_t len, uint64_t align,
-			uint64_t *iova)
-{
-	unsigned int i;
-
-	if (!len || !align || (align & (align - 1)))
-		return -EINVAL;
-	for (i = 0; i < s->nr; i++) {
-		uint64_t at = (s->free[i].start + align - 1) & ~(align - 1);
-
-		if (at < s->free[i].start || at + len - 1 < at ||
-		    at + len - 1 > s->free[i].end)
-			continue;
-		space_carve(s, i, at, len);
-		*iova = at;
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-int pp_iova_space_take(struct pp_iova_space *s, uint64_t start, uint64_t len)
-{
-	unsigned int i;
-
-	if (!len || start + len - 1 < start)
-		return -EBUSY;
-	for (i = 0; i < s->nr; i++) {
-		if (start >= s->free[i].start &&
-		    start + len - 1 <= s->free[i].end) {
-			space_carve(s, i, start, len);
-			return 0;
-		}
-	}
-	return -EBUSY;
-}
-
-void pp_iova_space_free(struct pp_iova_space *s, uint64_t start, uint64_t len)
-{
-	uint64_t end = start + len - 1;
-	unsigned int i;
-
-	if (!len)
-		return;
-	for (i = 0; i < s->nr && s->free[i].start < start; i++)
-		;
-	/* Merge with the range below, the one above, or both. */
-	if (i > 0 && s->free[i - 1].end + 1 == start) {
-		s->free[i - 1].end = end;
-		if (i < s->nr && end + 1 == s->free[i].start) {
-			s->free[i - 1].end = s->free[i].end;
-			space_remove(s, i);
-		}
-		return;
-	}
-	if (i < s->nr && end + 1 == s->free[i].start) {
-		s->free[i].start = start;
-		return;
-	}
-	if (!space_insert(s, i, start, end))
-		PP_DEBUG_LOG("dma: vfio: IOVA free list full, 0x%llx+%llu stays unused",
-			     (unsigned long long)start,
-			     (unsigned long long)len);
-}
-
-uint64_t pp_iova_space_free_bytes(const struct pp_iova_space *s)
-{
-	uint64_t n = 0;
-	unsigned int i;
-
-	for (i = 0; i < s->nr; i++)
-		n += s->free[i].end - s->free[i].start + 1;
-	return n;
-}
-
 static void report_map_error(struct pp_arena *arena, int err, size_t len)
 {
 	const char *name = pp_arena_name(arena) ? pp_arena_name(arena) :
@@ -500,8 +364,8 @@ static void report_map_error(struct pp_arena *arena, int err, size_t len)
 	}
 }
 
-int pp_vfio_map_arena(struct pp_vfio *v, struct pp_arena *arena,
-		      uint64_t *iova)
+static int vfio_map_arena(struct pp_vfio *v, struct pp_arena *arena,
+			  uint64_t *iova)
 {
 	uintptr_t base = (uintptr_t)pp_arena_base(arena);
 	size_t size = pp_arena_size(arena);
@@ -566,8 +430,8 @@ out_unlock:
 	return err;
 }
 
-void pp_vfio_unmap_arena(struct pp_vfio *v, struct pp_arena *arena,
-			 uint64_t iova)
+static void vfio_unmap_arena(struct pp_vfio *v, struct pp_arena *arena,
+			     uint64_t iova)
 {
 	uintptr_t base = (uintptr_t)pp_arena_base(arena);
 	struct pp_arena_segment seg;
@@ -593,3 +457,41 @@ void pp_vfio_unmap_arena(struct pp_vfio *v, struct pp_arena *arena,
 		pp_iova_space_free(&v->space, iova, pp_arena_size(arena));
 	pthread_mutex_unlock(&v->lock);
 }
+
+/* ---- IOVA mode vfio, as the domain calls it ---- */
+
+static int vfio_mode_create(const struct pp_dma_opts *opts, void **priv)
+{
+	struct pp_vfio *v = vfio_create(opts);
+
+	if (!v)
+		return -errno;
+	*priv = v;
+	return 0;
+}
+
+static void vfio_mode_destroy(void *priv)
+{
+	vfio_destroy(priv);
+}
+
+static int vfio_mode_map_arena(void *priv, struct pp_dma_arena *a)
+{
+	return vfio_map_arena(priv, a->arena, &a->iova);
+}
+
+static int vfio_mode_unmap_arena(void *priv, struct pp_dma_arena *a)
+{
+	vfio_unmap_arena(priv, a->arena, a->iova);
+	return 0;
+}
+
+/* Per page: the arena's IOVA base plus the offset, inline in dma.c. */
+const struct pp_dma_mode pp_dma_mode_vfio = {
+	.name = "vfio",
+	.xlate = PP_DMA_XLATE_LINEAR,
+	.create = vfio_mode_create,
+	.destroy = vfio_mode_destroy,
+	.map_arena = vfio_mode_map_arena,
+	.unmap_arena = vfio_mode_unmap_arena,
+};

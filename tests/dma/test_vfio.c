@@ -6,8 +6,8 @@
  *   test_vfio api|container|map|iova_modes|memlock|entry_limit|errors|nonviable
  *
  * "api" runs anywhere (it is also a host unit test): what a VFIO domain
- * says where the kernel has no VFIO, the calls' argument checks, and the
- * IOVA space's free list (allocation, identity, reuse, merging).
+ * says where the kernel has no VFIO and the calls' argument checks (the
+ * IOVA space's free list has its own unit test, tests/dma).
  *
  * The devices are the guest's two e1000e, bound to vfio-pci by the guest's
  * init, named in PP_TEST_NIC0 and PP_TEST_NIC1.
@@ -25,7 +25,6 @@
 #include <pagepool/pagepool.h>
 #include <pagepool/pp_dma.h>
 
-#include "../../lib/dma/pp_vfio_dma_priv.h"
 #include "pp_test.h"
 
 #define ARENA_SIZE (4u << 20)
@@ -304,81 +303,6 @@ static void test_errors(void)
 	CHECK_EQ(pp_dma_destroy(dma), 0);
 }
 
-#define MiB (1ull << 20)
-
-/* The IOVA free list on its own: no kernel needed. */
-static void test_iova_space(void)
-{
-	/* Two ranges around a hole, out of order, the first partly below
-	 * the floor: what type1 reports around the MSI window. */
-	const struct pp_iova_range ranges[] = {
-		{ 0xfef00000ull, (1ull << 39) - 1 },
-		{ 0, 0xfedfffffull },
-	};
-	uint64_t total = ((1ull << 39) - 0xfef00000ull) + (0xfee00000ull - MiB);
-	struct pp_iova_space s;
-	uint64_t a, b, c, d, e;
-
-	pp_iova_space_init(&s, ranges, 2, MiB);
-	CHECK_EQ(s.nr, 2);
-	CHECK_EQ(s.free[0].start, MiB);
-	CHECK_EQ(pp_iova_space_free_bytes(&s), total);
-
-	/* First fit, aligned: 4 MiB at 1 MiB aligned to 2 MiB is 2 MiB,
-	 * leaving the 1 MiB gap below free. */
-	CHECK_EQ(pp_iova_space_alloc(&s, 4 * MiB, 2 * MiB, &a), 0);
-	CHECK_EQ(a, 2 * MiB);
-	CHECK_EQ(pp_iova_space_alloc(&s, 512 * 1024, 4096, &b), 0);
-	CHECK_EQ(b, MiB);                /* the gap is used first */
-	CHECK_EQ(pp_iova_space_alloc(&s, 8 * MiB, 2 * MiB, &c), 0);
-	CHECK_EQ(c, 6 * MiB);
-	CHECK_EQ(pp_iova_space_alloc(&s, 3, 3, &d), -EINVAL); /* align */
-
-	/* Freed space is reused: the same size lands where it was. */
-	pp_iova_space_free(&s, a, 4 * MiB);
-	CHECK_EQ(pp_iova_space_alloc(&s, 4 * MiB, 2 * MiB, &d), 0);
-	CHECK_EQ(d, a);
-	/* A larger one does not fit the hole and goes above. */
-	pp_iova_space_free(&s, d, 4 * MiB);
-	CHECK_EQ(pp_iova_space_alloc(&s, 6 * MiB, 2 * MiB, &e), 0);
-	CHECK_EQ(e, 14 * MiB);
-
-	/* Identity: free space can be taken exactly, taken space cannot. */
-	CHECK_EQ(pp_iova_space_take(&s, c, MiB), -EBUSY);
-	CHECK_EQ(pp_iova_space_take(&s, 0xfee00000ull, MiB), -EBUSY); /* hole */
-	CHECK_EQ(pp_iova_space_take(&s, 1ull << 38, 64 * MiB), 0);
-	CHECK_EQ(pp_iova_space_take(&s, (1ull << 38) + MiB, MiB), -EBUSY);
-	CHECK_EQ(pp_iova_space_take(&s, (1ull << 39) - MiB, 2 * MiB), -EBUSY);
-
-	/* Everything back, in an order that needs each merge: below,
-	 * above, both. Then the list is the two ranges again. */
-	pp_iova_space_free(&s, 1ull << 38, 64 * MiB);
-	pp_iova_space_free(&s, c, 8 * MiB);
-	pp_iova_space_free(&s, b, 512 * 1024);
-	pp_iova_space_free(&s, e, 6 * MiB);
-	CHECK_EQ(s.nr, 2);
-	CHECK_EQ(s.free[0].start, MiB);
-	CHECK_EQ(pp_iova_space_free_bytes(&s), total);
-	pp_iova_space_free(&s, MiB, 0); /* nothing */
-	CHECK_EQ(s.nr, 2);
-
-	/* Exhaustion, then a full array: splitting past PP_IOVA_SPACE_MAX
-	 * entries leaves space unused but never corrupts the list. */
-	CHECK_EQ(pp_iova_space_alloc(&s, 1ull << 40, 4096, &a), -ENOSPC);
-	for (unsigned int i = 0; i < PP_IOVA_SPACE_MAX + 8; i++) {
-		uint64_t at = (1ull << 36) + (uint64_t)i * 4 * MiB;
-
-		CHECK_EQ(pp_iova_space_take(&s, at, MiB), 0);
-	}
-	CHECK_EQ(s.nr, PP_IOVA_SPACE_MAX);
-	for (unsigned int i = 1; i < s.nr; i++)
-		CHECK(s.free[i - 1].end < s.free[i].start);
-	CHECK(pp_iova_space_free_bytes(&s) <
-	      total - (PP_IOVA_SPACE_MAX + 8) * MiB);
-	CHECK_EQ(pp_iova_space_alloc(&s, 1ull << 37, 1ull << 37, &a), 0);
-	CHECK_EQ(a, 1ull << 37);
-}
-
 static void test_api(void)
 {
 	static const char *const bad_addrs[] = { "../../../tmp",
@@ -473,10 +397,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	pp_test_capture_log();
-	if (!strcmp(argv[1], "api")) {
+	if (!strcmp(argv[1], "api"))
 		RUN_TEST(test_api);
-		RUN_TEST(test_iova_space);
-	}
 	else if (!strcmp(argv[1], "container"))
 		RUN_TEST(test_container);
 	else if (!strcmp(argv[1], "map"))
