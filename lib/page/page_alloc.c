@@ -896,11 +896,10 @@ int pp_allocator_destroy(struct pp_allocator *alloc)
 	if (!alloc)
 		return 0;
 	pthread_mutex_lock(&alloc->pcp_list_lock);
-	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next) {
-		pcp_lock(pcp);
+	pp_pcp_hold_all(alloc);
+	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next)
 		pp_pcp_drain_locked(pcp, false);
-		pcp_unlock(pcp);
-	}
+	pp_pcp_release_all(alloc);
 	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
 		struct pp_zone *z = &alloc->zones[i];
 

@@ -105,13 +105,30 @@ struct pcp_zone {
  * per-cpu pages, per thread here because userspace cannot pin a thread to
  * a CPU's data without restartable sequences).
  *
- * @lock is held by the owner for the length of each call: one atomic
- * exchange, uncontended except while another thread drains this cache
- * because its zones ran dry (pcp_drain_all()). It is what lets a starving
- * thread take pages that a sleeping thread's cache holds.
+ * The owner uses it on every call; another thread only to drain it when
+ * its zones ran dry, for statistics, the invariant walker and destroy.
+ * Two ways to keep them apart, chosen once per process (pcp.c):
+ *
+ *   - asymmetric (@asym, where membarrier(PRIVATE_EXPEDITED) works): the
+ *     owner marks @busy with a plain store, a compiler barrier, and reads
+ *     @stop; no read-modify-write. Another thread raises @stop, runs
+ *     membarrier(), which executes a full barrier on every CPU running one
+ *     of our threads, then waits for @busy to drop. Either the owner's
+ *     store was visible to it, or the owner's load sees @stop and steps
+ *     back until @stop drops. An owner blocked or parked outside a call
+ *     has @busy clear, so a drain never waits for it;
+ *   - a lock word (@lock), one atomic exchange per call, where membarrier
+ *     is missing (kernels before 4.14, a seccomp policy), when
+ *     PAGEPOOL_NO_MEMBARRIER=1 is set, and in TSan builds (TSan does not
+ *     know membarrier and would report the handshake as a race).
+ *
+ * Other threads also take @lock among themselves in both modes.
  */
 struct pp_pcp {
 	int lock;			/* 0 free, 1 held */
+	uint32_t busy;			/* asym: the owner is in a call */
+	uint32_t stop;			/* asym: another thread holds it */
+	bool asym;			/* which of the two ways */
 	unsigned int nr_zones;
 	struct pp_allocator *alloc;
 	struct pp_pcp *next, *prev;	/* alloc->pcp_list, under pcp_list_lock */
@@ -267,6 +284,17 @@ extern __thread struct pcp_memo pp_pcp_memo
 
 PP_HIDDEN struct pp_pcp *pp_pcp_get_slow(struct pp_allocator *alloc);
 PP_HIDDEN void pp_pcp_lock_slow(struct pp_pcp *pcp);
+/* The owner found @stop raised: wait for the other thread, then enter. */
+PP_HIDDEN void pp_pcp_enter_slow(struct pp_pcp *pcp);
+/*
+ * Another thread's hold on caches: pp_pcp_hold_all() holds every cache of
+ * @alloc (the caller holds pcp_list_lock), with one membarrier for all;
+ * pp_pcp_hold() one cache. Released by the matching release call.
+ */
+PP_HIDDEN void pp_pcp_hold_all(struct pp_allocator *alloc);
+PP_HIDDEN void pp_pcp_release_all(struct pp_allocator *alloc);
+PP_HIDDEN void pp_pcp_hold(struct pp_pcp *pcp);
+PP_HIDDEN void pp_pcp_release(struct pp_pcp *pcp);
 PP_HIDDEN void pp_pcp_destructor(void *arg);
 /* Return @pcp's pages of every zone (its lock held). */
 PP_HIDDEN void pp_pcp_drain_locked(struct pp_pcp *pcp, bool remote);
@@ -285,19 +313,35 @@ static inline struct pp_pcp *pcp_get(struct pp_allocator *alloc)
 }
 
 /*
- * Acquire pairs with the release in pcp_unlock(), by the owner or by a
- * thread that drained the cache: the stack's contents are visible.
+ * The owner enters its cache for one call (struct pp_pcp has both ways).
+ * Asym: the store to busy may pass the load of stop in the CPU; the other
+ * thread's membarrier() is what orders them, so here a compiler barrier
+ * is enough. The acquire load pairs with the release of stop by a thread
+ * that drained the cache: the stack's new contents are visible.
  */
 static inline void pcp_lock(struct pp_pcp *pcp)
 {
+	if (PP_LIKELY(pcp->asym)) {
+		__atomic_store_n(&pcp->busy, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (PP_LIKELY(!__atomic_load_n(&pcp->stop, __ATOMIC_ACQUIRE)))
+			return;
+		pp_pcp_enter_slow(pcp);
+		return;
+	}
 	if (PP_LIKELY(!__atomic_exchange_n(&pcp->lock, 1, __ATOMIC_ACQUIRE)))
 		return;
 	pp_pcp_lock_slow(pcp);
 }
 
+/* Release: the call's changes to the stack are visible to a drainer that
+ * sees busy (or the lock) clear. */
 static inline void pcp_unlock(struct pp_pcp *pcp)
 {
-	__atomic_store_n(&pcp->lock, 0, __ATOMIC_RELEASE);
+	if (PP_LIKELY(pcp->asym))
+		__atomic_store_n(&pcp->busy, 0, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&pcp->lock, 0, __ATOMIC_RELEASE);
 }
 
 /* Owner-only counter update; see struct pp_counters. */

@@ -43,13 +43,13 @@ int pp_allocator_zone_stats(struct pp_allocator *alloc, unsigned int zone,
 	add_counters(out, &z->retired);
 
 	pthread_mutex_lock(&alloc->pcp_list_lock);
+	/* The hold makes count exact; counters need none. */
+	pp_pcp_hold_all(alloc);
 	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next) {
-		/* The lock makes count exact; counters need no lock. */
-		pcp_lock(pcp);
 		out->pcp_pages += pcp->z[zone].count;
-		pcp_unlock(pcp);
 		add_counters(out, &pcp->z[zone].c);
 	}
+	pp_pcp_release_all(alloc);
 	pthread_mutex_unlock(&alloc->pcp_list_lock);
 	return 0;
 }
@@ -296,8 +296,7 @@ int pp_allocator_check(struct pp_allocator *alloc,
 
 	/* Lock order: list, every cache, every zone (page_alloc_priv.h). */
 	pthread_mutex_lock(&alloc->pcp_list_lock);
-	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next)
-		pcp_lock(pcp);
+	pp_pcp_hold_all(alloc);
 	for (unsigned int i = 0; i < alloc->nr_zones; i++)
 		zone_lock(&alloc->zones[i]);
 
@@ -306,8 +305,7 @@ int pp_allocator_check(struct pp_allocator *alloc,
 
 	for (unsigned int i = alloc->nr_zones; i-- > 0;)
 		zone_unlock(&alloc->zones[i]);
-	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next)
-		pcp_unlock(pcp);
+	pp_pcp_release_all(alloc);
 	pthread_mutex_unlock(&alloc->pcp_list_lock);
 
 	if (!err && allocated_out)

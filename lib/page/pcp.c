@@ -10,19 +10,54 @@
  * exit), with a one-entry thread-local memo in front (pcp_get()). Every
  * cache is also on the allocator's list, so that a starving thread, the
  * statistics, the invariant walker and pp_allocator_destroy() can reach
- * caches of other threads; they take a cache's lock as its owner does.
+ * caches of other threads: they hold a cache with pp_pcp_hold(), which
+ * keeps its owner out (page_alloc_priv.h, struct pp_pcp, says how).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pp_log.h"
 #include "pp_os_fault.h"
+#include "pp_os.h"
 #include "page_alloc_priv.h"
 
 __thread struct pcp_memo pp_pcp_memo
 	__attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+#if defined(__SANITIZE_THREAD__)
+#define PCP_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PCP_TSAN 1
+#endif
+#endif
+#ifndef PCP_TSAN
+#define PCP_TSAN 0
+#endif
+
+/* Whether caches use the asymmetric handshake: decided once per process,
+ * since every cache of every allocator must agree with the drainers. */
+static pthread_once_t asym_once = PTHREAD_ONCE_INIT;
+static bool asym_on;
+
+static void asym_decide(void)
+{
+	const char *off = getenv("PAGEPOOL_NO_MEMBARRIER");
+	int err;
+
+	if (PCP_TSAN || (off && *off && strcmp(off, "0")))
+		return;
+	err = pp_os_membarrier_register();
+	if (err) {
+		PP_INFO("allocator: membarrier(PRIVATE_EXPEDITED) unavailable (%s): thread caches take a lock word per call",
+			strerror(-err));
+		return;
+	}
+	asym_on = true;
+}
 
 static inline void cpu_relax(void)
 {
@@ -53,6 +88,87 @@ void pp_pcp_lock_slow(struct pp_pcp *pcp)
 	}
 }
 
+/*
+ * The owner saw @stop raised: another thread holds the cache. Step out
+ * (busy clear, so it can finish), wait for stop to drop, and enter again,
+ * as pcp_lock() does. Spin briefly, then yield, as the lock word does.
+ */
+void pp_pcp_enter_slow(struct pp_pcp *pcp)
+{
+	for (;;) {
+		__atomic_store_n(&pcp->busy, 0, __ATOMIC_RELEASE);
+		for (int i = 0; __atomic_load_n(&pcp->stop, __ATOMIC_ACQUIRE);
+		     i++) {
+			if (i < 128)
+				cpu_relax();
+			else
+				sched_yield();
+		}
+		__atomic_store_n(&pcp->busy, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&pcp->stop, __ATOMIC_ACQUIRE))
+			return;
+	}
+}
+
+/* Another thread's side: the lock word keeps such threads apart. */
+static void hold_begin(struct pp_pcp *pcp)
+{
+	if (__atomic_exchange_n(&pcp->lock, 1, __ATOMIC_ACQUIRE))
+		pp_pcp_lock_slow(pcp);
+	if (pcp->asym)
+		__atomic_store_n(&pcp->stop, 1, __ATOMIC_RELAXED);
+}
+
+/* After the membarrier: the owner is out of any call, and stays out. */
+static void hold_wait(struct pp_pcp *pcp)
+{
+	if (!pcp->asym)
+		return;
+	for (int i = 0; __atomic_load_n(&pcp->busy, __ATOMIC_ACQUIRE); i++) {
+		if (i < 128)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+void pp_pcp_hold(struct pp_pcp *pcp)
+{
+	hold_begin(pcp);
+	if (pcp->asym)
+		pp_os_membarrier();
+	hold_wait(pcp);
+}
+
+void pp_pcp_release(struct pp_pcp *pcp)
+{
+	if (pcp->asym)
+		__atomic_store_n(&pcp->stop, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&pcp->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Every cache of @alloc, with one membarrier() for all of them. */
+void pp_pcp_hold_all(struct pp_allocator *alloc)
+{
+	bool any_asym = false;
+
+	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next) {
+		hold_begin(pcp);
+		any_asym |= pcp->asym;
+	}
+	if (any_asym)
+		pp_os_membarrier();
+	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next)
+		hold_wait(pcp);
+}
+
+void pp_pcp_release_all(struct pp_allocator *alloc)
+{
+	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next)
+		pp_pcp_release(pcp);
+}
+
 static struct pp_pcp *pcp_create(struct pp_allocator *alloc)
 {
 	size_t head = sizeof(struct pp_pcp) +
@@ -67,6 +183,8 @@ static struct pp_pcp *pcp_create(struct pp_allocator *alloc)
 		return NULL;
 	pcp = mem;
 	memset(pcp, 0, head);
+	pthread_once(&asym_once, asym_decide);
+	pcp->asym = asym_on;
 	pcp->nr_zones = alloc->nr_zones;
 	pcp->alloc = alloc;
 	for (unsigned int i = 0; i < alloc->nr_zones; i++)
@@ -173,13 +291,18 @@ unsigned long pp_pcp_drain_all(struct pp_allocator *alloc)
 	unsigned long moved = 0;
 
 	pthread_mutex_lock(&alloc->pcp_list_lock);
+	/*
+	 * The caller's own cache too: it is outside a call on it here (the
+	 * allocation paths drain only after unlocking), and the hold keeps
+	 * the other owners out.
+	 */
+	pp_pcp_hold_all(alloc);
 	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next) {
-		pcp_lock(pcp);
 		for (unsigned int i = 0; i < pcp->nr_zones; i++)
 			moved += pcp->z[i].count;
 		pp_pcp_drain_locked(pcp, pcp != self);
-		pcp_unlock(pcp);
 	}
+	pp_pcp_release_all(alloc);
 	pthread_mutex_unlock(&alloc->pcp_list_lock);
 	return moved;
 }

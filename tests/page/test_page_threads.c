@@ -155,7 +155,11 @@ static void *hoard_then_wait(void *arg)
 	return got == managed ? NULL : (void *)2;
 }
 
-/* A dry zone drains another thread's cache before a call fails. */
+/*
+ * A dry zone drains another thread's cache before a call fails, while
+ * that cache's owner is parked in a system call (a condition variable's
+ * futex wait): the drain never waits for an owner outside a call.
+ */
 static void test_dry_zone_drains_other_cache(void)
 {
 	unsigned long managed = test_managed();

@@ -102,6 +102,20 @@ void pp_os_unlock(void *addr, size_t len);
 bool pp_os_numa_available(void);
 
 /*
+ * pp_os_membarrier_register - make pp_os_membarrier() usable by this
+ * process (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED). Returns 0 or -errno
+ * (ENOSYS, EINVAL: a kernel before 4.14; EPERM: a seccomp policy).
+ */
+int pp_os_membarrier_register(void);
+
+/*
+ * pp_os_membarrier - a full memory barrier on every CPU that runs a thread
+ * of this process, before it returns (MEMBARRIER_CMD_PRIVATE_EXPEDITED).
+ * Only after pp_os_membarrier_register() succeeded.
+ */
+void pp_os_membarrier(void);
+
+/*
  * pp_os_current_node - the node of the CPU the calling thread runs on now
  * (it may move). Returns the node, or 0 when unknown on a one-node machine.
  */
