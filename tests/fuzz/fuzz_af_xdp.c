@@ -168,21 +168,6 @@ static bool model_tx_ok(const struct pp_frame *f)
 	       (uint64_t)f->offset + f->headroom + f->len <= PP_PAGE_SIZE;
 }
 
-/* Write both ends of a frame's data: ASan sees any byte outside. */
-static void touch(const struct pp_frame *f)
-{
-	uint8_t *start = pp_page_address(f->page);
-	uint8_t *d = pp_frame_data(f);
-
-	FUZZ_CHECK(pp_frame_valid(f));
-	FUZZ_CHECK(d >= start &&
-		   d + f->len <= start + (PP_PAGE_SIZE << f->page->order));
-	if (f->len) {
-		d[0] ^= 0x5a;
-		d[f->len - 1] ^= 0xa5;
-	}
-}
-
 /* Offset, headroom and length near 0, the block's end, 2^16 and 2^32. */
 static void pick_geometry(struct fuzz_in *in, struct pp_frame *f)
 {
@@ -516,7 +501,7 @@ static void rx_burst(struct sim *s, struct fuzz_in *in)
 		FUZZ_CHECK(f[ok].page == s->first + i);
 		FUZZ_CHECK(f[ok].offset == 0 && f[ok].headroom == off &&
 			   f[ok].len == d->len);
-		touch(&f[ok]);
+		fuzz_frame_touch(&f[ok]);
 		set_state(s, i, M_APP);
 		app_add(s, &f[ok]);
 		ok++;

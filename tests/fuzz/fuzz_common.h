@@ -80,6 +80,25 @@ static void fuzz_log_fn(enum pp_log_level level, const char *msg, void *ctx)
 	fuzz_log_count++;
 }
 
+/*
+ * A frame the library handed out must lie in its page block: check it,
+ * and write the first and last byte of its data, so that ASan reports a
+ * byte outside the block.
+ */
+static inline void fuzz_frame_touch(const struct pp_frame *f)
+{
+	uint8_t *start = pp_page_address(f->page);
+	uint8_t *d = pp_frame_data(f);
+
+	FUZZ_CHECK(pp_frame_valid(f));
+	FUZZ_CHECK(d >= start &&
+		   d + f->len <= start + (PP_PAGE_SIZE << f->page->order));
+	if (f->len) {
+		d[0] ^= 0x5a;
+		d[f->len - 1] ^= 0xa5;
+	}
+}
+
 struct fuzz_env {
 	struct pp_arena *arena;
 	struct pp_allocator *alloc;

@@ -91,21 +91,6 @@ static bool model_ok(const struct pp_frame *f, int64_t hr, int64_t len)
 	       (uint64_t)f->offset + (uint64_t)hr + (uint64_t)len <= block;
 }
 
-/* A valid frame's data is inside its block: write both ends. */
-static void touch(const struct pp_frame *f)
-{
-	uint8_t *start = pp_page_address(f->page);
-	uint8_t *d = pp_frame_data(f);
-
-	FUZZ_CHECK(pp_frame_valid(f));
-	FUZZ_CHECK(d >= start &&
-		   d + f->len <= start + (PP_PAGE_SIZE << f->page->order));
-	if (f->len) {
-		d[0] ^= 0x5a;
-		d[f->len - 1] ^= 0xa5;
-	}
-}
-
 static void check_helpers(struct pp_frame *f, struct fuzz_in *in)
 {
 	uint64_t block = (uint64_t)PP_PAGE_SIZE << f->page->order;
@@ -120,7 +105,7 @@ static void check_helpers(struct pp_frame *f, struct fuzz_in *in)
 	FUZZ_CHECK(pp_frame_valid(f) == ok);
 	FUZZ_CHECK(pp_frame_room(f) == (start <= block ? block - start : 0));
 	if (ok)
-		touch(f);
+		fuzz_frame_touch(f);
 
 	if (kinds & 0x80) {
 		bool want = model_ok(f, (int64_t)f->headroom + delta,
@@ -137,7 +122,7 @@ static void check_helpers(struct pp_frame *f, struct fuzz_in *in)
 				   was.headroom + was.len);
 			FUZZ_CHECK(f->offset == was.offset &&
 				   f->page == was.page);
-			touch(f);
+			fuzz_frame_touch(f);
 		}
 	} else {
 		bool want = model_ok(f, f->headroom, (int64_t)f->len + delta);
@@ -151,7 +136,7 @@ static void check_helpers(struct pp_frame *f, struct fuzz_in *in)
 			FUZZ_CHECK(f->headroom == was.headroom &&
 				   f->offset == was.offset &&
 				   f->page == was.page);
-			touch(f);
+			fuzz_frame_touch(f);
 			/* Room shrinks by what the tail grew. */
 			FUZZ_CHECK(pp_frame_room(f) ==
 				   block - f->offset - f->headroom);
