@@ -665,10 +665,8 @@ static void print_table(FILE *f, const struct scale_cfg *cfg,
 	fprintf(f, "T = 1 runs a pair's two roles in one thread; odd T > 1 has no pairs (skipped).\n"
 		"ns/pg/thr: ns per page per thread (T / throughput); scaling: throughput(T) / throughput(1), ideal T.\n"
 		"The machine may be shared and noisy: compare within a run.\n\n");
-	fprintf(f, "%-5s %4s  %9s %9s %7s", "", "", "pagepool", "", "");
-	if (have_dpdk)
-		fprintf(f, "  %9s %9s %7s", "dpdk", "", "");
-	fprintf(f, "\n%-5s %4s  %9s %9s %7s", "work", "T", "ns/pg/thr",
+	fprintf(f, "%-12s%-29s%s\n", "", "pagepool", have_dpdk ? "dpdk" : "");
+	fprintf(f, "%-5s %4s  %9s %9s %7s", "work", "T", "ns/pg/thr",
 		"Mpages/s", "scaling");
 	if (have_dpdk)
 		fprintf(f, "  %9s %9s %7s  %9s", "ns/ob/thr", "Mobj/s",
