@@ -125,6 +125,11 @@ int bench_sunrpc_cases(const struct bench_cfg *cfg,
 		       struct bench_results *out);
 
 /* dpdk.c, built only with DPDK (PP_BENCH_HAVE_DPDK). */
+/* The DPDK row beside page_pool's "ring recycle". */
+#define BENCH_DPDK_RING_NAME "rte_ring mp enq + mc deq"
+int bench_dpdk_eal_start(int cpu, unsigned int mem_mb, char *args,
+			 size_t args_len, char *why, size_t why_len);
+void bench_dpdk_eal_stop(void);
 int bench_dpdk_init(const struct bench_cfg *cfg, struct bench_dpdk_info *info);
 int bench_dpdk_cases(const struct bench_cfg *cfg, struct bench_results *out);
 void bench_dpdk_fini(void);

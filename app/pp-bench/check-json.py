@@ -15,6 +15,31 @@ def fail(msg):
     sys.exit(1)
 
 
+def check_scale(doc):
+    """pp-bench scale: a point per workload, implementation and thread
+    count, each measured or skipped with a reason, never failed."""
+    for key in ("machine", "parameters", "dpdk", "cases"):
+        if key not in doc:
+            fail(f"JSON has no '{key}'")
+    threads = doc["parameters"]["threads"]
+    impls = ["pagepool"] + (["dpdk"] if doc["dpdk"]["ok"] else [])
+    seen = {(c["workload"], c["impl"], c["threads"]): c for c in doc["cases"]}
+    for w in ("bulk", "pair", "pool"):
+        for i in impls:
+            for t in threads:
+                c = seen.get((w, i, t))
+                if c is None:
+                    fail(f"no {w}/{i} point for {t} threads")
+                if c["status"] == "failed":
+                    fail(f"{w}/{i} at {t} threads failed: {c['reason']}")
+                if c["status"] == "ok" and not c["ns_per_page_per_thread"] > 0:
+                    fail(f"{w}/{i} at {t} threads has no figure")
+                if c["status"] == "skipped" and not c["reason"]:
+                    fail(f"{w}/{i} at {t} threads skipped without a reason")
+    print(f"ok: scale, {len(doc['cases'])} points, threads {threads}, "
+          f"dpdk: {doc['dpdk']['status']}")
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: check-json.py PP-BENCH [ARGS...] --json -")
@@ -31,6 +56,9 @@ def main():
     except json.JSONDecodeError as e:
         fail(f"output is not valid JSON: {e}")
 
+    if doc.get("benchmark") == "scale":
+        check_scale(doc)
+        return
     for key in ("machine", "build", "parameters", "dpdk", "baselines",
                 "cases"):
         if key not in doc:

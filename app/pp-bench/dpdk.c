@@ -23,6 +23,7 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_mempool.h>
+#include <rte_ring.h>
 #include <rte_version.h>
 
 #include "bench.h"
@@ -39,7 +40,12 @@
 /* EAL memory in MiB: the pool plus the EAL's own tables. */
 #define DPDK_EAL_MB 64
 
+/* The ring of the one-object enqueue/dequeue case: multi-producer and
+ * multi-consumer, like the recycle ring of a page_pool. */
+#define DPDK_RING_SIZE 1024
+
 static struct rte_mempool *mp;
+static struct rte_ring *ring;
 static bool eal_up;
 
 struct dpdk_arg {
@@ -69,15 +75,15 @@ static long free_2m_hugepages(void)
  * stops it from reaching for a 1 GiB page when it wants a contiguous zone.
  * --no-huge cannot go with --in-memory; --no-shconf keeps it file-free.
  */
-static int build_args(const struct bench_cfg *cfg, char **argv, char *buf,
+static int build_args(int cpu, unsigned int mem_mb, char **argv, char *buf,
 		      size_t len, bool huge)
 {
 	static char lcores[16], mem[16], limit[32];
 	int argc = 0;
 
-	snprintf(lcores, sizeof(lcores), "%d", cfg->cpu);
-	snprintf(mem, sizeof(mem), "%d", DPDK_EAL_MB);
-	snprintf(limit, sizeof(limit), "--socket-limit=%d", DPDK_EAL_MB);
+	snprintf(lcores, sizeof(lcores), "%d", cpu);
+	snprintf(mem, sizeof(mem), "%u", mem_mb);
+	snprintf(limit, sizeof(limit), "--socket-limit=%u", mem_mb);
 	argv[argc++] = "pp-bench";
 	argv[argc++] = "--no-pci";
 	argv[argc++] = "--no-telemetry";
@@ -105,28 +111,49 @@ static int build_args(const struct bench_cfg *cfg, char **argv, char *buf,
 	return argc;
 }
 
-int bench_dpdk_init(const struct bench_cfg *cfg, struct bench_dpdk_info *info)
+/*
+ * Start the EAL on @cpu with @mem_mb MiB, with the arguments above (2 MiB
+ * hugepages when enough are free, else ordinary memory). pp-bench and
+ * pp-bench scale both come here, so their EALs are set up alike. Returns 0,
+ * or -1 with the reason in @why.
+ */
+int bench_dpdk_eal_start(int cpu, unsigned int mem_mb, char *args,
+			 size_t args_len, char *why, size_t why_len)
 {
 	char *argv[16];
 	int argc;
-	bool huge = free_2m_hugepages() >= DPDK_EAL_MB / 2 + 8;
+	bool huge = free_2m_hugepages() >= (long)mem_mb / 2 + 8;
 
+	argc = build_args(cpu, mem_mb, argv, args, args_len, huge);
+	/* The EAL logs to stdout by default, which would corrupt --json -. */
+	rte_openlog_stream(stderr);
+	if (rte_eal_init(argc, argv) < 0) {
+		snprintf(why, why_len,
+			 "EAL init failed (%s): run as root, or free %u MiB of 2 MiB hugepages",
+			 rte_strerror(rte_errno), mem_mb);
+		return -1;
+	}
+	eal_up = true;
+	return 0;
+}
+
+void bench_dpdk_eal_stop(void)
+{
+	if (eal_up)
+		rte_eal_cleanup();
+	eal_up = false;
+}
+
+int bench_dpdk_init(const struct bench_cfg *cfg, struct bench_dpdk_info *info)
+{
 	info->built = true;
 	snprintf(info->version, sizeof(info->version), "%s", rte_version());
 	info->pool_size = DPDK_POOL_SIZE;
 	info->cache_size = DPDK_CACHE_SIZE;
-	argc = build_args(cfg, argv, info->eal_args, sizeof(info->eal_args),
-			  huge);
-
-	/* The EAL logs to stdout by default, which would corrupt --json -. */
-	rte_openlog_stream(stderr);
-	if (rte_eal_init(argc, argv) < 0) {
-		snprintf(info->status, sizeof(info->status),
-			 "EAL init failed (%s): run as root, or free %d MiB of 2 MiB hugepages",
-			 rte_strerror(rte_errno), DPDK_EAL_MB);
+	if (bench_dpdk_eal_start(cfg->cpu, DPDK_EAL_MB, info->eal_args,
+				 sizeof(info->eal_args), info->status,
+				 sizeof(info->status)))
 		return -1;
-	}
-	eal_up = true;
 
 	mp = rte_mempool_create("pp_bench", DPDK_POOL_SIZE, DPDK_OBJ_SIZE,
 				DPDK_CACHE_SIZE, 0, NULL, NULL, NULL, NULL,
@@ -166,6 +193,38 @@ static int get_put_bulk(void *p, unsigned long iters, struct bench_sample *s,
 	return 0;
 }
 
+/*
+ * The peer of page_pool's "ring recycle" row: one object into a
+ * multi-producer ring and out by a multi-consumer dequeue, the CAS on each
+ * side that a page returned from another thread pays (here on one thread,
+ * as the page_pool row is measured).
+ */
+static int ring_mp_mc(void *p, unsigned long iters, struct bench_sample *s,
+		      char *why, size_t why_len)
+{
+	struct rte_ring *r = p;
+	void *obj = &obj, *got = NULL;
+	unsigned long i;
+	uint64_t t0;
+
+	t0 = tsc_begin();
+	for (i = 0; i < iters; i++) {
+		if (PP_UNLIKELY(rte_ring_mp_enqueue(r, obj))) {
+			snprintf(why, why_len, "rte_ring_mp_enqueue: ring full");
+			return -1;
+		}
+		bench_barrier();
+		if (PP_UNLIKELY(rte_ring_mc_dequeue(r, &got))) {
+			snprintf(why, why_len, "rte_ring_mc_dequeue: ring empty");
+			return -1;
+		}
+		bench_keep(got);
+	}
+	s->cycles = tsc_end() - t0;
+	s->ops = iters;
+	return 0;
+}
+
 int bench_dpdk_cases(const struct bench_cfg *cfg, struct bench_results *out)
 {
 	struct dpdk_arg a;
@@ -180,6 +239,14 @@ int bench_dpdk_cases(const struct bench_cfg *cfg, struct bench_results *out)
 		bench_run(cfg, out, BENCH_DPDK, "rte_mempool get+put bulk",
 			  a.bulk, "obj", get_put_bulk, &a);
 	}
+	ring = rte_ring_create("pp_bench_ring", DPDK_RING_SIZE,
+			       (int)rte_socket_id(), 0);
+	if (!ring)
+		bench_fail(out, BENCH_DPDK, BENCH_DPDK_RING_NAME, 0, "obj",
+			   "rte_ring_create: %s", rte_strerror(rte_errno));
+	else
+		bench_run(cfg, out, BENCH_DPDK, BENCH_DPDK_RING_NAME, 0, "obj",
+			  ring_mp_mc, ring);
 	return 0;
 }
 
@@ -188,7 +255,8 @@ void bench_dpdk_fini(void)
 	if (mp)
 		rte_mempool_free(mp);
 	mp = NULL;
-	if (eal_up)
-		rte_eal_cleanup();
-	eal_up = false;
+	if (ring)
+		rte_ring_free(ring);
+	ring = NULL;
+	bench_dpdk_eal_stop();
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "scale.h"
 #include "tlb.h"
 
 #define DEFAULT_RUNS 7
@@ -47,7 +48,9 @@ static void usage(FILE *f)
 		"  -h, --help      this text\n"
 		"\n"
 		"pp-bench tlb [options]: the page-size (TLB) benchmark of huge\n"
-		"vmalloc areas; 'pp-bench tlb --help' lists its options.\n",
+		"vmalloc areas; 'pp-bench tlb --help' lists its options.\n"
+		"pp-bench scale [options]: thread scaling of the allocator and\n"
+		"page_pool beside rte_mempool; 'pp-bench scale --help'.\n",
 		DEFAULT_RUNS, DEFAULT_ARENA_MB, DEFAULT_RUN_MS, QUICK_RUNS);
 }
 
@@ -267,6 +270,8 @@ int main(int argc, char **argv)
 	/* A subcommand with options of its own; the default is unchanged. */
 	if (argc > 1 && !strcmp(argv[1], "tlb"))
 		return bench_tlb_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "scale"))
+		return bench_scale_main(argc - 1, argv + 1);
 	parse_args(argc, argv, &cfg);
 	pin_cpu(&cfg);
 	if (cfg.json_path && !strcmp(cfg.json_path, "-")) {

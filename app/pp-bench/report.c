@@ -28,7 +28,10 @@ static double spread_pct(const struct bench_result *r)
 	return r->cyc_med > 0 ? (r->cyc_max - r->cyc_min) / r->cyc_med * 100 : 0;
 }
 
-/* Link every bulk array row to the DPDK row of the same bulk size. */
+/*
+ * Link every bulk array row to the DPDK row of the same bulk size, and
+ * page_pool's ring recycle to DPDK's rte_ring enqueue + dequeue of one.
+ */
 static void pair_dpdk(struct bench_results *res)
 {
 	unsigned int i;
@@ -36,10 +39,15 @@ static void pair_dpdk(struct bench_results *res)
 	for (i = 0; i < res->n; i++) {
 		struct bench_result *r = &res->r[i], *d;
 
-		if (r->group != BENCH_ALLOC || strcmp(r->name, "bulk array"))
+		if (r->group == BENCH_ALLOC && !strcmp(r->name, "bulk array"))
+			d = bench_find(res, BENCH_DPDK,
+				       "rte_mempool get+put bulk", r->bulk);
+		else if (r->group == BENCH_POOL &&
+			 !strcmp(r->name, "ring recycle"))
+			d = bench_find(res, BENCH_DPDK, BENCH_DPDK_RING_NAME,
+				       0);
+		else
 			continue;
-		d = bench_find(res, BENCH_DPDK, "rte_mempool get+put bulk",
-			       r->bulk);
 		r->dpdk = (d && !d->failed) ? d : NULL;
 	}
 }
@@ -152,7 +160,7 @@ void bench_report_table(FILE *f, const struct bench_cfg *cfg,
 	section(f, "allocator: alloc + free", "page");
 	group_rows(f, cfg, res, BENCH_ALLOC);
 	if (dpdk->ok) {
-		section(f, "dpdk: get_bulk + put_bulk", "obj");
+		section(f, "dpdk: mempool bulk, ring of one", "obj");
 		group_rows(f, cfg, res, BENCH_DPDK);
 	}
 	section(f, "page_pool: alloc + return", "page");
