@@ -345,7 +345,7 @@ static char *list_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
 	size_t cap = 1 << 14, len = 0;
-	char *buf = malloc(cap), link[PATH_MAX], path[64];
+	char *buf = malloc(cap), link[PATH_MAX], path[300];
 	struct dirent *de;
 
 	REQUIRE(d != NULL && buf != NULL);
