@@ -35,6 +35,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#ifdef PP_SWEEP_VERBS
+#include <infiniband/verbs.h>
+#endif
 #ifdef PP_SWEEP_AF_XDP
 #include <linux/if_link.h>
 #include <bpf/libbpf.h>
@@ -61,6 +64,9 @@ static bool with_pa;
  */
 static char xdp_if[IF_NAMESIZE], xdp_peer[IF_NAMESIZE], xdp_dev[64];
 static pid_t xdp_owner;
+
+/* verbs: whether the machine has an RDMA device to open (soft-RoCE). */
+static bool with_verbs;
 
 /*
  * ASan keeps freed memory in a quarantine and maps fresh memory meanwhile,
@@ -124,6 +130,10 @@ struct work {
 	bool va_mapped, pa_mapped;
 	struct pp_pool *pool, *pool2m;
 	struct pp_port *null0, *veth0, *xsk;
+	struct ibv_context *vctx;
+	struct ibv_pd *vpd;
+	struct pp_dma *verbs;
+	bool verbs_mapped;
 	const char *step; /* the step that failed */
 };
 
@@ -259,6 +269,20 @@ static int work_run(struct work *w)
 	 * (veth has none), the program's map. */
 	if (xdp_dev[0])
 		STEP(w, "port af_xdp", w->xsk = pp_port_open(xdp_dev, &conf));
+#ifdef PP_SWEEP_VERBS
+	/* The verbs backend: open the first device, a protection domain
+	 * of the test's own, a domain over it, the 4 KiB arena registered. */
+	if (with_verbs) {
+		struct pp_dma_opts vo = { .sz = sizeof(vo), .mode = PP_IOVA_VERBS };
+
+		STEP(w, "verbs open", w->vctx = pp_dma_verbs_open(NULL, 1));
+		STEP(w, "verbs pd", w->vpd = ibv_alloc_pd(w->vctx));
+		vo.verbs_pd = w->vpd;
+		STEP(w, "dma verbs", w->verbs = pp_dma_create(&vo));
+		STEP_RC(w, "dma verbs map", pp_dma_map_arena(w->verbs, w->a4k));
+		w->verbs_mapped = true;
+	}
+#endif
 	w->step = NULL;
 	return 0;
 }
@@ -295,6 +319,16 @@ static int work_fini(struct work *w)
 
 	if (w->xsk)
 		FINI_RC(pp_port_close(w->xsk));
+#ifdef PP_SWEEP_VERBS
+	if (w->verbs_mapped)
+		FINI_RC(pp_dma_unmap_arena(w->verbs, w->a4k));
+	if (w->verbs)
+		FINI_RC(pp_dma_destroy(w->verbs));
+	if (w->vpd)
+		FINI_RC(-ibv_dealloc_pd(w->vpd));
+	if (w->vctx)
+		FINI_RC(-ibv_close_device(w->vctx));
+#endif
 	/* veth0 first: it sends null0's frames home as it closes. */
 	if (w->veth0)
 		FINI_RC(pp_port_close(w->veth0));
@@ -499,6 +533,26 @@ static void xdp_pair_add(void)
 	signal(SIGTERM, xdp_on_signal);
 }
 
+/* The verbs step, or a SKIP line saying why not. */
+static void verbs_probe(void)
+{
+#ifdef PP_SWEEP_VERBS
+	struct ibv_device **list;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	if (list)
+		ibv_free_device_list(list);
+	if (n > 0) {
+		with_verbs = true;
+		return;
+	}
+	pp_test_skip_part("dma verbs", "no RDMA device here (soft-RoCE: modprobe rdma_rxe; rdma link add rxe0 type rxe netdev IFACE; the rdma suite's guest has one)");
+#else
+	pp_test_skip_part("dma verbs", "pagepool was built without libibverbs");
+#endif
+}
+
 /* One run in a forked child: fail hit @nth, check, exit. */
 static __attribute__((noreturn)) void child(unsigned long nth)
 {
@@ -632,6 +686,7 @@ int main(void)
 		pp_test_skip("pagepool was built without the fault seam (meson setup -Dfault_injection=true)");
 	pp_log_set_handler(count_log, NULL, PP_LOG_WARN);
 	xdp_pair_add();
+	verbs_probe();
 
 	/* Twice: the first run may fill caches (sysfs reads) once. */
 	probe();
