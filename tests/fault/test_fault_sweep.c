@@ -273,7 +273,9 @@ static int work_run(struct work *w)
 	/* The verbs backend: open the first device, a protection domain
 	 * of the test's own, a domain over it, the 4 KiB arena registered. */
 	if (with_verbs) {
-		struct pp_dma_opts vo = { .sz = sizeof(vo), .mode = PP_IOVA_VERBS };
+		struct pp_dma_opts vo = {
+			.sz = sizeof(vo), .mode = PP_IOVA_VERBS,
+		};
 
 		STEP(w, "verbs open", w->vctx = pp_dma_verbs_open(NULL, 1));
 		STEP(w, "verbs pd", w->vpd = ibv_alloc_pd(w->vctx));
@@ -449,7 +451,8 @@ static int xdp_leftovers(void)
 
 	if (!xdp_dev[0])
 		return 0;
-	if (bpf_xdp_query(ifindex, 0, &q) || q.attach_mode != XDP_ATTACHED_NONE) {
+	if (bpf_xdp_query(ifindex, 0, &q) ||
+	    q.attach_mode != XDP_ATTACHED_NONE) {
 		printf("     FAIL: an XDP program is still attached to %s (mode %u)\n",
 		       xdp_if, q.attach_mode);
 		bad++;

@@ -1194,7 +1194,8 @@ static int foreign_ring_create(struct rte_mempool *mp, struct pagepool_mp *p)
 	if (sz < 0)
 		return (int)sz;
 	r = pp_os_aligned_alloc(RTE_CACHE_LINE_SIZE,
-				RTE_ALIGN_CEIL((size_t)sz, RTE_CACHE_LINE_SIZE));
+				RTE_ALIGN_CEIL((size_t)sz,
+					       RTE_CACHE_LINE_SIZE));
 	if (!r) {
 		PMP_LOG(ERR, "pool '%s': out of memory for the ring of foreign objects (%zd bytes)",
 			mp->name, sz);

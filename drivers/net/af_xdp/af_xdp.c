@@ -501,7 +501,8 @@ static int xdp_bpffs_ensure(void)
 
 	if (!statfs(XDP_BPF_FS, &st) && st.f_type == XDP_BPF_FS_MAGIC)
 		return 0;
-	if (XDP_FAIL_RC(EPERM, mount("bpf", XDP_BPF_FS, "bpf", 0, "mode=0700"))) {
+	if (XDP_FAIL_RC(EPERM,
+			mount("bpf", XDP_BPF_FS, "bpf", 0, "mode=0700"))) {
 		int err = errno;
 
 		PP_ERR("af_xdp: cannot mount bpffs at %s: %s (mount it: mount -t bpf bpf %s)",
@@ -556,7 +557,8 @@ static int xdp_lock_take(const char *ifname)
 	for (tries = 0; tries < 8; tries++) {
 		struct stat a, b;
 
-		fd = XDP_FAIL_RC(EMFILE, open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+		fd = XDP_FAIL_RC(EMFILE, open(path, O_RDWR | O_CREAT |
+						     O_CLOEXEC, 0600));
 		if (fd < 0) {
 			int err = errno;
 
@@ -709,7 +711,8 @@ static int xdp_prog_attach(struct xdp_iface *ifc)
 		       strerror(-err));
 		return err;
 	}
-	ifc->prog = XDP_FAIL_PTR(ENOMEM, xdp_program__from_bpf_obj(obj, "xdp"));
+	ifc->prog = XDP_FAIL_PTR(ENOMEM,
+				 xdp_program__from_bpf_obj(obj, "xdp"));
 	err = ifc->prog ? (int)libxdp_get_error(ifc->prog) : -errno;
 	if (err) {
 		ifc->prog = NULL;
@@ -1153,7 +1156,8 @@ static unsigned int xdp_iface_rx_queues(const char *ifname)
 	struct ifreq ifr;
 	int fd, err;
 
-	fd = XDP_FAIL_RC(EMFILE, socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+	fd = XDP_FAIL_RC(EMFILE,
+			 socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		return 0;
 	memset(&ifr, 0, sizeof(ifr));
