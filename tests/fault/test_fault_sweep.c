@@ -532,8 +532,11 @@ static void xdp_pair_add(void)
 	xdp_owner = getpid();
 	snprintf(xdp_dev, sizeof(xdp_dev), "af_xdp:%s", xdp_if);
 	atexit(xdp_pair_del);
+	/* SIGPIPE too: the sweep's output piped into head. */
 	signal(SIGINT, xdp_on_signal);
 	signal(SIGTERM, xdp_on_signal);
+	signal(SIGHUP, xdp_on_signal);
+	signal(SIGPIPE, xdp_on_signal);
 }
 
 /* The verbs step, or a SKIP line saying why not. */
