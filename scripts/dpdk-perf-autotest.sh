@@ -6,16 +6,17 @@
 # seconds and runs four sections in this order: a ring_mp_mc pool without
 # cache; the same pool made with the default ops (rte_mbuf_best_mempool_ops(),
 # which --mbuf-pool-ops-name=pagepool makes the pagepool driver), without
-# cache; ring_mp_mc with a cache; with a user-owned cache. A section is 96
+# cache; ring_mp_mc with a cache; with a user-owned cache. A section is 60
 # configurations (get bulk 1/4/8/32 x put bulk 1/4/8/32 x n_keep
-# 32/128/512 x constant n 0/1) on 1, 2 and all lcores: 288 x 5 s, 24
-# minutes. The first two sections are the comparison: the same
-# configurations on the same pool geometry, ring_mp_mc and pagepool, in
-# one process. The binary fixes the 5 seconds and the order, so the
-# pagepool lines start 24 minutes in whatever is done; the script stops
-# dpdk-test once the pagepool section has done its one-lcore
-# configurations (about 32 minutes in all), or its 2- and all-lcore ones
-# too with PP_PERF_FULL=1 (48 minutes), or at PP_PERF_TIMEOUT seconds.
+# 32/128/512, and again with a constant n where both bulks are equal) on
+# 1, 2 and all lcores: 180 x 5 s, 15 minutes. The first two sections are
+# the comparison: the same configurations on the same pool geometry,
+# ring_mp_mc and pagepool, in one process. The binary fixes the 5 seconds
+# and the order, so the pagepool lines start 15 minutes in whatever is
+# done; the script stops dpdk-test once the pagepool section has done its
+# one-lcore configurations (about 21 minutes in all), or its 2- and
+# all-lcore ones too with PP_PERF_FULL=1 (31 minutes), or at
+# PP_PERF_TIMEOUT seconds.
 # Then it prints a table of the configurations both sections reached:
 # objects per second for ring_mp_mc and pagepool, and their ratio.
 #
@@ -25,7 +26,7 @@
 # usage: scripts/dpdk-perf-autotest.sh [librte_mempool_pagepool.so]
 #   (default: build-test's, then build's)
 #   PP_PERF_FULL     1: the pagepool section on 2 and all lcores too
-#   PP_PERF_TIMEOUT  seconds before dpdk-test is stopped (default 3300)
+#   PP_PERF_TIMEOUT  seconds before dpdk-test is stopped (default 2400)
 #   PP_PERF_LCORES   the EAL's lcores (default -l0,1)
 #   PP_PERF_OUT      where the raw log goes (default out/dpdk-perf-autotest)
 set -uo pipefail
@@ -53,16 +54,15 @@ cp "$plugin" "$priv/plugin.so"
 trap 'rm -rf "$priv"' EXIT
 
 echo "dpdk-test mempool_perf_autotest, plugin $plugin, log $log"
-echo "(the ring_mp_mc section takes 24 minutes, then pagepool's)"
+echo "(the ring_mp_mc section takes 15 minutes, then pagepool's)"
 start=$(date +%s)
 # stdbuf: dpdk-test's stdout is a pipe here; see each line as it comes.
-DPDK_TEST=mempool_perf_autotest timeout "${PP_PERF_TIMEOUT:-3300}" \
+DPDK_TEST=mempool_perf_autotest timeout "${PP_PERF_TIMEOUT:-2400}" \
 	stdbuf -oL dpdk-test ${PP_PERF_LCORES:--l0,1} --no-pci --no-telemetry \
 	--in-memory -d "$priv/plugin.so" --mbuf-pool-ops-name=pagepool \
 	</dev/null 2>&1 | {
 	pp=0
 	while IFS= read -r line; do
-		printf '%s\n' "$line" >>"$log.tmp"
 		case $line in
 		"start performance test for"*) pp=1; echo "  $line" ;;
 		"start performance test (with cache)"*)
@@ -72,11 +72,13 @@ DPDK_TEST=mempool_perf_autotest timeout "${PP_PERF_TIMEOUT:-3300}" \
 		"start performance test"*) echo "  $line" ;;
 		*" cores=1 "*) ;;
 		*rate_persec*)
+			# The pagepool section's first line past one lcore.
 			if [ $pp = 1 ] && [ "${PP_PERF_FULL:-0}" != 1 ]; then
 				pkill -TERM -P $$ -x timeout 2>/dev/null
 				break
 			fi ;;
 		esac
+		printf '%s\n' "$line" >>"$log.tmp"
 	done
 	}
 mv "$log.tmp" "$log"
