@@ -982,18 +982,10 @@ static int xdp_socket_create(struct xdp_port *xp, struct xdp_queue *xq,
 #ifdef PP_AF_XDP_OWN_PROG
 	cfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
 #endif
-	/* Two sites: a zero-copy bind that fails is retried in copy mode. */
-	err = zc ? PP_OS_FAULT(ENOMEM) :
-		   PP_OS_FAULT(ENOMEM);
-	if (!err)
-		err = xsk_socket__create_shared(&xq->xsk, xp->iface->name,
-						xq->qid, um->umem, &xq->rx,
-						&xq->tx,
-						first ? &um->fill0 : &xq->fill,
-						first ? &um->comp0 : &xq->comp,
-						&cfg);
-	else
-		err = -err;
+	err = xsk_socket__create_shared(&xq->xsk, xp->iface->name, xq->qid,
+					um->umem, &xq->rx, &xq->tx,
+					first ? &um->fill0 : &xq->fill,
+					first ? &um->comp0 : &xq->comp, &cfg);
 	if (err)
 		return err;
 	if (first) {
@@ -1017,6 +1009,14 @@ static int xdp_socket_bind(struct xdp_port *xp, struct xdp_queue *xq,
 	unsigned int ms;
 	int err;
 
+	/*
+	 * Fault sites, two (a zero-copy bind that fails is retried in copy
+	 * mode), and outside the retries, whose number is up to the kernel.
+	 */
+	err = zc ? PP_OS_FAULT(ENOMEM) :
+		   PP_OS_FAULT(ENOMEM);
+	if (err)
+		return -err;
 	for (ms = 0;; ms += 10) {
 		err = xdp_socket_create(xp, xq, ring_size, zc);
 		if (err != -EBUSY || ms >= XDP_BIND_RETRY_MS)
