@@ -5,8 +5,9 @@
  *
  * The workload builds what a forwarder builds (4 KiB and 2 MiB arenas,
  * allocators, VA and PA DMA domains, page_pools with DMA mapping, a null
- * port forwarding into a veth pair), moves some pages and frames and
- * tears it all down. A clean run passes H fault sites (lib/os's seam,
+ * port forwarding into a veth pair, an af_xdp port on a kernel veth pair
+ * of the test's own, a verbs DMA domain where there is an RDMA device),
+ * moves some pages and frames and tears it all down. A clean run passes H fault sites (lib/os's seam,
  * pp_os_fault_priv.h). Run n (1..H) forks a child that fails the n-th hit
  * and checks:
  *   - no crash, and the step that failed returns NULL/-errno;
