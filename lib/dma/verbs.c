@@ -158,7 +158,11 @@ static int verbs_map_arena(struct pp_verbs *v, struct pp_arena *arena,
 		if (err)
 			goto err_dereg;
 		errno = 0;
-		va->mrs[i] = ibv_reg_mr(v->pd, seg.addr, seg.len, v->access);
+		/* A fault site (pp_os_fault_priv.h): the registration
+		 * refused, as RLIMIT_MEMLOCK or the device's limits do. */
+		va->mrs[i] = PP_OS_FAULT(ENOMEM) ?
+			(errno = ENOMEM, (struct ibv_mr *)NULL) :
+			ibv_reg_mr(v->pd, seg.addr, seg.len, v->access);
 		if (!va->mrs[i]) {
 			err = errno ? errno : EINVAL;
 			report_reg_error(v, va->name, i, &seg, err);
@@ -295,7 +299,15 @@ struct ibv_context *pp_verbs_open(const char *name, unsigned int port)
 	size_t used = 0;
 
 	errno = 0;
-	list = ibv_get_device_list(&n);
+	/* Fault sites here: listing, opening and querying the device. */
+	list = PP_OS_FAULT(ENOMEM) ? (errno = ENOMEM, NULL) :
+				     ibv_get_device_list(&n);
+	if (!list && errno == ENOMEM) {
+		err = errno;
+		PP_ERR("dma: cannot list the RDMA devices: %s", strerror(err));
+		errno = err;
+		return NULL;
+	}
 	if (!list || n == 0) {
 		if (list)
 			ibv_free_device_list(list);
@@ -320,7 +332,8 @@ struct ibv_context *pp_verbs_open(const char *name, unsigned int port)
 		errno = ENODEV;
 		return NULL;
 	}
-	ctx = ibv_open_device(dev);
+	ctx = PP_OS_FAULT(EMFILE) ? (errno = EMFILE, NULL) :
+				    ibv_open_device(dev);
 	if (!ctx) {
 		err = errno ? errno : ENODEV;
 		PP_ERR("dma: cannot open RDMA device %s (%s): load ib_uverbs and check the permissions of /dev/infiniband/uverbs*",
@@ -331,7 +344,8 @@ struct ibv_context *pp_verbs_open(const char *name, unsigned int port)
 	}
 	if (port == 0)
 		port = 1;
-	err = ibv_query_port(ctx, (uint8_t)port, &attr);
+	err = PP_OS_FAULT(EIO) ? EIO :
+				 ibv_query_port(ctx, (uint8_t)port, &attr);
 	if (err || port > 255) {
 		PP_ERR("dma: RDMA device %s has no port %u: ports count from 1",
 		       ibv_get_device_name(dev), port);

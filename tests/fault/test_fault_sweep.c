@@ -5,10 +5,11 @@
  *
  * The workload builds what a forwarder builds (4 KiB and 2 MiB arenas,
  * allocators, VA and PA DMA domains, page_pools with DMA mapping, a null
- * port forwarding into a veth pair), moves some pages and frames and
- * tears it all down. A clean run passes H fault sites (lib/os's seam,
- * pp_os_fault.h). Run n (1..H) forks a child that fails the n-th hit
- * and checks:
+ * port forwarding into a veth pair, an af_xdp port on a kernel veth pair
+ * of the test's own, a verbs DMA domain where there is an RDMA device),
+ * moves some pages and frames and tears it all down. A clean run passes H
+ * fault sites (lib/os's seam, pp_os_fault.h). Run n (1..H) forks a child
+ * that fails the n-th hit and checks:
  *   - no crash, and the step that failed returns NULL/-errno;
  *   - the library said something (a message at WARN or worse), unless the
  *     failure was absorbed (the workload completed anyway);
@@ -29,14 +30,25 @@
  * leaks would only hide them.
  */
 #include <dirent.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+
+#ifdef PP_SWEEP_VERBS
+#include <infiniband/verbs.h>
+#endif
+#ifdef PP_SWEEP_AF_XDP
+#include <linux/if_link.h>
+#include <bpf/libbpf.h>
+#endif
 
 #include <pagepool/pp_drivers.h>
 
 #include "pp_os_fault.h"
 #include "pp_test.h"
+#include "pp_test_proc.h"
 
 #define MiB (1UL << 20)
 
@@ -46,6 +58,17 @@
 
 static bool with_2m = true;
 static bool with_pa;
+
+/*
+ * af_xdp: a veth pair of this process's own (both ends here, down, so no
+ * frame arrives), made and deleted by the parent. xdp_dev is the port's
+ * device string; empty when the step is left out.
+ */
+static char xdp_if[IF_NAMESIZE], xdp_peer[IF_NAMESIZE], xdp_dev[64];
+static pid_t xdp_owner;
+
+/* verbs: whether the machine has an RDMA device to open (soft-RoCE). */
+static bool with_verbs;
 
 /*
  * ASan keeps freed memory in a quarantine and maps fresh memory meanwhile,
@@ -108,7 +131,11 @@ struct work {
 	struct pp_dma *va, *pa;
 	bool va_mapped, pa_mapped;
 	struct pp_pool *pool, *pool2m;
-	struct pp_port *null0, *veth0;
+	struct pp_port *null0, *veth0, *xsk;
+	struct ibv_context *vctx;
+	struct ibv_pd *vpd;
+	struct pp_dma *verbs;
+	bool verbs_mapped;
 	const char *step; /* the step that failed */
 };
 
@@ -239,6 +266,27 @@ static int work_run(struct work *w)
 	cur_step = w->step = "poll";
 	if (pp_port_poll(w->null0, 0, 2 * PP_NET_BURST) != 2 * PP_NET_BURST)
 		return -EIO;
+	/* The af_xdp port: bpffs, the lock file, the XDP program, the
+	 * arena's UMEM, a socket bound in copy mode after zero-copy fails
+	 * (veth has none), the program's map. */
+	if (xdp_dev[0])
+		STEP(w, "port af_xdp", w->xsk = pp_port_open(xdp_dev, &conf));
+#ifdef PP_SWEEP_VERBS
+	/* The verbs backend: open the first device, a protection domain
+	 * of the test's own, a domain over it, the 4 KiB arena registered. */
+	if (with_verbs) {
+		struct pp_dma_opts vo = {
+			.sz = sizeof(vo), .mode = PP_IOVA_VERBS,
+		};
+
+		STEP(w, "verbs open", w->vctx = pp_dma_verbs_open(NULL, 1));
+		STEP(w, "verbs pd", w->vpd = ibv_alloc_pd(w->vctx));
+		vo.verbs_pd = w->vpd;
+		STEP(w, "dma verbs", w->verbs = pp_dma_create(&vo));
+		STEP_RC(w, "dma verbs map", pp_dma_map_arena(w->verbs, w->a4k));
+		w->verbs_mapped = true;
+	}
+#endif
 	w->step = NULL;
 	return 0;
 }
@@ -273,6 +321,18 @@ static int work_fini(struct work *w)
 {
 	int bad = 0;
 
+	if (w->xsk)
+		FINI_RC(pp_port_close(w->xsk));
+#ifdef PP_SWEEP_VERBS
+	if (w->verbs_mapped)
+		FINI_RC(pp_dma_unmap_arena(w->verbs, w->a4k));
+	if (w->verbs)
+		FINI_RC(pp_dma_destroy(w->verbs));
+	if (w->vpd)
+		FINI_RC(-ibv_dealloc_pd(w->vpd));
+	if (w->vctx)
+		FINI_RC(-ibv_close_device(w->vctx));
+#endif
 	/* veth0 first: it sends null0's frames home as it closes. */
 	if (w->veth0)
 		FINI_RC(pp_port_close(w->veth0));
@@ -305,17 +365,30 @@ static int work_fini(struct work *w)
 	return bad;
 }
 
-static int count_fds(void)
+/* What each open descriptor is, one "fd -> target" line each. */
+static char *list_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
+	size_t cap = 1 << 14, len = 0;
+	char *buf = malloc(cap), link[PATH_MAX], path[300];
 	struct dirent *de;
-	int n = 0;
 
-	REQUIRE(d != NULL);
-	while ((de = readdir(d)))
-		n++;
+	REQUIRE(d != NULL && buf != NULL);
+	buf[0] = '\0';
+	while ((de = readdir(d))) {
+		ssize_t n;
+
+		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		link[n > 0 ? n : 0] = '\0';
+		if (len + strlen(link) + 32 < cap)
+			len += (size_t)snprintf(buf + len, cap - len, "%s -> %s\n",
+						de->d_name, link);
+	}
 	closedir(d);
-	return n - 1; /* the DIR's own descriptor */
+	return buf;
 }
 
 /* /proc/self/maps, and its number of lines. */
@@ -347,13 +420,139 @@ static void print_new_maps(const char *before, char *after)
 {
 	for (char *line = strtok(after, "\n"); line; line = strtok(NULL, "\n"))
 		if (!strstr(before, line))
-			printf("     new mapping: %s\n", line);
+			printf("     new: %s\n", line);
+}
+
+/*
+ * What a failed af_xdp open must not leave behind: an XDP program on the
+ * interface, libxdp's dispatcher pinned in bpffs, the driver's lock file.
+ * Returns the failed checks.
+ */
+static int xdp_leftovers(void)
+{
+	int bad = 0;
+#ifdef PP_SWEEP_AF_XDP
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int ifindex = (int)if_nametoindex(xdp_if);
+	char path[128], prefix[64];
+	struct dirent *de;
+	DIR *d;
+
+	if (!xdp_dev[0])
+		return 0;
+	if (bpf_xdp_query(ifindex, 0, &q) ||
+	    q.attach_mode != XDP_ATTACHED_NONE) {
+		printf("     FAIL: an XDP program is still attached to %s (mode %u)\n",
+		       xdp_if, q.attach_mode);
+		bad++;
+	}
+	snprintf(prefix, sizeof(prefix), "dispatch-%d-", ifindex);
+	if ((d = opendir("/sys/fs/bpf/xdp"))) {
+		while ((de = readdir(d)))
+			if (!strncmp(de->d_name, prefix, strlen(prefix))) {
+				printf("     FAIL: libxdp state left in bpffs: /sys/fs/bpf/xdp/%s\n",
+				       de->d_name);
+				bad++;
+			}
+		closedir(d);
+	}
+	snprintf(path, sizeof(path), "/run/pagepool/af_xdp-%s.lock", xdp_if);
+	if (!access(path, F_OK)) {
+		printf("     FAIL: the lock file %s is left\n", path);
+		bad++;
+	}
+#endif
+	return bad;
+}
+
+static void xdp_pair_del(void)
+{
+	char cmd[128];
+
+	if (!xdp_dev[0] || getpid() != xdp_owner)
+		return;
+	snprintf(cmd, sizeof(cmd), "ip link del %s >/dev/null 2>&1", xdp_if);
+	if (system(cmd)) {
+		/* gone already */
+	}
+	xdp_dev[0] = '\0';
+}
+
+static void xdp_on_signal(int sig)
+{
+	xdp_pair_del();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* The veth pair for the af_xdp step, or a SKIP line saying why not. */
+static void xdp_pair_add(void)
+{
+	const char *why = NULL;
+	char cmd[256];
+	int fd;
+
+#ifndef PP_SWEEP_AF_XDP
+	why = "the af_xdp driver is not built (libxdp, libbpf: -Dxdp)";
+#else
+	if (geteuid() != 0)
+		why = "af_xdp needs root";
+#endif
+	if (!why) {
+		fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+		if (fd < 0 && errno == EAFNOSUPPORT)
+			why = "this kernel has no AF_XDP sockets";
+		if (fd >= 0)
+			close(fd);
+	}
+	if (!why) {
+		snprintf(xdp_if, sizeof(xdp_if), "ppf%da", (int)getpid() % 1000000);
+		snprintf(xdp_peer, sizeof(xdp_peer), "ppf%db", (int)getpid() % 1000000);
+		snprintf(cmd, sizeof(cmd),
+			 "ip link add %s numtxqueues 1 numrxqueues 1 type veth peer name %s numtxqueues 1 numrxqueues 1",
+			 xdp_if, xdp_peer);
+		if (system(cmd))
+			why = "cannot create a veth pair (ip link add ... type veth: iproute2, veth)";
+	}
+	if (why) {
+		pp_test_skip_part("port af_xdp", "%s", why);
+		return;
+	}
+	xdp_owner = getpid();
+	snprintf(xdp_dev, sizeof(xdp_dev), "af_xdp:%s", xdp_if);
+	atexit(xdp_pair_del);
+	/* SIGPIPE too: the sweep's output piped into head. */
+	signal(SIGINT, xdp_on_signal);
+	signal(SIGTERM, xdp_on_signal);
+	signal(SIGHUP, xdp_on_signal);
+	signal(SIGPIPE, xdp_on_signal);
+}
+
+/* The verbs step, or a SKIP line saying why not. */
+static void verbs_probe(void)
+{
+#ifdef PP_SWEEP_VERBS
+	struct ibv_device **list;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	if (list)
+		ibv_free_device_list(list);
+	if (n > 0) {
+		with_verbs = true;
+		return;
+	}
+	pp_test_skip_part("dma verbs", "no RDMA device here (soft-RoCE: modprobe rdma_rxe; rdma link add rxe0 type rxe netdev IFACE; the rdma suite's guest has one)");
+#else
+	pp_test_skip_part("dma verbs", "pagepool was built without libibverbs");
+#endif
 }
 
 /* One run in a forked child: fail hit @nth, check, exit. */
 static __attribute__((noreturn)) void child(unsigned long nth)
 {
-	int fds = count_fds(), maps, maps_after, rc, err = 0, bad = 0;
+	int fds = pp_test_count_fds(), maps, maps_after, rc, err = 0, bad = 0;
+	char *fds_text = list_fds();
 	char *maps_text = read_maps(&maps), *after;
 	struct work w;
 	const char *site, *step;
@@ -366,6 +565,7 @@ static __attribute__((noreturn)) void child(unsigned long nth)
 	pp_os_fault_arm(0);
 	step = w.step;
 	bad += work_fini(&w);
+	bad += xdp_leftovers();
 	if (!site) {
 		if (rc)
 			printf("%4lu nothing injected, yet %s failed: %s\n", nth,
@@ -386,11 +586,16 @@ static __attribute__((noreturn)) void child(unsigned long nth)
 			printf("     log: %s\n", last_log);
 		}
 	}
-	if (count_fds() != fds) {
+	if (pp_test_count_fds() != fds) {
+		char *now = list_fds();
+
 		printf("     FAIL: %d descriptors open, %d before\n",
-		       count_fds(), fds);
+		       pp_test_count_fds(), fds);
+		print_new_maps(fds_text, now);
+		free(now);
 		bad++;
 	}
+	free(fds_text);
 	after = read_maps(&maps_after);
 	if (maps_after != maps) {
 		printf("     FAIL: %d mappings, %d before\n", maps_after, maps);
@@ -406,6 +611,7 @@ static __attribute__((noreturn)) void child(unsigned long nth)
 		bad++;
 	}
 	bad += work_fini(&w);
+	bad += xdp_leftovers();
 	fflush(stdout);
 	exit(bad ? 1 : 0);
 }
@@ -451,6 +657,12 @@ static void probe(void)
 			with_2m = false;
 			continue;
 		}
+		if (xdp_dev[0] && w.step && !strcmp(w.step, "port af_xdp")) {
+			pp_test_skip_part("port af_xdp", "cannot open %s here: %s (%s)",
+					  xdp_dev, strerror(-rc), last_log);
+			xdp_pair_del();
+			continue;
+		}
 		fprintf(stderr, "the workload fails with nothing injected, at %s: %s (%s)\n",
 			w.step, strerror(-rc), last_log);
 		exit(1);
@@ -468,6 +680,8 @@ int main(void)
 	if (!pp_os_fault_enabled())
 		pp_test_skip("pagepool was built without the fault seam (meson setup -Dfault_injection=true)");
 	pp_log_set_handler(count_log, NULL, PP_LOG_WARN);
+	xdp_pair_add();
+	verbs_probe();
 
 	/* Twice: the first run may fill caches (sysfs reads) once. */
 	probe();
@@ -480,6 +694,7 @@ int main(void)
 	sites = pp_os_fault_sites();
 	REQUIRE(trace_len == hits);
 	REQUIRE(work_fini(&w) == 0);
+	REQUIRE(xdp_leftovers() == 0);
 
 	for (nth = 1; nth <= hits + 1; nth++) {
 		if (nth <= hits && !(all && *all == '1') && repeats(nth))

@@ -65,6 +65,10 @@
 
 #include <pagepool/pagepool.h>
 
+/* The fault seam's heap wrappers (libc's calls unless the plugin is built
+ * with -Dfault_injection=true): each allocation below is a site. */
+#include "pp_os_fault.h"
+
 #define PAGEPOOL_OPS_NAME "pagepool"
 
 /*
@@ -504,7 +508,9 @@ objs_from_allocator(struct pagepool_mp *p, void **obj_table, unsigned int n)
 	int ret;
 
 	if (PP_UNLIKELY(n > SCRATCH_MAX)) {
-		objs = malloc(n * sizeof(*objs));
+		/* The fast path's one allocation, for a bulk past the
+		 * stack scratch; DPDK's get reports the error itself. */
+		objs = pp_os_malloc(n * sizeof(*objs));
 		if (!objs)
 			return -ENOMEM;
 	}
@@ -831,12 +837,15 @@ static void pages_release_all(struct pagepool_mp *p)
  */
 static int pages_take_all(struct rte_mempool *mp, struct pagepool_mp *p)
 {
-	struct pp_page **taken = malloc(p->nr_pages * sizeof(*taken));
+	struct pp_page **taken = pp_os_malloc(p->nr_pages * sizeof(*taken));
 	uint32_t n = 0;
 	int err = 0;
 
-	if (!taken)
+	if (!taken) {
+		PMP_LOG(ERR, "pool '%s': out of memory for the list of its %u pages",
+			mp->name, p->nr_pages);
 		return -ENOMEM;
+	}
 	while (n < p->nr_pages) {
 		struct pp_page *page = pp_alloc_page(p->alloc);
 
@@ -877,9 +886,12 @@ static int heap_add(struct rte_mempool *mp, struct pagepool_mp *p)
 
 	while ((PP_PAGE_SIZE << order) < pg)
 		order++;
-	iovas = malloc(n * sizeof(*iovas));
-	if (!iovas)
+	iovas = pp_os_malloc(n * sizeof(*iovas));
+	if (!iovas) {
+		PMP_LOG(ERR, "pool '%s': out of memory for the IOVAs of %u arena pages",
+			mp->name, n);
 		return -ENOMEM;
+	}
 	for (unsigned int i = 0; i < n && !err; i++) {
 		uint64_t iova;
 
@@ -973,9 +985,12 @@ static int mags_create(struct pagepool_mp *p, unsigned int pool_size)
 		return 0; /* every call goes to the allocator */
 	one = RTE_ALIGN_CEIL(sizeof(struct mag) + cap * sizeof(void *),
 			     RTE_CACHE_LINE_SIZE);
-	p->mags = aligned_alloc(RTE_CACHE_LINE_SIZE, one * lcores);
-	if (!p->mags)
+	p->mags = pp_os_aligned_alloc(RTE_CACHE_LINE_SIZE, one * lcores);
+	if (!p->mags) {
+		PMP_LOG(ERR, "out of memory for %u lcore magazines of %zu bytes",
+			lcores, one);
 		return -ENOMEM;
+	}
 	memset(p->mags, 0, one * lcores);
 	RTE_LCORE_FOREACH(i)
 		if (k < lcores)
@@ -1019,9 +1034,12 @@ static int pagepool_alloc(struct rte_mempool *mp)
 	}
 	dopts.mode = dma_mode_for_eal();
 
-	p = calloc(1, sizeof(*p));
-	if (!p)
+	p = pp_os_calloc(1, sizeof(*p));
+	if (!p) {
+		PMP_LOG(ERR, "pool '%s': out of memory for the driver's state",
+			mp->name);
 		return -ENOMEM;
+	}
 	colours_init(p, obj_total, mp->header_size);
 	err = mags_create(p, mp->size);
 	if (err)
@@ -1175,10 +1193,14 @@ static int foreign_ring_create(struct rte_mempool *mp, struct pagepool_mp *p)
 
 	if (sz < 0)
 		return (int)sz;
-	r = aligned_alloc(RTE_CACHE_LINE_SIZE,
-			  RTE_ALIGN_CEIL((size_t)sz, RTE_CACHE_LINE_SIZE));
-	if (!r)
+	r = pp_os_aligned_alloc(RTE_CACHE_LINE_SIZE,
+				RTE_ALIGN_CEIL((size_t)sz,
+					       RTE_CACHE_LINE_SIZE));
+	if (!r) {
+		PMP_LOG(ERR, "pool '%s': out of memory for the ring of foreign objects (%zd bytes)",
+			mp->name, sz);
 		return -ENOMEM;
+	}
 	err = rte_ring_init(r, mp->name, mp->size, RING_F_EXACT_SZ);
 	if (err) {
 		free(r);

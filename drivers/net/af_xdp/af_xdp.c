@@ -65,10 +65,23 @@
 #include "pp_log.h"
 #include "af_xdp_priv.h"
 #include "drivers.h"
+#include "pp_os_fault.h"
+
+/*
+ * Fault sites (pp_os_fault_priv.h, -Dfault_injection=true) in front of
+ * the control path's calls into the kernel, libxdp and libbpf: when this
+ * hit is the one to fail, the call is not made and fails as a whole with
+ * @err (-@err for the calls that return -errno, NULL and errno for the
+ * ones that return a pointer). What they do inside (sockets, setsockopt,
+ * mmap of the rings, BPF loads, bpffs pins) is theirs to undo.
+ */
+#define XDP_FAIL_RC(err, call)                                              \
+	(PP_OS_FAULT(err) ? (errno = (err), -(err)) : (call))
+#define XDP_FAIL_PTR(err, call)                                             \
+	(PP_OS_FAULT(err) ? (errno = (err), NULL) : (call))
 
 #ifdef PP_AF_XDP_OWN_PROG
 #include "af_xdp_prog.h"
-#include "pp_os_fault.h"
 /* The program's function name, which is also its name in the kernel. */
 #define XDP_PROG_NAME "pp_xsk_redirect"
 #define XDP_MAP_NAME "pp_xsks"
@@ -202,7 +215,8 @@ static int xdp_bpffs_ensure(void)
 
 	if (!statfs(XDP_BPF_FS, &st) && st.f_type == XDP_BPF_FS_MAGIC)
 		return 0;
-	if (mount("bpf", XDP_BPF_FS, "bpf", 0, "mode=0700")) {
+	if (XDP_FAIL_RC(EPERM,
+			mount("bpf", XDP_BPF_FS, "bpf", 0, "mode=0700"))) {
 		int err = errno;
 
 		PP_ERR("af_xdp: cannot mount bpffs at %s: %s (mount it: mount -t bpf bpf %s)",
@@ -246,7 +260,7 @@ static int xdp_lock_take(const char *ifname)
 	unsigned int tries;
 	int fd;
 
-	if (mkdir(XDP_LOCK_DIR, 0700) && errno != EEXIST) {
+	if (XDP_FAIL_RC(EACCES, mkdir(XDP_LOCK_DIR, 0700)) && errno != EEXIST) {
 		int err = errno;
 
 		PP_ERR("af_xdp: cannot create %s: %s (run as root)",
@@ -257,7 +271,8 @@ static int xdp_lock_take(const char *ifname)
 	for (tries = 0; tries < 8; tries++) {
 		struct stat a, b;
 
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		fd = XDP_FAIL_RC(EMFILE, open(path, O_RDWR | O_CREAT |
+						     O_CLOEXEC, 0600));
 		if (fd < 0) {
 			int err = errno;
 
@@ -265,11 +280,21 @@ static int xdp_lock_take(const char *ifname)
 			       path, strerror(err));
 			return -err;
 		}
-		if (flock(fd, LOCK_EX | LOCK_NB)) {
-			PP_ERR("af_xdp: interface %s is in use by another pagepool process (lock %s); stop it first",
-			       ifname, path);
+		if (XDP_FAIL_RC(ENOLCK, flock(fd, LOCK_EX | LOCK_NB))) {
+			int err = errno;
+
 			close(fd);
-			return -EBUSY;
+			if (err == EWOULDBLOCK) {
+				PP_ERR("af_xdp: interface %s is in use by another pagepool process (lock %s); stop it first",
+				       ifname, path);
+				return -EBUSY;
+			}
+			/* Nobody holds it: do not leave the file. A taker
+			 * that opened it meanwhile sees it unlinked. */
+			(void)unlink(path);
+			PP_ERR("af_xdp: cannot lock %s: %s", path,
+			       strerror(err));
+			return -err;
 		}
 		if (!fstat(fd, &a) && !stat(path, &b) && a.st_ino == b.st_ino &&
 		    a.st_dev == b.st_dev)
@@ -342,6 +367,48 @@ static void xdp_prog_close(struct xdp_program *prog)
 	bpf_object__close(obj);
 }
 
+/*
+ * Detach our program from the interface. Where libxdp attached it on its
+ * own (no dispatcher: libxdp's "legacy" mode, which libxdp 1.3.1 chose on
+ * Debian 12 with a 6.18 kernel), libbpf takes it off directly, and only
+ * while it is still ours (XDP_FLAGS_REPLACE): libxdp's
+ * xdp_program__detach first looks the interface up with
+ * xdp_multiprog__get_from_ifindex, which in that mode opens the program
+ * by id twice and closes it once, one bpf-prog descriptor leaked per
+ * port closed (found by the fault sweep). Behind a dispatcher, libxdp
+ * detaches it.
+ */
+static int xdp_prog_detach_one(struct xdp_iface *ifc)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	LIBBPF_OPTS(bpf_xdp_attach_opts, a,
+		    .old_prog_fd = xdp_program__fd(ifc->prog));
+	uint32_t flags;
+
+	if (!bpf_xdp_query(ifc->ifindex, 0, &q) && q.prog_id &&
+	    q.prog_id == xdp_program__id(ifc->prog)) {
+		switch (q.attach_mode) {
+		case XDP_ATTACHED_DRV:
+			flags = XDP_FLAGS_DRV_MODE;
+			break;
+		case XDP_ATTACHED_SKB:
+			flags = XDP_FLAGS_SKB_MODE;
+			break;
+		case XDP_ATTACHED_HW:
+			flags = XDP_FLAGS_HW_MODE;
+			break;
+		default:
+			flags = 0;
+			break;
+		}
+		if (flags)
+			return bpf_xdp_detach(ifc->ifindex,
+					      flags | XDP_FLAGS_REPLACE, &a);
+	}
+	return xdp_program__detach(ifc->prog, ifc->ifindex, XDP_MODE_UNSPEC,
+				   0);
+}
+
 static int xdp_prog_attach(struct xdp_iface *ifc)
 {
 	DECLARE_LIBBPF_OPTS(bpf_object_open_opts, oopts,
@@ -349,16 +416,18 @@ static int xdp_prog_attach(struct xdp_iface *ifc)
 	struct bpf_object *obj;
 	int err;
 
-	obj = bpf_object__open_mem(af_xdp_prog_obj, sizeof(af_xdp_prog_obj),
-				   &oopts);
+	obj = XDP_FAIL_PTR(ENOMEM, bpf_object__open_mem(af_xdp_prog_obj,
+							sizeof(af_xdp_prog_obj),
+							&oopts));
 	err = (int)libbpf_get_error(obj);
 	if (err) {
 		PP_ERR("af_xdp: cannot open the embedded XDP program: %s",
 		       strerror(-err));
 		return err;
 	}
-	ifc->prog = xdp_program__from_bpf_obj(obj, "xdp");
-	err = (int)libxdp_get_error(ifc->prog);
+	ifc->prog = XDP_FAIL_PTR(ENOMEM,
+				 xdp_program__from_bpf_obj(obj, "xdp"));
+	err = ifc->prog ? (int)libxdp_get_error(ifc->prog) : -errno;
 	if (err) {
 		ifc->prog = NULL;
 		bpf_object__close(obj);
@@ -366,7 +435,8 @@ static int xdp_prog_attach(struct xdp_iface *ifc)
 		       strerror(-err));
 		return err;
 	}
-	err = xdp_program__attach(ifc->prog, ifc->ifindex, XDP_MODE_UNSPEC, 0);
+	err = XDP_FAIL_RC(EPERM, xdp_program__attach(ifc->prog, ifc->ifindex,
+						     XDP_MODE_UNSPEC, 0));
 	if (err) {
 		PP_ERR("af_xdp: cannot attach an XDP program to %s: %s (needs root, a kernel with BPF and XDP sockets, and no other XDP program on the interface)",
 		       ifc->name, strerror(-err));
@@ -374,12 +444,11 @@ static int xdp_prog_attach(struct xdp_iface *ifc)
 		ifc->prog = NULL;
 		return err;
 	}
-	ifc->map_fd = bpf_object__find_map_fd_by_name(
-		xdp_program__bpf_obj(ifc->prog), XDP_MAP_NAME);
+	ifc->map_fd = XDP_FAIL_RC(ENOENT, bpf_object__find_map_fd_by_name(
+		xdp_program__bpf_obj(ifc->prog), XDP_MAP_NAME));
 	if (ifc->map_fd < 0) {
 		PP_ERR("af_xdp: the XDP program has no map %s", XDP_MAP_NAME);
-		xdp_program__detach(ifc->prog, ifc->ifindex, XDP_MODE_UNSPEC,
-				    0);
+		xdp_prog_detach_one(ifc);
 		xdp_prog_close(ifc->prog);
 		ifc->prog = NULL;
 		return -ENOENT;
@@ -393,7 +462,7 @@ static void xdp_prog_detach(struct xdp_iface *ifc)
 
 	if (!ifc->prog)
 		return;
-	err = xdp_program__detach(ifc->prog, ifc->ifindex, XDP_MODE_UNSPEC, 0);
+	err = xdp_prog_detach_one(ifc);
 	if (err)
 		PP_ERR("af_xdp: cannot detach the XDP program from %s: %s (ip link set dev %s xdp off)",
 		       ifc->name, strerror(-err), ifc->name);
@@ -436,6 +505,8 @@ static struct xdp_iface *xdp_iface_get(const char *ifname, int ifindex,
 	}
 	ifc = pp_os_calloc(1, sizeof(*ifc));
 	if (!ifc) {
+		PP_ERR("af_xdp: out of memory for the state of interface %s",
+		       ifname);
 		*errp = -ENOMEM;
 		return NULL;
 	}
@@ -522,6 +593,8 @@ static struct xdp_umem *xdp_umem_get(struct pp_allocator *alloc,
 	}
 	um = pp_os_calloc(1, sizeof(*um));
 	if (!um) {
+		PP_ERR("af_xdp: out of memory for the UMEM of arena %s",
+		       pp_arena_name(arena));
 		*errp = -ENOMEM;
 		return NULL;
 	}
@@ -538,8 +611,9 @@ static struct xdp_umem *xdp_umem_get(struct pp_allocator *alloc,
 		*errp = -EINVAL;
 		return NULL;
 	}
-	err = xsk_umem__create(&um->umem, um->base, um->size, &um->fill0,
-			       &um->comp0, &cfg);
+	err = XDP_FAIL_RC(ENOMEM, xsk_umem__create(&um->umem, um->base,
+						   um->size, &um->fill0,
+						   &um->comp0, &cfg));
 	if (err) {
 		PP_ERR("af_xdp: cannot register arena %s (%llu MiB) as a UMEM: %s (needs root or a large enough RLIMIT_MEMLOCK)",
 		       pp_arena_name(arena),
@@ -568,7 +642,8 @@ static bool xdp_socket_is_zero_copy(struct xsk_socket *xsk)
 	struct xdp_options opts = { 0 };
 	socklen_t len = sizeof(opts);
 
-	if (getsockopt(xsk_socket__fd(xsk), SOL_XDP, XDP_OPTIONS, &opts, &len))
+	if (XDP_FAIL_RC(ENOMEM, getsockopt(xsk_socket__fd(xsk), SOL_XDP,
+					   XDP_OPTIONS, &opts, &len)))
 		return false;
 	return opts.flags & XDP_OPTIONS_ZEROCOPY;
 }
@@ -586,8 +661,9 @@ static unsigned int xdp_tx_budget_set(struct xsk_socket *xsk,
 
 	if (ring_size < budget)
 		return XDP_TX_BUDGET_DEFAULT;
-	if (setsockopt(xsk_socket__fd(xsk), SOL_XDP, XDP_MAX_TX_SKB_BUDGET,
-		       &budget, sizeof(budget))) {
+	if (XDP_FAIL_RC(ENOMEM, setsockopt(xsk_socket__fd(xsk), SOL_XDP,
+					   XDP_MAX_TX_SKB_BUDGET, &budget,
+					   sizeof(budget)))) {
 		PP_DEBUG_LOG("af_xdp: no TX budget option: %s", strerror(errno));
 		return XDP_TX_BUDGET_DEFAULT;
 	}
@@ -647,6 +723,14 @@ static int xdp_socket_bind(struct xdp_port *xp, struct xdp_queue *xq,
 	unsigned int ms;
 	int err;
 
+	/*
+	 * Fault sites, two (a zero-copy bind that fails is retried in copy
+	 * mode), and outside the retries, whose number is up to the kernel.
+	 */
+	err = zc ? PP_OS_FAULT(ENOMEM) :
+		   PP_OS_FAULT(ENOMEM);
+	if (err)
+		return -err;
 	for (ms = 0;; ms += 10) {
 		err = xdp_socket_create(xp, xq, ring_size, zc);
 		if (err != -EBUSY || ms >= XDP_BIND_RETRY_MS)
@@ -718,7 +802,8 @@ static unsigned int xdp_iface_rx_queues(const char *ifname)
 	struct ifreq ifr;
 	int fd, err;
 
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	fd = XDP_FAIL_RC(EMFILE,
+			 socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		return 0;
 	memset(&ifr, 0, sizeof(ifr));
@@ -867,12 +952,17 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		return err;
 
 	xp = pp_os_calloc(1, sizeof(*xp));
-	if (!xp)
+	if (!xp) {
+		PP_ERR("device '%s': out of memory for the af_xdp port",
+		       da->devstr);
 		return -ENOMEM;
+	}
 	xp->mode = mode;
 	xp->nr_queues = port->nr_rxq;
 	xp->q = pp_os_aligned_alloc(PP_CACHE_LINE, xp->nr_queues * sizeof(*xp->q));
 	if (!xp->q) {
+		PP_ERR("device '%s': out of memory for %u af_xdp queues",
+		       da->devstr, xp->nr_queues);
 		free(xp);
 		return -ENOMEM;
 	}
@@ -926,7 +1016,8 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		/* Aligned to a cache line, so the two low bits are free. */
 		xq->tag = (uint64_t)(uintptr_t)xq;
 #ifdef PP_AF_XDP_OWN_PROG
-		err = xsk_socket__update_xskmap(xq->xsk, xp->iface->map_fd);
+		err = XDP_FAIL_RC(ENOMEM, xsk_socket__update_xskmap(
+					xq->xsk, xp->iface->map_fd));
 		if (err) {
 			PP_ERR("device '%s': cannot add the socket of queue %u to the XDP program's map: %s",
 			       da->devstr, xq->qid, strerror(-err));
