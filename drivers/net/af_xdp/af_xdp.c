@@ -3,21 +3,24 @@
  * af_xdp.c - the AF_XDP poll-mode driver: a port over a kernel interface,
  * one XDP socket per queue, every buffer a pagepool page.
  *
- * This file is the control path; it owns:
- *   - the UMEM: one per arena, registered whole (the arena is one
- *     contiguous range of 4 KiB frames), shared by every queue and port
- *     of the process that uses that arena; a page's UMEM address is its
- *     address minus the arena base, and a UMEM address's page descriptor
- *     is the first descriptor plus (address >> 12);
- *   - the XDP program on each interface: ours (af_xdp_prog.bpf.c, loaded
- *     through libxdp), attached by the first port on the interface and
- *     detached by the last, with a lock file that tells a stale program
- *     (its process was killed) from a live one;
- *   - the sockets: one per queue, bound at probe, closed at remove.
- * The rings of each queue (the fill ring fed from the RX queue's
- * page_pool in batches, the RX ring turned into frames, the TX ring, and
- * the completion ring that returns sent pages to their pools) are the
- * data path, in af_xdp_rxtx.c; af_xdp_priv.h is what the two share.
+ * The driver in four files, one concern each:
+ *   - af_xdp_umem.c: the UMEM, one per arena, registered whole (the arena
+ *     is one contiguous range of 4 KiB frames) and shared by every queue
+ *     and port of the process that uses that arena; a page's UMEM address
+ *     is its address minus the arena base, and a UMEM address's page
+ *     descriptor is the first descriptor plus (address >> 12);
+ *   - af_xdp_iface.c: the XDP program on each interface, ours
+ *     (af_xdp_prog.bpf.c, loaded through libxdp), attached by the first
+ *     port on the interface and detached by the last, with a lock file
+ *     that tells a stale program (its process was killed) from a live one;
+ *   - this file: the sockets, one per queue, bound at probe and closed at
+ *     remove, and the device string;
+ *   - af_xdp_rxtx.c: the rings of each queue (the fill ring fed from the
+ *     RX queue's page_pool in batches, the RX ring turned into frames, the
+ *     TX ring, and the completion ring that returns sent pages to their
+ *     pools), the data path.
+ * af_xdp_ctl_priv.h is what the control-path files share, af_xdp_priv.h
+ * what the control and data paths share.
  *
  * Why no DMA domain: the "mapping" of a page is the UMEM registration of
  * its whole arena, done once; the address the kernel wants is one
@@ -63,39 +66,9 @@
 #include <pagepool/pp_net_driver.h>
 
 #include "pp_log.h"
+#include "af_xdp_ctl_priv.h"
 #include "af_xdp_priv.h"
 #include "drivers.h"
-#include "pp_os_fault.h"
-
-/*
- * Fault sites (pp_os_fault_priv.h, -Dfault_injection=true) in front of
- * the control path's calls into the kernel, libxdp and libbpf: when this
- * hit is the one to fail, the call is not made and fails as a whole with
- * @err (-@err for the calls that return -errno, NULL and errno for the
- * ones that return a pointer). What they do inside (sockets, setsockopt,
- * mmap of the rings, BPF loads, bpffs pins) is theirs to undo.
- */
-#define XDP_FAIL_RC(err, call)                                              \
-	(PP_OS_FAULT(err) ? (errno = (err), -(err)) : (call))
-#define XDP_FAIL_PTR(err, call)                                             \
-	(PP_OS_FAULT(err) ? (errno = (err), NULL) : (call))
-
-#ifdef PP_AF_XDP_OWN_PROG
-#include "af_xdp_prog.h"
-/* The program's function name, which is also its name in the kernel. */
-#define XDP_PROG_NAME "pp_xsk_redirect"
-#define XDP_MAP_NAME "pp_xsks"
-#else
-/* libxdp's default program (lib/libxdp/xsk_def_xdp_prog.c). */
-#define XDP_PROG_NAME "xsk_def_prog"
-#endif
-
-/* statfs f_type of bpffs (linux/magic.h BPF_FS_MAGIC). */
-#define XDP_BPF_FS_MAGIC 0xcafe4a11
-#define XDP_BPF_FS "/sys/fs/bpf"
-/* Where the per-interface lock files live (root-only, like /run/xtables). */
-#define XDP_LOCK_DIR "/run/pagepool"
-
 /*
  * Largest ring: 64 Ki descriptors per ring (DPDK's AF_XDP driver and
  * libxdp's samples stay far below). It also keeps the fill ring, twice
@@ -108,39 +81,11 @@
  * closed a moment ago reads busy for a few milliseconds, in every mode.
  */
 #define XDP_BIND_RETRY_MS 1000
-
 enum xsk_bind_mode {
 	XSK_BIND_AUTO,
 	XSK_BIND_COPY,
 	XSK_BIND_ZC,
 };
-
-/* One UMEM: an arena registered with the kernel, shared by refcount. */
-struct xdp_umem {
-	struct xsk_umem *umem;
-	struct pp_arena *arena;
-	char *base;
-	uint64_t size;
-	struct pp_page *first;      /* the descriptor of the page at base */
-	/* Rings xsk_umem__create needs; the first socket copies them. */
-	struct xsk_ring_prod fill0;
-	struct xsk_ring_cons comp0;
-	unsigned int refs;
-	unsigned int sockets;       /* bound so far; under xdp_lock */
-	struct xdp_umem *next;
-};
-
-/* One interface: its XDP program and lock, shared by refcount. */
-struct xdp_iface {
-	int ifindex;
-	char name[IF_NAMESIZE];
-	int lock_fd;
-	struct xdp_program *prog;   /* NULL: libxdp's default, owned by it */
-	int map_fd;
-	unsigned int refs;
-	struct xdp_iface *next;
-};
-
 struct xdp_port {
 	struct xdp_umem *umem;
 	struct xdp_iface *iface;
@@ -149,11 +94,7 @@ struct xdp_port {
 	unsigned int nr_queues;
 	struct xdp_queue *q;        /* nr_queues, cache-line aligned */
 };
-
-static pthread_mutex_t xdp_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct xdp_umem *xdp_umems;   /* under xdp_lock */
-static struct xdp_iface *xdp_ifaces; /* under xdp_lock */
-
+pthread_mutex_t af_xdp_lock = PTHREAD_MUTEX_INITIALIZER;
 /* ---- helpers -------------------------------------------------------- */
 
 /*
@@ -206,428 +147,6 @@ static int xdp_libbpf_print(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
-/* ---- setup: bpffs, memlock, lock file, program ----------------------- */
-
-/* libxdp pins its dispatcher state in bpffs; mount it when missing. */
-static int xdp_bpffs_ensure(void)
-{
-	struct statfs st;
-
-	if (!statfs(XDP_BPF_FS, &st) && st.f_type == XDP_BPF_FS_MAGIC)
-		return 0;
-	if (XDP_FAIL_RC(EPERM,
-			mount("bpf", XDP_BPF_FS, "bpf", 0, "mode=0700"))) {
-		int err = errno;
-
-		PP_ERR("af_xdp: cannot mount bpffs at %s: %s (mount it: mount -t bpf bpf %s)",
-		       XDP_BPF_FS, strerror(err), XDP_BPF_FS);
-		return -err;
-	}
-	PP_INFO("af_xdp: mounted bpffs at %s", XDP_BPF_FS);
-	return 0;
-}
-
-/*
- * Kernels before 5.11 charge BPF maps and programs to RLIMIT_MEMLOCK, and
- * a UMEM is charged to it without CAP_IPC_LOCK: lift it to the hard limit
- * (root may raise the hard limit too).
- */
-static void xdp_memlock_raise(void)
-{
-	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-
-	if (setrlimit(RLIMIT_MEMLOCK, &rl) && !getrlimit(RLIMIT_MEMLOCK, &rl)) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_MEMLOCK, &rl);
-	}
-}
-
-/*
- * The interface lock: held (flock) for as long as this process has the
- * program attached. flock dies with the process, so finding our program
- * attached while we can take the lock means its owner was killed. The
- * last user unlinks the file before it lets go; a taker that locked a
- * file unlinked meanwhile (its inode is no longer the path's) tries again.
- */
-static void xdp_lock_path(char *path, size_t len, const char *ifname)
-{
-	snprintf(path, len, XDP_LOCK_DIR "/af_xdp-%s.lock", ifname);
-}
-
-static int xdp_lock_take(const char *ifname)
-{
-	char path[64 + IF_NAMESIZE];
-	unsigned int tries;
-	int fd;
-
-	if (XDP_FAIL_RC(EACCES, mkdir(XDP_LOCK_DIR, 0700)) && errno != EEXIST) {
-		int err = errno;
-
-		PP_ERR("af_xdp: cannot create %s: %s (run as root)",
-		       XDP_LOCK_DIR, strerror(err));
-		return -err;
-	}
-	xdp_lock_path(path, sizeof(path), ifname);
-	for (tries = 0; tries < 8; tries++) {
-		struct stat a, b;
-
-		fd = XDP_FAIL_RC(EMFILE, open(path, O_RDWR | O_CREAT |
-						     O_CLOEXEC, 0600));
-		if (fd < 0) {
-			int err = errno;
-
-			PP_ERR("af_xdp: cannot open %s: %s (run as root)",
-			       path, strerror(err));
-			return -err;
-		}
-		if (XDP_FAIL_RC(ENOLCK, flock(fd, LOCK_EX | LOCK_NB))) {
-			int err = errno;
-
-			close(fd);
-			if (err == EWOULDBLOCK) {
-				PP_ERR("af_xdp: interface %s is in use by another pagepool process (lock %s); stop it first",
-				       ifname, path);
-				return -EBUSY;
-			}
-			/* Nobody holds it: do not leave the file. A taker
-			 * that opened it meanwhile sees it unlinked. */
-			(void)unlink(path);
-			PP_ERR("af_xdp: cannot lock %s: %s", path,
-			       strerror(err));
-			return -err;
-		}
-		if (!fstat(fd, &a) && !stat(path, &b) && a.st_ino == b.st_ino &&
-		    a.st_dev == b.st_dev)
-			return fd;
-		close(fd);
-	}
-	PP_ERR("af_xdp: lock %s keeps changing under us; is another process opening %s in a loop?",
-	       path, ifname);
-	return -EBUSY;
-}
-
-static void xdp_lock_release(int fd, const char *ifname)
-{
-	char path[64 + IF_NAMESIZE];
-
-	xdp_lock_path(path, sizeof(path), ifname);
-	(void)unlink(path);
-	close(fd);
-}
-
-/*
- * Detach a program of ours left on @ifindex by a process that died
- * without closing its ports (we hold the lock, so nobody else is using
- * it). Returns 0, or -EBUSY when a foreign program is attached.
- */
-static int xdp_stale_detach(int ifindex, const char *ifname)
-{
-	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
-	struct xdp_program *p;
-	enum xdp_attach_mode mode;
-	int ret = 0;
-
-	if (!mp || libxdp_get_error(mp))
-		return 0; /* nothing attached */
-	mode = xdp_multiprog__attach_mode(mp);
-	if (xdp_multiprog__is_legacy(mp)) {
-		p = xdp_multiprog__main_prog(mp);
-		if (p && !strcmp(xdp_program__name(p), XDP_PROG_NAME)) {
-			PP_WARN("af_xdp: detaching a stale %s left on %s by a process that was killed",
-				XDP_PROG_NAME, ifname);
-			ret = xdp_multiprog__detach(mp);
-		} else if (p) {
-			PP_ERR("af_xdp: interface %s already has XDP program '%s' attached; detach it (ip link set dev %s xdp off)",
-			       ifname, xdp_program__name(p), ifname);
-			ret = -EBUSY;
-		}
-		xdp_multiprog__close(mp);
-		return ret;
-	}
-	for (p = xdp_multiprog__next_prog(NULL, mp); p;
-	     p = xdp_multiprog__next_prog(p, mp)) {
-		if (strcmp(xdp_program__name(p), XDP_PROG_NAME))
-			continue;
-		PP_WARN("af_xdp: detaching a stale %s left on %s by a process that was killed",
-			XDP_PROG_NAME, ifname);
-		ret = xdp_program__detach(p, ifindex, mode, 0);
-		break;
-	}
-	xdp_multiprog__close(mp);
-	return ret;
-}
-
-#ifdef PP_AF_XDP_OWN_PROG
-/* xdp_program__close leaves an object it was given to its owner. */
-static void xdp_prog_close(struct xdp_program *prog)
-{
-	struct bpf_object *obj = xdp_program__bpf_obj(prog);
-
-	xdp_program__close(prog);
-	bpf_object__close(obj);
-}
-
-/*
- * Detach our program from the interface. Where libxdp attached it on its
- * own (no dispatcher: libxdp's "legacy" mode, which libxdp 1.3.1 chose on
- * Debian 12 with a 6.18 kernel), libbpf takes it off directly, and only
- * while it is still ours (XDP_FLAGS_REPLACE): libxdp's
- * xdp_program__detach first looks the interface up with
- * xdp_multiprog__get_from_ifindex, which in that mode opens the program
- * by id twice and closes it once, one bpf-prog descriptor leaked per
- * port closed (found by the fault sweep). Behind a dispatcher, libxdp
- * detaches it.
- */
-static int xdp_prog_detach_one(struct xdp_iface *ifc)
-{
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	LIBBPF_OPTS(bpf_xdp_attach_opts, a,
-		    .old_prog_fd = xdp_program__fd(ifc->prog));
-	uint32_t flags;
-
-	if (!bpf_xdp_query(ifc->ifindex, 0, &q) && q.prog_id &&
-	    q.prog_id == xdp_program__id(ifc->prog)) {
-		switch (q.attach_mode) {
-		case XDP_ATTACHED_DRV:
-			flags = XDP_FLAGS_DRV_MODE;
-			break;
-		case XDP_ATTACHED_SKB:
-			flags = XDP_FLAGS_SKB_MODE;
-			break;
-		case XDP_ATTACHED_HW:
-			flags = XDP_FLAGS_HW_MODE;
-			break;
-		default:
-			flags = 0;
-			break;
-		}
-		if (flags)
-			return bpf_xdp_detach(ifc->ifindex,
-					      flags | XDP_FLAGS_REPLACE, &a);
-	}
-	return xdp_program__detach(ifc->prog, ifc->ifindex, XDP_MODE_UNSPEC,
-				   0);
-}
-
-static int xdp_prog_attach(struct xdp_iface *ifc)
-{
-	DECLARE_LIBBPF_OPTS(bpf_object_open_opts, oopts,
-			    .object_name = "pp_af_xdp");
-	struct bpf_object *obj;
-	int err;
-
-	obj = XDP_FAIL_PTR(ENOMEM, bpf_object__open_mem(af_xdp_prog_obj,
-							sizeof(af_xdp_prog_obj),
-							&oopts));
-	err = (int)libbpf_get_error(obj);
-	if (err) {
-		PP_ERR("af_xdp: cannot open the embedded XDP program: %s",
-		       strerror(-err));
-		return err;
-	}
-	ifc->prog = XDP_FAIL_PTR(ENOMEM,
-				 xdp_program__from_bpf_obj(obj, "xdp"));
-	err = ifc->prog ? (int)libxdp_get_error(ifc->prog) : -errno;
-	if (err) {
-		ifc->prog = NULL;
-		bpf_object__close(obj);
-		PP_ERR("af_xdp: cannot prepare the XDP program: %s",
-		       strerror(-err));
-		return err;
-	}
-	err = XDP_FAIL_RC(EPERM, xdp_program__attach(ifc->prog, ifc->ifindex,
-						     XDP_MODE_UNSPEC, 0));
-	if (err) {
-		PP_ERR("af_xdp: cannot attach an XDP program to %s: %s (needs root, a kernel with BPF and XDP sockets, and no other XDP program on the interface)",
-		       ifc->name, strerror(-err));
-		xdp_prog_close(ifc->prog);
-		ifc->prog = NULL;
-		return err;
-	}
-	ifc->map_fd = XDP_FAIL_RC(ENOENT, bpf_object__find_map_fd_by_name(
-		xdp_program__bpf_obj(ifc->prog), XDP_MAP_NAME));
-	if (ifc->map_fd < 0) {
-		PP_ERR("af_xdp: the XDP program has no map %s", XDP_MAP_NAME);
-		xdp_prog_detach_one(ifc);
-		xdp_prog_close(ifc->prog);
-		ifc->prog = NULL;
-		return -ENOENT;
-	}
-	return 0;
-}
-
-static void xdp_prog_detach(struct xdp_iface *ifc)
-{
-	int err;
-
-	if (!ifc->prog)
-		return;
-	err = xdp_prog_detach_one(ifc);
-	if (err)
-		PP_ERR("af_xdp: cannot detach the XDP program from %s: %s (ip link set dev %s xdp off)",
-		       ifc->name, strerror(-err), ifc->name);
-	xdp_prog_close(ifc->prog);
-	ifc->prog = NULL;
-}
-#endif
-
-static void xdp_iface_put(struct xdp_iface *ifc)
-{
-	struct xdp_iface **pp;
-
-	if (--ifc->refs)
-		return;
-#ifdef PP_AF_XDP_OWN_PROG
-	xdp_prog_detach(ifc);
-#endif
-	for (pp = &xdp_ifaces; *pp; pp = &(*pp)->next) {
-		if (*pp == ifc) {
-			*pp = ifc->next;
-			break;
-		}
-	}
-	xdp_lock_release(ifc->lock_fd, ifc->name);
-	free(ifc);
-}
-
-/* The interface's shared state, attaching our program on first use. */
-static struct xdp_iface *xdp_iface_get(const char *ifname, int ifindex,
-				       int *errp)
-{
-	struct xdp_iface *ifc;
-	int err;
-
-	for (ifc = xdp_ifaces; ifc; ifc = ifc->next) {
-		if (ifc->ifindex == ifindex) {
-			ifc->refs++;
-			return ifc;
-		}
-	}
-	ifc = pp_os_calloc(1, sizeof(*ifc));
-	if (!ifc) {
-		PP_ERR("af_xdp: out of memory for the state of interface %s",
-		       ifname);
-		*errp = -ENOMEM;
-		return NULL;
-	}
-	ifc->ifindex = ifindex;
-	ifc->map_fd = -1;
-	snprintf(ifc->name, sizeof(ifc->name), "%s", ifname);
-	ifc->lock_fd = xdp_lock_take(ifname);
-	if (ifc->lock_fd < 0) {
-		err = ifc->lock_fd;
-		goto err_free;
-	}
-	err = xdp_stale_detach(ifindex, ifname);
-	if (err)
-		goto err_unlock;
-#ifdef PP_AF_XDP_OWN_PROG
-	err = xdp_prog_attach(ifc);
-	if (err)
-		goto err_unlock;
-#endif
-	ifc->refs = 1;
-	ifc->next = xdp_ifaces;
-	xdp_ifaces = ifc;
-	return ifc;
-
-err_unlock:
-	xdp_lock_release(ifc->lock_fd, ifname);
-err_free:
-	free(ifc);
-	*errp = err;
-	return NULL;
-}
-
-/* ---- UMEM ----------------------------------------------------------- */
-
-static void xdp_umem_put(struct xdp_umem *um)
-{
-	struct xdp_umem **pp;
-	int err;
-
-	if (--um->refs)
-		return;
-	err = xsk_umem__delete(um->umem);
-	if (err)
-		PP_ERR("af_xdp: cannot delete the UMEM of arena %s: %s",
-		       pp_arena_name(um->arena), strerror(-err));
-	for (pp = &xdp_umems; *pp; pp = &(*pp)->next) {
-		if (*pp == um) {
-			*pp = um->next;
-			break;
-		}
-	}
-	free(um);
-}
-
-/*
- * The UMEM over @arena, registering it on first use. @ring_size sizes the
- * fill and completion rings of every queue that uses it.
- */
-static struct xdp_umem *xdp_umem_get(struct pp_allocator *alloc,
-				     struct pp_arena *arena,
-				     unsigned int ring_size,
-				     unsigned int headroom, int *errp)
-{
-	struct xsk_umem_config cfg = {
-		/* Twice the RX ring: the kernel always has buffers while a
-		 * full RX ring waits for us. */
-		.fill_size = ring_size * 2,
-		.comp_size = ring_size,
-		.frame_size = PP_PAGE_SIZE,
-		/* The kernel puts XDP_PACKET_HEADROOM (256) in front of the
-		 * data on its own; frame_headroom is what we want beyond. */
-		.frame_headroom = headroom > 256 ? headroom - 256 : 0,
-		.flags = 0,
-	};
-	struct xdp_umem *um;
-	struct pp_page *last;
-	int err;
-
-	for (um = xdp_umems; um; um = um->next) {
-		if (um->arena == arena) {
-			um->refs++;
-			return um;
-		}
-	}
-	um = pp_os_calloc(1, sizeof(*um));
-	if (!um) {
-		PP_ERR("af_xdp: out of memory for the UMEM of arena %s",
-		       pp_arena_name(arena));
-		*errp = -ENOMEM;
-		return NULL;
-	}
-	um->arena = arena;
-	um->base = pp_arena_base(arena);
-	um->size = pp_arena_size(arena);
-	um->first = pp_virt_to_page(alloc, um->base);
-	last = pp_virt_to_page(alloc, um->base + um->size - PP_PAGE_SIZE);
-	/* The fast path finds descriptors by index: they must be dense. */
-	if (!um->first || last != um->first + (um->size >> PP_PAGE_SHIFT) - 1) {
-		PP_ERR("af_xdp: arena %s is not one dense range of page descriptors",
-		       pp_arena_name(arena));
-		free(um);
-		*errp = -EINVAL;
-		return NULL;
-	}
-	err = XDP_FAIL_RC(ENOMEM, xsk_umem__create(&um->umem, um->base,
-						   um->size, &um->fill0,
-						   &um->comp0, &cfg));
-	if (err) {
-		PP_ERR("af_xdp: cannot register arena %s (%llu MiB) as a UMEM: %s (needs root or a large enough RLIMIT_MEMLOCK)",
-		       pp_arena_name(arena),
-		       (unsigned long long)(um->size >> 20), strerror(-err));
-		free(um);
-		*errp = err;
-		return NULL;
-	}
-	um->refs = 1;
-	um->next = xdp_umems;
-	xdp_umems = um;
-	return um;
-}
-
 /* ---- sockets -------------------------------------------------------- */
 
 /*
@@ -676,7 +195,7 @@ static unsigned int xdp_tx_budget_set(struct xsk_socket *xsk,
  * (libxdp unmaps rings it was given when a bind fails, unless they are
  * the UMEM's own, and we retry in copy mode after a zero-copy bind
  * fails), and copies them into the queue afterwards.
- * Called under xdp_lock.
+ * Called under af_xdp_lock.
  */
 static int xdp_socket_create(struct xdp_port *xp, struct xdp_queue *xq,
 			     unsigned int ring_size, bool zc)
@@ -715,7 +234,7 @@ static int xdp_socket_create(struct xdp_port *xp, struct xdp_queue *xq,
 /*
  * Bind with retries: EBUSY for up to XDP_BIND_RETRY_MS, since a socket
  * closed a moment ago (by this process too) still holds its queue until
- * the kernel's deferred release has run. Called under xdp_lock.
+ * the kernel's deferred release has run. Called under af_xdp_lock.
  */
 static int xdp_socket_bind(struct xdp_port *xp, struct xdp_queue *xq,
 			   unsigned int ring_size, bool zc)
@@ -762,12 +281,12 @@ static void xdp_port_teardown(struct pp_port *port, struct xdp_port *xp)
 	for (q = 0; q < xp->nr_queues; q++)
 		if (xp->q[q].tag)
 			af_xdp_queue_reclaim(&xp->q[q], port->allocator);
-	pthread_mutex_lock(&xdp_lock);
+	pthread_mutex_lock(&af_xdp_lock);
 	if (xp->umem)
-		xdp_umem_put(xp->umem);
+		af_xdp_umem_put(xp->umem);
 	if (xp->iface)
-		xdp_iface_put(xp->iface);
-	pthread_mutex_unlock(&xdp_lock);
+		af_xdp_iface_put(xp->iface);
+	pthread_mutex_unlock(&af_xdp_lock);
 	free(xp->q);
 	free(xp);
 }
@@ -946,8 +465,8 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 
 	libxdp_set_print(xdp_libxdp_print);
 	libbpf_set_print(xdp_libbpf_print);
-	xdp_memlock_raise();
-	err = xdp_bpffs_ensure();
+	af_xdp_memlock_raise();
+	err = af_xdp_bpffs_ensure();
 	if (err)
 		return err;
 
@@ -968,12 +487,12 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 	}
 	memset(xp->q, 0, xp->nr_queues * sizeof(*xp->q));
 
-	pthread_mutex_lock(&xdp_lock);
-	xp->iface = xdp_iface_get(ifname, ifindex, &err);
+	pthread_mutex_lock(&af_xdp_lock);
+	xp->iface = af_xdp_iface_get(ifname, ifindex, &err);
 	if (xp->iface)
-		xp->umem = xdp_umem_get(port->allocator, arena, ring_size,
+		xp->umem = af_xdp_umem_get(port->allocator, arena, ring_size,
 					port->conf.headroom, &err);
-	pthread_mutex_unlock(&xdp_lock);
+	pthread_mutex_unlock(&af_xdp_lock);
 	if (!xp->iface || !xp->umem)
 		goto err_teardown;
 
@@ -985,11 +504,11 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		xq->base = xp->umem->base;
 		xq->first = xp->umem->first;
 		xq->umem_size = xp->umem->size;
-		pthread_mutex_lock(&xdp_lock);
+		pthread_mutex_lock(&af_xdp_lock);
 		if (mode != XSK_BIND_COPY) {
 			err = xdp_socket_bind(xp, xq, ring_size, true);
 			if (!err && !xq->zero_copy && mode == XSK_BIND_ZC) {
-				pthread_mutex_unlock(&xdp_lock);
+				pthread_mutex_unlock(&af_xdp_lock);
 				PP_ERR("device '%s': %s queue %u joins arena %s's UMEM, which an earlier port bound in copy mode: a UMEM has one mode (open this port on another arena, or use mode=copy)",
 				       da->devstr, ifname, xq->qid,
 				       pp_arena_name(arena));
@@ -997,7 +516,7 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 				goto err_teardown;
 			}
 			if (err && mode == XSK_BIND_ZC) {
-				pthread_mutex_unlock(&xdp_lock);
+				pthread_mutex_unlock(&af_xdp_lock);
 				PP_ERR("device '%s': %s queue %u has no zero-copy AF_XDP: %s (use mode=copy or mode=auto)",
 				       da->devstr, ifname, xq->qid,
 				       strerror(-err));
@@ -1006,7 +525,7 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		}
 		if (!xq->xsk)
 			err = xdp_socket_bind(xp, xq, ring_size, false);
-		pthread_mutex_unlock(&xdp_lock);
+		pthread_mutex_unlock(&af_xdp_lock);
 		xp->zero_copy |= xq->zero_copy;
 		if (!xq->xsk) {
 			xdp_bind_error(da->devstr, ifname, xq->qid, err);
