@@ -40,6 +40,8 @@
 #define PP_PCP_BATCH_DEFAULT 64
 /* Zone size / 256 for the bulk watermark: 0.4 %, a few batches per GiB. */
 #define PP_WMARK_DIVISOR 256
+/* Pages a zone's depot holds: two thread caches' worth at the defaults. */
+#define PP_ZONE_DEPOT 1024
 
 /* Debug level 2 fills freed pages with this byte and checks it on reuse. */
 #define PP_POISON_BYTE 0x6b
@@ -74,6 +76,18 @@ struct pp_zone {
 	 */
 	unsigned long free_pages;
 	struct free_area area[PP_MAX_ORDER_LIMIT + 1];
+	/*
+	 * The depot: order-0 pages that thread caches gave back, kept as a
+	 * stack of pointers instead of merged into the buddy lists, so that
+	 * the next cache refill takes them with one copy. A thread that frees
+	 * what another allocates (a consumer of a producer's pages) moves
+	 * batches through here without touching a page descriptor, and holds
+	 * the zone lock for a copy of 64 pointers, not 64 merges. Counted in
+	 * free_pages. Merged into the buddy lists when a block of a higher
+	 * order is wanted and none is free.
+	 */
+	struct pp_page **depot;
+	unsigned int depot_count;
 
 	/* Read-only after pp_allocator_create(). */
 	struct pp_page *pages __attribute__((aligned(PP_CACHE_LINE)));

@@ -116,6 +116,7 @@ enum where {
 	IN_BUDDY,
 	IN_PCP,
 	IN_CALLER,
+	IN_DEPOT,
 };
 
 #define BROKEN(...)                                                         \
@@ -128,7 +129,8 @@ static int mark(struct pp_zone *z, unsigned char *where, unsigned long idx,
 		unsigned long n, enum where w)
 {
 	static const char *const names[] = { "nowhere", "a buddy list",
-					      "a thread cache", "the caller" };
+					      "a thread cache", "the caller",
+					      "the zone's depot" };
 
 	for (unsigned long i = idx; i < idx + n; i++) {
 		if (where[i] != NOWHERE)
@@ -195,9 +197,36 @@ static int check_buddy(struct pp_zone *z, unsigned char *where)
 			BROKEN("zone %u: the order-%u list holds %lu blocks but counts %lu",
 			       z->index, o, blocks, fa->nr);
 	}
-	if (pages != z->free_pages)
-		BROKEN("zone %u: the buddy lists hold %lu pages but free_pages is %lu",
-		       z->index, pages, z->free_pages);
+	if (pages + z->depot_count != z->free_pages)
+		BROKEN("zone %u: the buddy lists hold %lu pages and the depot %u, but free_pages is %lu",
+		       z->index, pages, z->depot_count, z->free_pages);
+	return 0;
+}
+
+/* The depot: order-0 pages of this zone, prepared, not on a list. */
+static int check_depot(struct pp_allocator *alloc, struct pp_zone *z,
+		       unsigned char *where)
+{
+	if (z->depot_count > PP_ZONE_DEPOT)
+		BROKEN("zone %u's depot counts %u pages, above its %u",
+		       z->index, z->depot_count, PP_ZONE_DEPOT);
+	for (unsigned int i = 0; i < z->depot_count; i++) {
+		struct pp_page *p = z->depot[i];
+		unsigned long idx;
+
+		if (page_zone_checked(alloc, p) != z)
+			BROKEN("zone %u's depot holds %p, not a page of that zone",
+			       z->index, (void *)p);
+		idx = page_index(z, p);
+		if (page_flags(p) & PP_PAGE_F_BUDDY || p->order)
+			BROKEN("page %lu of zone %u is in the depot but marked as a free buddy block or order %u",
+			       idx, z->index, p->order);
+		if (PP_DEBUG >= 1 && page_flags(p) & PP_PAGE_F_ALLOCATED)
+			BROKEN("page %lu of zone %u is in the depot but marked allocated",
+			       idx, z->index);
+		if (mark(z, where, idx, 1, IN_DEPOT))
+			return -EFAULT;
+	}
 	return 0;
 }
 
@@ -273,6 +302,8 @@ static int check_zone(struct pp_allocator *alloc, struct pp_zone *z,
 	if (!where)
 		return -ENOMEM;
 	err = check_buddy(z, where);
+	if (!err)
+		err = check_depot(alloc, z, where);
 	if (!err)
 		err = check_pcp(alloc, z, where, &cached);
 	if (!err && z->free_pages + cached > z->managed_pages) {

@@ -200,8 +200,16 @@ int pp_zone_init(struct pp_zone *z, struct pp_arena *arena, unsigned int index,
 		z->pages[i].zone = (uint8_t)index;
 	}
 
+	z->depot = pp_os_malloc(PP_ZONE_DEPOT * sizeof(*z->depot));
+	if (!z->depot) {
+		PP_ERR("allocator: arena '%s': out of memory for the zone's depot",
+		       pp_arena_name(arena));
+		descs_free(z);
+		return -ENOMEM;
+	}
 	err = zone_lock_init(&z->lock);
 	if (err) {
+		free(z->depot);
 		descs_free(z);
 		return -err;
 	}
@@ -224,13 +232,29 @@ void pp_zone_fini(struct pp_zone *z)
 	if (!z->pages)
 		return;
 	pthread_mutex_destroy(&z->lock);
+	free(z->depot);
 	descs_free(z);
+}
+
+/* Every page of the depot into the buddy lists. */
+static void depot_flush(struct pp_zone *z)
+{
+	for (unsigned int i = 0; i < z->depot_count; i++)
+		merge_free(z, page_index(z, z->depot[i]), 0);
+	z->depot_count = 0;
 }
 
 unsigned int pp_zone_take_order0(struct pp_zone *z, struct pp_page **out,
 				 unsigned int n)
 {
-	unsigned int got = 0;
+	unsigned int got = z->depot_count < n ? z->depot_count : n;
+
+	/*
+	 * The depot first, the hottest pages on top: they left a thread
+	 * cache as refcount-1 order-0 pages and are still prepared.
+	 */
+	z->depot_count -= got;
+	memcpy(out, &z->depot[z->depot_count], got * sizeof(*out));
 
 	while (got < n) {
 		struct pp_page *page = z->area[0].head;
@@ -271,7 +295,12 @@ unsigned int pp_zone_take_order0(struct pp_zone *z, struct pp_page **out,
 void pp_zone_put_order0(struct pp_zone *z, struct pp_page **pages,
 			unsigned int n)
 {
-	for (unsigned int i = 0; i < n; i++)
+	unsigned int room = PP_ZONE_DEPOT - z->depot_count;
+	unsigned int keep = n < room ? n : room;
+
+	memcpy(&z->depot[z->depot_count], pages, keep * sizeof(*pages));
+	z->depot_count += keep;
+	for (unsigned int i = keep; i < n; i++)
 		merge_free(z, page_index(z, pages[i]), 0);
 	zone_add_free(z, n);
 }
@@ -286,6 +315,13 @@ struct pp_page *pp_zone_take_block(struct pp_zone *z, unsigned int order)
 	for (o = order; o <= z->max_order; o++)
 		if (z->area[o].head)
 			break;
+	if (o > z->max_order && z->depot_count) {
+		/* The depot's pages may complete a block: merge them. */
+		depot_flush(z);
+		for (o = order; o <= z->max_order; o++)
+			if (z->area[o].head)
+				break;
+	}
 	if (o > z->max_order)
 		return NULL;
 	page = z->area[o].head;

@@ -482,7 +482,9 @@ static void test_large_request(void)
 
 /*
  * Higher orders split blocks and merge them back: once all is freed,
- * every page is free and the zone is whole max-order blocks again.
+ * every page is free and the zone is whole max-order blocks again (the
+ * order-0 pages the thread cache drained wait in the zone's depot until
+ * a block needs them merged).
  */
 static void test_orders_split_merge(void)
 {
