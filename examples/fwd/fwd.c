@@ -643,6 +643,10 @@ int main(int argc, char **argv)
 		}
 		fputc('{', f);
 		pp_cli_json_ident(f, "fwd");
+		fprintf(f, "\"cpus\":[");
+		for (unsigned int i = 0; i < nr_w; i++)
+			fprintf(f, "%s%d", i ? "," : "", w[i].cpu);
+		fprintf(f, "],");
 		fprintf(f, "\"mode\":\"%s\",\"refill\":\"%s\",\"queues\":%u,"
 			"\"bidir\":%s,\"vfio\":%s,\"warmup_s\":%.3f,"
 			"\"duration_s\":%.3f,\"in_packets\":%llu,\"in_pps\":%.0f,"
