@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -105,7 +106,9 @@ def main():
     if a.json:
         args = shlex.split(a.json)
         json_doc(prog + args, a.project_version, "%s %s" % (name, a.json))
-        if a.taskset and hasattr(os, "sched_getaffinity"):
+        if a.taskset and not shutil.which("taskset"):
+            print("skip the affinity checks: no taskset (util-linux)")
+        elif a.taskset:
             cpu = max(os.sched_getaffinity(0))
             doc = json_doc(["taskset", "-c", str(cpu)] + prog + args,
                            a.project_version,
