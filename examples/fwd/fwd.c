@@ -41,8 +41,8 @@
  * [doc:...] are quoted by doc/net.md.
  */
 #include <errno.h>
-#include <limits.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
