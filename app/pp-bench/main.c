@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "pp_cli.h"
 #include "scale.h"
 #include "tlb.h"
 
@@ -46,6 +47,7 @@ static void usage(FILE *f)
 		"  --quick         %d short runs per case: a smoke test, rough figures\n"
 		"  --no-dpdk       skip the DPDK column even when built with it\n"
 		"  -h, --help      this text\n"
+		"  --version       the version, and the commit it was built from\n"
 		"\n"
 		"pp-bench tlb [options]: the page-size (TLB) benchmark of huge\n"
 		"vmalloc areas; 'pp-bench tlb --help' lists its options.\n"
@@ -105,6 +107,7 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "no-dpdk", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool runs_set = false, ms_set = false;
@@ -142,6 +145,9 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			pp_cli_print_version("pp-bench");
 			exit(0);
 		case ':':
 			bad_option("%s needs a value", argv[optind - 1]);

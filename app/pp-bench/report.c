@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "pp_cli.h"
 
 /* The project's goals for the headline figures (issue tracker, v0.1). */
 #define TARGET_BULK_ARRAY_64_NS 10.0
@@ -287,8 +288,10 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg,
 	int n;
 
 	pair_dpdk(res);
-	fprintf(f, "{\n  \"tool\": \"pp-bench\",\n  \"version\": \"%s\",\n  \"date\": \"%s\",\n",
-		PP_VERSION, m->date);
+	fprintf(f, "{\n  \"tool\": \"pp-bench\",\n  \"version\": \"%s\",\n  \"commit\": ",
+		PP_VERSION);
+	json_str(f, pp_cli_commit);
+	fprintf(f, ",\n  \"date\": \"%s\",\n", m->date);
 	fprintf(f, "  \"machine\": {\"cpu_model\": ");
 	json_str(f, m->cpu_model);
 	fprintf(f, ", \"cores\": %ld, \"tsc_ghz\": %.4f, \"invariant_tsc\": %s, \"kernel\": ",

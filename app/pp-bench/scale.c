@@ -48,6 +48,7 @@
 #include <pagepool/pagepool.h>
 
 #include "bench.h"
+#include "pp_cli.h"
 #include "scale.h"
 #include "timing.h"
 
@@ -717,7 +718,11 @@ static void print_json(FILE *f, const struct scale_cfg *cfg,
 {
 	bool first = true;
 
-	fprintf(f, "{\n  \"benchmark\": \"scale\",\n  \"machine\": {\"cpu\": ");
+	fprintf(f, "{\n  \"tool\": \"pp-bench\",\n  \"version\": \"%s\",\n  \"commit\": ",
+		pp_cli_version);
+	json_str(f, pp_cli_commit);
+	fprintf(f, ",\n  \"date\": \"%s\",\n", m->date);
+	fprintf(f, "  \"benchmark\": \"scale\",\n  \"machine\": {\"cpu\": ");
 	json_str(f, m->cpu_model);
 	fprintf(f, ", \"cores\": %ld, \"kernel\": ", m->cores);
 	json_str(f, m->kernel);
@@ -809,6 +814,7 @@ static void scale_usage(FILE *f)
 		"  --quick         %d runs of %.0f ms: a smoke test, rough figures\n"
 		"  --no-dpdk       skip the DPDK columns even when built with DPDK\n"
 		"  -h, --help      this text\n"
+		"  --version       the version, and the commit it was built from\n"
 		"\n"
 		"Restrict the CPUs with taskset; threads take the highest ones first.\n",
 		SCALE_DEFAULT_RUNS, SCALE_DEFAULT_MS, SCALE_QUICK_RUNS,
@@ -875,6 +881,7 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "no-dpdk", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool runs_set = false, ms_set = false;
@@ -917,6 +924,9 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 			break;
 		case 'h':
 			scale_usage(stdout);
+			exit(0);
+		case 'V':
+			pp_cli_print_version("pp-bench");
 			exit(0);
 		case ':':
 			scale_bad("%s needs a value", argv[optind - 1]);

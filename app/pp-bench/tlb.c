@@ -36,6 +36,7 @@
 #include <pagepool/pagepool.h>
 
 #include "bench.h"
+#include "pp_cli.h"
 #include "tlb.h"
 #include "timing.h"
 
@@ -383,9 +384,16 @@ static void print_json(FILE *f, const struct tlb_cfg *cfg,
 		       const struct bench_machine *m, struct tlb_case *cases,
 		       unsigned int nr, const char *perf_why, bool have_perf)
 {
-	fprintf(f, "{\n  \"benchmark\": \"tlb\",\n");
-	fprintf(f, "  \"machine\": {\"cpu\": \"%s\", \"cores\": %ld, \"kernel\": \"%s\", \"date\": \"%s\"},\n",
-		m->cpu_model, m->cores, m->kernel, m->date);
+	fprintf(f, "{\n  \"tool\": \"pp-bench\",\n  \"version\": \"%s\",\n  \"commit\": ",
+		pp_cli_version);
+	pp_cli_json_str(f, pp_cli_commit);
+	fprintf(f, ",\n  \"date\": \"%s\",\n", m->date);
+	fprintf(f, "  \"benchmark\": \"tlb\",\n");
+	fprintf(f, "  \"machine\": {\"cpu\": ");
+	pp_cli_json_str(f, m->cpu_model);
+	fprintf(f, ", \"cores\": %ld, \"kernel\": ", m->cores);
+	pp_cli_json_str(f, m->kernel);
+	fprintf(f, ", \"date\": \"%s\"},\n", m->date);
 	fprintf(f, "  \"runs\": %u,\n  \"lookups_per_run\": %lu,\n",
 		cfg->runs, cfg->lookups);
 	fprintf(f, "  \"dtlb_counter\": {\"available\": %s, \"note\": \"%s\"},\n",
@@ -451,6 +459,7 @@ static void tlb_usage(FILE *f)
 		"                  then goes to stderr)\n"
 		"  --quick         64 MiB tables, %d short runs: a smoke test\n"
 		"  -h, --help      this text\n"
+		"  --version       the version, and the commit it was built from\n"
 		"\n"
 		"The 2 MiB and 1 GiB cases need that many hugepages free (a 4 GiB table\n"
 		"takes 2048 x 2 MiB or 4 x 1 GiB); a case that cannot have them is\n"
@@ -526,6 +535,7 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 		{ "json", required_argument, NULL, 'j' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool sizes_set = false, runs_set = false, lookups_set = false;
@@ -559,6 +569,9 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 			break;
 		case 'h':
 			tlb_usage(stdout);
+			exit(0);
+		case 'V':
+			pp_cli_print_version("pp-bench");
 			exit(0);
 		case ':':
 			tlb_bad("%s needs a value", argv[optind - 1]);

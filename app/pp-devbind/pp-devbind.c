@@ -3,6 +3,8 @@
  * pp-devbind - bind network devices to vfio-pci and back, like DPDK's
  * dpdk-devbind.py, through sysfs only.
  *
+ * The options are dpdk-devbind.py's (-s, -b DRIVER, -u; --force):
+ *
  *   pp-devbind --status                 network devices (PCI class 02),
  *                                       their driver, IOMMU group and
  *                                       interfaces
@@ -33,6 +35,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
@@ -46,6 +49,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pp_cli.h"
 #include "pp_os.h"
 
 #define PCI "/sys/bus/pci"
@@ -809,33 +813,36 @@ static int cmd_restore(const char *addr)
 static const char help[] =
 	"usage: pp-devbind [--force] COMMAND\n"
 	"\n"
-	"  --status               PCI network devices: address, vendor:device,\n"
+	"  -s, --status           PCI network devices: address, vendor:device,\n"
 	"                         driver, IOMMU group, interfaces (\"active\":\n"
 	"                         up, or with addresses or routes)\n"
-	"  --bind DRIVER DEV...   bind each DEV to DRIVER (e.g. vfio-pci) through\n"
+	"  -b, --bind DRIVER DEV...\n"
+	"                         bind each DEV to DRIVER (e.g. vfio-pci) through\n"
 	"                         driver_override, so no other device of its ID\n"
 	"                         goes along; its old driver is remembered in\n"
 	"                         /run/pagepool/devbind\n"
-	"  --unbind DEV...        leave each DEV without a driver\n"
+	"  -u, --unbind DEV...    leave each DEV without a driver\n"
 	"  --restore DEV...       give each DEV back to the driver it had before\n"
 	"                         --bind\n"
 	"  --force                take a device even though its interface is up\n"
 	"                         or has addresses or routes (that traffic stops)\n"
-	"  --help                 this text\n"
+	"  -h, --help             this text\n"
+	"  --version              the version, and the commit it was built from\n"
 	"\n"
 	"DEV is a PCI address, DDDD:BB:DD.F in hex (domain 4 digits, bus 2,\n"
 	"device 2 from 00 to 1f, function 0-7; e.g. 0000:00:02.0), or BB:DD.F\n"
 	"in domain 0000, or the name of a network interface on a PCI device\n"
 	"(e.g. eth0). DRIVER is a name as in /sys/bus/pci/drivers. Nothing else\n"
 	"is accepted. Every DEV is checked before anything changes; a bind that\n"
-	"fails puts driver_override back.\n";
+	"fails puts driver_override back. Exit status: 0 done, 1 failed or\n"
+	"refused (device in use), 2 bad command line or argument.\n";
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pp-devbind --status\n"
-		"       pp-devbind [--force] --bind DRIVER DEV...   (e.g. --bind vfio-pci 0000:00:02.0)\n"
-		"       pp-devbind [--force] --unbind DEV...\n"
+		"usage: pp-devbind -s|--status\n"
+		"       pp-devbind [--force] -b|--bind DRIVER DEV...   (e.g. -b vfio-pci 0000:00:02.0)\n"
+		"       pp-devbind [--force] -u|--unbind DEV...\n"
 		"       pp-devbind [--force] --restore DEV...\n"
 		"DEV: DDDD:BB:DD.F, BB:DD.F or an interface name; pp-devbind --help says more\n");
 	exit(2);
@@ -862,45 +869,70 @@ int main(int argc, char **argv)
 	const char *cmd = NULL, *driver = NULL;
 	char (*addrs)[PP_PCI_ADDR_LEN];
 	bool force = false, bad = false;
-	int i, n = 0, rc = 0;
+	int i, n, rc = 0;
 
-	if (set_root())
-		return 2;
-	/* --force anywhere; the other arguments packed into argv[1..n]. */
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--force"))
+	static const struct option opts[] = {
+		{ "status", no_argument, NULL, 's' },
+		{ "bind", required_argument, NULL, 'b' },
+		{ "unbind", no_argument, NULL, 'u' },
+		{ "restore", no_argument, NULL, 'r' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, op = 0;
+
+	while ((c = getopt_long(argc, argv, "sb:uh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			driver = optarg;
+			/* fall through */
+		case 's':
+		case 'u':
+		case 'r':
+			if (op && op != c) {
+				fprintf(stderr, "pp-devbind: one command at a time\n");
+				usage();
+			}
+			op = c;
+			break;
+		case 'f':
 			force = true;
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			break;
+		case 'h':
 			return fputs(help, stdout) < 0;
-		else
-			argv[++n] = argv[i];
-	}
-	if (n < 1)
-		usage();
-	cmd = argv[1];
-	argv += 2;
-	n -= 1;
-	if (!strcmp(cmd, "--status")) {
-		if (n)
+		case 'V':
+			pp_cli_print_version("pp-devbind");
+			return 0;
+		default:
 			usage();
-		return status();
-	}
-	if (strcmp(cmd, "--bind") && strcmp(cmd, "--unbind") &&
-	    strcmp(cmd, "--restore"))
-		usage();
-	if (!strcmp(cmd, "--bind")) {
-		if (n < 2)
-			usage();
-		driver = *argv++;
-		n--;
-		if (!driver_name_valid(driver)) {
-			fprintf(stderr, "pp-devbind: '%.*s%s' is not a driver name: give it as in /sys/bus/pci/drivers (e.g. vfio-pci), one name without '/' or spaces; nothing changed\n",
-				SHOWN(driver));
-			return 2;
 		}
 	}
-	if (n < 1)
+	if (!op)
 		usage();
+	if (set_root())
+		return 2;
+	argv += optind;
+	n = argc - optind;
+	if (op == 's') {
+		if (n) {
+			fprintf(stderr, "pp-devbind: --status takes no DEV, not '%s'\n",
+				argv[0]);
+			usage();
+		}
+		return status();
+	}
+	cmd = op == 'b' ? "--bind" : op == 'u' ? "--unbind" : "--restore";
+	if (driver && !driver_name_valid(driver)) {
+		fprintf(stderr, "pp-devbind: '%.*s%s' is not a driver name: give it as in /sys/bus/pci/drivers (e.g. vfio-pci), one name without '/' or spaces; nothing changed\n",
+			SHOWN(driver));
+		return 2;
+	}
+	if (n < 1) {
+		fprintf(stderr, "pp-devbind: %s needs at least one DEV\n", cmd);
+		usage();
+	}
 
 	addrs = calloc((size_t)n, sizeof(*addrs));
 	if (!addrs) {

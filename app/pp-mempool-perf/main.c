@@ -13,7 +13,8 @@
  *
  * Runs alternate the order of the two drivers (ring first on even runs,
  * pagepool first on odd ones) and the table gives medians over runs and
- * the median of the per-run ratios. Prints a table; --json FILE writes
+ * the median of the per-run ratios. Prints a table (on stderr when the
+ * JSON goes to stdout, --json -); --json FILE writes
  * the same as JSON. A benchmark: it prints figures and checks none.
  *
  * --ref OPS compares with another DPDK driver (stack, say) instead of
@@ -39,6 +40,8 @@
 #include <rte_log.h>
 #include <rte_mempool.h>
 #include <rte_version.h>
+
+#include "pp_cli.h"
 
 /* mempool_perf_autotest's element size and its larger n_keep. */
 #define ELT_SIZE 2048
@@ -172,16 +175,39 @@ static double median(double *v, unsigned int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static void usage(const char *argv0)
+static void usage(FILE *f)
 {
-	fprintf(stderr,
-		"usage: %s -d <librte_mempool_pagepool.so> [--runs N] [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS]\n"
+	fprintf(f,
+		"usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [--runs N] [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS]\n"
+		"       pp-mempool-perf --help | --version\n"
 		"  --runs N     runs per cell, drivers alternating (default 5, max %d)\n"
 		"  --ms MS      milliseconds per measurement (default 200)\n"
+		"  --json FILE  also write the results as JSON to FILE ('-': stdout,\n"
+		"               and the table then goes to stderr)\n"
 		"  --cores LIST the two CPUs for the EAL's lcores (default 0,1)\n"
 		"  --cell L,C,B one cell only: lcores, cache, bulk (for profiling)\n"
-		"  --ref OPS    the driver pagepool is compared with (default ring_mp_mc)\n",
-		argv0, MAX_RUNS);
+		"  --ref OPS    the driver pagepool is compared with (default ring_mp_mc)\n"
+		"Runs the DPDK EAL: root, and %d MiB of free 2 MiB hugepages.\n",
+		MAX_RUNS, EAL_MB + 32);
+}
+
+/* --cell L,C,B: three whole numbers. */
+static int parse_cell(const char *arg, int only[3])
+{
+	char copy[64], *tok, *save = NULL;
+	unsigned long long v;
+	int i = 0;
+
+	if (strlen(arg) >= sizeof(copy))
+		return -1;
+	strcpy(copy, arg);
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (i == 3 || pp_cli_parse_uint(tok, 0, 1u << 20, &v))
+			return -1;
+		only[i++] = (int)v;
+	}
+	return i == 3 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -194,38 +220,56 @@ int main(int argc, char **argv)
 		{ "cell", required_argument, NULL, 'x' },
 		{ "ref", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *plugin = NULL, *json_path = NULL, *cpus = "0,1";
 	unsigned int runs = 5, ms = 200, max_cores;
 	char mem[16], limit[32];
 	char *eal[20];
-	FILE *json = NULL;
+	FILE *json = NULL, *out = stdout;
 	int opt, n = 0, only[3] = { -1, -1, -1 };
 	bool first = true;
 
 	while ((opt = getopt_long(argc, argv, "d:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd': plugin = optarg; break;
-		case 'r': runs = (unsigned int)atoi(optarg); break;
-		case 'm': ms = (unsigned int)atoi(optarg); break;
+		case 'r':
+			runs = (unsigned int)pp_cli_uint("pp-mempool-perf", "--runs",
+							 optarg, 1, MAX_RUNS);
+			break;
+		case 'm':
+			ms = (unsigned int)pp_cli_uint("pp-mempool-perf", "--ms",
+						       optarg, 1, 3600 * 1000);
+			break;
 		case 'j': json_path = optarg; break;
 		case 'c': cpus = optarg; break;
 		case 'f': ops_names[0] = optarg; break;
 		case 'x':
-			if (sscanf(optarg, "%d,%d,%d", &only[0], &only[1],
-				   &only[2]) != 3) {
-				usage(argv[0]);
+			if (parse_cell(optarg, only)) {
+				fprintf(stderr, "pp-mempool-perf: --cell takes LCORES,CACHE,BULK (three whole numbers), not '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
-		default: usage(argv[0]); return opt == 'h' ? 0 : 2;
+		case 'h': usage(stdout); return 0;
+		case 'V': pp_cli_print_version("pp-mempool-perf"); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
-	if (!plugin || runs == 0 || runs > MAX_RUNS || ms == 0) {
-		usage(argv[0]);
+	if (optind < argc) {
+		fprintf(stderr, "pp-mempool-perf: unexpected argument '%s'\n",
+			argv[optind]);
+		usage(stderr);
 		return 2;
 	}
+	if (!plugin) {
+		fprintf(stderr, "pp-mempool-perf: -d PLUGIN is required\n");
+		usage(stderr);
+		return 2;
+	}
+	if (json_path && !strcmp(json_path, "-"))
+		out = stderr;
 	snprintf(mem, sizeof(mem), "%d", EAL_MB);
 	snprintf(limit, sizeof(limit), "--socket-limit=%d", EAL_MB);
 	eal[n++] = argv[0];
@@ -249,21 +293,23 @@ int main(int argc, char **argv)
 	}
 	max_cores = rte_lcore_count() < 2 ? rte_lcore_count() : 2;
 	if (json_path) {
-		json = fopen(json_path, "w");
+		json = pp_cli_json_open(json_path);
 		if (!json) {
 			fprintf(stderr, "pp-mempool-perf: cannot write %s: %s\n",
 				json_path, strerror(errno));
 			return 1;
 		}
-		fprintf(json, "{\"dpdk\":\"%s\",\"elt_size\":%d,\"n_keep\":%d,\"pool_size\":%d,\"runs\":%u,\"ms\":%u,\"tsc_hz\":%llu,\"cells\":[",
+		fputc('{', json);
+		pp_cli_json_ident(json, "pp-mempool-perf");
+		fprintf(json, "\"dpdk\":\"%s\",\"elt_size\":%d,\"n_keep\":%d,\"pool_size\":%d,\"runs\":%u,\"ms\":%u,\"tsc_hz\":%llu,\"cells\":[",
 			rte_version(), ELT_SIZE, N_KEEP, POOL_SIZE, runs, ms,
 			(unsigned long long)rte_get_tsc_hz());
 	}
 
-	printf("# %s; elt %d B, n_keep %d, pool %d; %u runs x %u ms per cell, drivers alternating\n",
+	fprintf(out, "# %s; elt %d B, n_keep %d, pool %d; %u runs x %u ms per cell, drivers alternating\n",
 	       rte_version(), ELT_SIZE, N_KEEP, POOL_SIZE, runs, ms);
-	printf("# Mobj/s = objects got and put per second (all lcores), medians\n");
-	printf("%-6s %-6s %-5s %14s %14s %8s\n", "lcores", "cache", "bulk",
+	fprintf(out, "# Mobj/s = objects got and put per second (all lcores), medians\n");
+	fprintf(out, "%-6s %-6s %-5s %14s %14s %8s\n", "lcores", "cache", "bulk",
 	       ops_names[0], "pagepool", "ratio");
 	for (unsigned int cores = 1; cores <= max_cores; cores++) {
 		for (unsigned int ci = 0; ci < 2; ci++) {
@@ -292,10 +338,10 @@ int main(int argc, char **argv)
 				med[0] = median(r[0], runs);
 				med[1] = median(r[1], runs);
 				med_ratio = median(ratio, runs);
-				printf("%-6u %-6u %-5u %14.1f %14.1f %7.2fx\n",
+				fprintf(out, "%-6u %-6u %-5u %14.1f %14.1f %7.2fx\n",
 				       cores, caches[ci], bulks[bi], med[0] / 1e6,
 				       med[1] / 1e6, med_ratio);
-				fflush(stdout);
+				fflush(out);
 				if (json) {
 					fprintf(json, "%s{\"lcores\":%u,\"cache\":%u,\"bulk\":%u,\"ref\":\"%s\",\"ref_mops\":%.2f,\"pagepool_mops\":%.2f,\"ratio\":%.3f}",
 						first ? "" : ",", cores, caches[ci],
@@ -308,7 +354,12 @@ int main(int argc, char **argv)
 	}
 	if (json) {
 		fprintf(json, "]}\n");
-		fclose(json);
+		if (pp_cli_json_close(json)) {
+			fprintf(stderr, "pp-mempool-perf: cannot write %s\n",
+				json_path);
+			rte_eal_cleanup();
+			return 1;
+		}
 	}
 	rte_eal_cleanup();
 	return 0;

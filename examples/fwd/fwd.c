@@ -5,7 +5,7 @@
  *
  *   fwd --port DEV --port DEV [--mode redirect|pass] [--queues N]
  *       [--duration S] [--warmup S] [--refill single|list|array]
- *       [--json FILE] [--arena-mb MB]
+ *       [--json FILE] [--arena-mb MB] [--cpus LIST]
  *       [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]
  *
  * When the second port is one end of a veth pair, the other end is the
@@ -42,6 +42,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -53,9 +54,12 @@
 #include <unistd.h>
 
 #include "fwd.h"
+#include "pp_cli.h"
 
 #define MAX_QUEUES 16
 #define MAX_THREADS (2 * MAX_QUEUES)
+
+FILE *fwd_out;
 
 /* Set by SIGINT/SIGTERM or the timer; lock-free, so a handler may store. */
 static atomic_int stop;
@@ -107,19 +111,24 @@ uint64_t drops(struct pp_port *p)
 	return RX(p, drops) + RX(p, errors) + TX(p, drops) + TX(p, errors);
 }
 
-static void usage(void)
+static void usage(FILE *f, int status)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: fwd --port DEV --port DEV [--mode redirect|pass] [--queues N]\n"
 		"           [--duration S] [--warmup S] [--refill single|list|array]\n"
-		"           [--json FILE] [--arena-mb MB]\n"
+		"           [--json FILE] [--arena-mb MB] [--cpus LIST]\n"
 		"           [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]\n"
+		"       fwd --help | --version\n"
 		"  DEV: null0[,size=64] | veth0,peer=veth1[,ring=1024] | af_xdp:IFNAME\n"
 		"       | e1000e:0000:00:02.0 (bound to vfio-pci: pp-devbind)\n"
 		"  --bidir: each port forwards to the other (one --port: a veth pair's\n"
 		"  two ends); --tx-first N frames per TX queue start a wire loop;\n"
-		"  --verify checks every frame and accounts for all at the end\n");
-	exit(2);
+		"  --verify checks every frame and accounts for all at the end\n"
+		"  --json FILE: the summary as JSON; '-' is stdout, and the per-second\n"
+		"  lines and the summary then go to stderr\n"
+		"  --cpus LIST: the CPUs of the worker threads, one each in turn (e.g.\n"
+		"  2,3 or 1-4); default: the CPUs this process may run on (taskset)\n");
+	exit(status);
 }
 
 /* [doc:prog] */
@@ -274,6 +283,9 @@ int main(int argc, char **argv)
 		{ "tx-len", required_argument, NULL, 'l' },
 		{ "verify", no_argument, NULL, 'v' },
 		{ "count", required_argument, NULL, 'c' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev[2] = { NULL, NULL }, *json = NULL;
@@ -284,26 +296,31 @@ int main(int argc, char **argv)
 	unsigned long long count = 0;
 	bool bidir = false, verify = false, uses_vfio[2] = { false, false };
 	struct worker w[MAX_THREADS];
-	int c, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	const char *cpus = NULL;
+	cpu_set_t allowed, cpu_set;
+	int c, cpu_list[CPU_SETSIZE], nr_cpus = 0;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	fwd_out = stdout;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (nr_dev == 2)
-				usage();
+			if (nr_dev == 2) {
+				fprintf(stderr, "fwd: at most two --port\n");
+				usage(stderr, 2);
+			}
 			dev[nr_dev++] = optarg;
 			break;
 		case 'm':
 			mode = optarg;
 			break;
 		case 'q':
-			queues = (unsigned int)atoi(optarg);
+			queues = (unsigned int)pp_cli_uint("fwd", "--queues", optarg, 1, MAX_QUEUES);
 			break;
 		case 'd':
-			duration = atof(optarg);
+			duration = pp_cli_double("fwd", "--duration", optarg, 1e-3, 1e9);
 			break;
 		case 'w':
-			warmup = atof(optarg);
+			warmup = pp_cli_double("fwd", "--warmup", optarg, 0, 1e9);
 			break;
 		case 'r':
 			refill_name = optarg;
@@ -312,30 +329,71 @@ int main(int argc, char **argv)
 			json = optarg;
 			break;
 		case 'a':
-			arena_mb = atof(optarg);
+			arena_mb = pp_cli_double("fwd", "--arena-mb", optarg, 0, 1 << 24);
 			break;
 		case 'b':
 			bidir = true;
 			break;
 		case 't':
-			tx_first = (unsigned int)atoi(optarg);
+			tx_first = (unsigned int)pp_cli_uint("fwd", "--tx-first", optarg, 0, LOOP_INJECT_MAX);
 			break;
 		case 'l':
-			loop.len = (unsigned int)atoi(optarg);
+			loop.len = (unsigned int)pp_cli_uint("fwd", "--tx-len", optarg, LOOP_LEN_MIN, LOOP_LEN_MAX);
 			break;
 		case 'v':
 			verify = true;
 			break;
+		case 'C':
+			cpus = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case 'V':
+			pp_cli_print_version("fwd");
+			return 0;
 		case 'c':
-			count = strtoull(optarg, NULL, 0);
+			count = pp_cli_uint("fwd", "--count", optarg, 0, ULLONG_MAX);
 			break;
 		default:
-			usage();
+			usage(stderr, 2);
 		}
 	}
-	if (nr_dev < (bidir ? 1u : 2u) || queues < 1 || queues > MAX_QUEUES ||
-	    duration <= 0 || warmup < 0)
-		usage();
+	if (optind < argc) {
+		fprintf(stderr, "fwd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr, 2);
+	}
+	if (nr_dev < (bidir ? 1u : 2u)) {
+		fprintf(stderr, "fwd: give two --port (one with --bidir on a veth pair)\n");
+		usage(stderr, 2);
+	}
+	/* The worker CPUs: --cpus, within the affinity mask, or the mask. */
+	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+		fprintf(stderr, "fwd: cannot read the CPU affinity mask: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	if (cpus) {
+		if (pp_cli_parse_cpus(cpus, &cpu_set) < 1) {
+			fprintf(stderr, "fwd: --cpus takes a CPU list such as 2,3 or 1-4, not '%s'\n",
+				cpus);
+			return 2;
+		}
+		for (int i = 0; i < CPU_SETSIZE; i++) {
+			if (CPU_ISSET(i, &cpu_set) && !CPU_ISSET(i, &allowed)) {
+				fprintf(stderr, "fwd: --cpus %s: CPU %d is not one this process may run on (see taskset -p %d)\n",
+					cpus, i, (int)getpid());
+				return 2;
+			}
+		}
+	} else {
+		cpu_set = allowed;
+	}
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &cpu_set))
+			cpu_list[nr_cpus++] = i;
+	if (json && !strcmp(json, "-"))
+		fwd_out = stderr;
 	if (strcmp(mode, "redirect") && strcmp(mode, "pass")) {
 		fprintf(stderr, "fwd: --mode must be redirect or pass, not '%s'\n", mode);
 		return 2;
@@ -470,7 +528,7 @@ int main(int argc, char **argv)
 	sigaddset(&block, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	for (unsigned int i = 0; i < nr_w; i++) {
-		w[i].cpu = (int)i % (ncpu > 0 ? ncpu : 1);
+		w[i].cpu = cpu_list[i % (unsigned int)nr_cpus];
 		if (pthread_create(&w[i].tid, NULL, poll_thread, &w[i])) {
 			fprintf(stderr, "fwd: cannot start a thread\n");
 			return 1;
@@ -485,13 +543,13 @@ int main(int argc, char **argv)
 	bool warm = warmup == 0;
 	/* PCI ports are named by their driver alone ("e1000e:ADDR" opens
 	 * "e1000e"): the device string says which is which. */
-	printf("fwd: %s %s %s%s%s, mode %s, refill %s, %u queue(s), %d thread(s)%s\n",
+	fprintf(fwd_out, "fwd: %s %s %s%s%s, mode %s, refill %s, %u queue(s), %d thread(s)%s\n",
 	       uses_vfio[0] ? dev[0] : pp_port_name(in), bidir ? "<->" : "->",
 	       uses_vfio[1] ? dev[1] : pp_port_name(out),
 	       sink ? " -> " : "", sink ? pp_port_name(sink) : "", mode,
 	       refill_name, queues, nr_w, dma ? ", VFIO" : "");
 	if (tx_first)
-		printf("fwd: tx_first: %u frames of %u bytes\n", loop.injected,
+		fprintf(fwd_out, "fwd: tx_first: %u frames of %u bytes\n", loop.injected,
 		       loop.len);
 	while (!atomic_load(&stop) && now_s() - t0 < warmup + duration) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
@@ -508,11 +566,11 @@ int main(int argc, char **argv)
 		}
 		if (t - last_t < 1.0 && t - t0 < warmup + duration)
 			continue;
-		printf("[%5.1fs] in %7.2f Mpps  delivered %7.2f Mpps  drops %llu\n",
+		fprintf(fwd_out, "[%5.1fs] in %7.2f Mpps  delivered %7.2f Mpps  drops %llu\n",
 		       t - t0, (double)(rin - last_in) / (t - last_t) / 1e6,
 		       (double)(rout - last_out) / (t - last_t) / 1e6,
 		       (unsigned long long)(drops(in) + drops(out) + drops(sink)));
-		fflush(stdout);
+		fflush(fwd_out);
 		last_in = rin;
 		last_out = rout;
 		last_t = t;
@@ -568,7 +626,7 @@ int main(int argc, char **argv)
 	int check = pp_allocator_check(alloc, &leaked);
 	pp_allocator_stats_json(alloc, js_alloc, sizeof(js_alloc));
 
-	printf("summary: %.2f s, in %.2f Mpps, delivered %.2f Mpps (%llu frames), drops %llu, alloc %.2f ns/page (%s), pages leaked %lu%s\n",
+	fprintf(fwd_out, "summary: %.2f s, in %.2f Mpps, delivered %.2f Mpps (%llu frames), drops %llu, alloc %.2f ns/page (%s), pages leaked %lu%s\n",
 	       elapsed, (double)rin / elapsed / 1e6,
 	       (double)nr_delivered / elapsed / 1e6,
 	       (unsigned long long)nr_delivered, (unsigned long long)nr_drops,
@@ -578,12 +636,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fwd: forwarded %llu of the %llu frames asked for in %.0f s: the wire is slow or lost frames (see drops), or raise --duration\n",
 			(unsigned long long)total, count, warmup + duration);
 	if (json) {
-		FILE *f = fopen(json, "w");
+		FILE *f = pp_cli_json_open(json);
 		if (!f) {
 			fprintf(stderr, "fwd: cannot write %s: %s\n", json, strerror(errno));
 			return 1;
 		}
-		fprintf(f, "{\"mode\":\"%s\",\"refill\":\"%s\",\"queues\":%u,"
+		fputc('{', f);
+		pp_cli_json_ident(f, "fwd");
+		fprintf(f, "\"cpus\":[");
+		for (unsigned int i = 0; i < nr_w; i++)
+			fprintf(f, "%s%d", i ? "," : "", w[i].cpu);
+		fprintf(f, "],");
+		fprintf(f, "\"mode\":\"%s\",\"refill\":\"%s\",\"queues\":%u,"
 			"\"bidir\":%s,\"vfio\":%s,\"warmup_s\":%.3f,"
 			"\"duration_s\":%.3f,\"in_packets\":%llu,\"in_pps\":%.0f,"
 			"\"packets\":%llu,\"pps\":%.0f,\"total_packets\":%llu,"
@@ -599,7 +663,10 @@ int main(int argc, char **argv)
 			(unsigned long long)total,
 			(unsigned long long)nr_drops, js_loop, ns_page, leaked,
 			check, js_in, js_out, js_sink, js_alloc);
-		fclose(f);
+		if (pp_cli_json_close(f)) {
+			fprintf(stderr, "fwd: cannot write %s: %s\n", json, strerror(errno));
+			return 1;
+		}
 	}
 	/* [/doc:summary] */
 	pp_allocator_destroy(alloc);

@@ -14,6 +14,8 @@
 #include <pagepool/pp_net.h>
 
 double now_s(void);
+/* Where the human-readable lines go: stdout, or stderr under --json -. */
+extern FILE *fwd_out;
 
 /* Sum of one counter over a port's RX or TX queues (0 for no port). */
 uint64_t rx_sum(struct pp_port *p, size_t field);

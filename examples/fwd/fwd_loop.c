@@ -184,7 +184,7 @@ bool loop_report(char *json, size_t len)
 			  (int64_t)(loop.drained + damaged + loop.dropped);
 	bool ok = !damaged && !loop.dups && !missing;
 
-	printf("verify: injected %u, back intact %llu, damaged %llu, duplicated %llu, dropped %llu (counted by the ports), missing %lld: %s\n",
+	fprintf(fwd_out, "verify: injected %u, back intact %llu, damaged %llu, duplicated %llu, dropped %llu (counted by the ports), missing %lld: %s\n",
 	       loop.injected, (unsigned long long)loop.drained,
 	       (unsigned long long)damaged, (unsigned long long)loop.dups,
 	       (unsigned long long)loop.dropped, (long long)missing,

@@ -7,6 +7,7 @@
  *
  *   l2fwd [-q QUEUES] [-t SECONDS] [PORT0 PORT1]
  *         default: 2 queues, 3 seconds, null0 null1
+ *   l2fwd --help | --version
  *
  * Thread q owns RX queue q of both ports and sends on TX queue q of both,
  * so no queue is shared and no lock is taken. Each RX queue's page_pool is
@@ -16,6 +17,7 @@
  * queues' counters, which any thread may read) and a summary at the end.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -117,11 +119,28 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void usage(void)
+static void usage(FILE *f, int status)
 {
-	fprintf(stderr, "usage: l2fwd [-q QUEUES (1-%d)] [-t SECONDS] [PORT0 PORT1]\n",
-		MAX_QUEUES);
-	exit(2);
+	fprintf(f, "usage: l2fwd [-q QUEUES (1-%d)] [-t SECONDS] [PORT0 PORT1]\n"
+		"       l2fwd --help | --version\n"
+		"  default: 2 queues, 3 seconds, null0 null1\n", MAX_QUEUES);
+	exit(status);
+}
+
+/* A whole number from 1 to @max, all of @s, or exit 2. */
+static unsigned int number(const char *opt, const char *s, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < 1 || v > max) {
+		fprintf(stderr, "l2fwd: %s takes a whole number from 1 to %lu, not '%s'\n",
+			opt, max, s);
+		exit(2);
+	}
+	return (unsigned int)v;
 }
 
 int main(int argc, char **argv)
@@ -131,22 +150,29 @@ int main(int argc, char **argv)
 	uint64_t last_rx[2] = { 0 }, last_tx[2] = { 0 };
 	const char *dev[2] = { "null0", "null1" };
 	int opt, ret = 0;
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 
-	while ((opt = getopt(argc, argv, "q:t:")) != -1) {
+	while ((opt = getopt_long(argc, argv, "q:t:h", opts, NULL)) != -1) {
 		if (opt == 'q')
-			queues = (unsigned int)atoi(optarg);
+			queues = number("-q", optarg, MAX_QUEUES);
 		else if (opt == 't')
-			seconds = (unsigned int)atoi(optarg);
+			seconds = number("-t", optarg, 86400);
+		else if (opt == 'h')
+			usage(stdout, 0);
+		else if (opt == 'V')
+			return printf("l2fwd (pagepool) %s\n", PP_VERSION) < 0;
 		else
-			usage();
+			usage(stderr, 2);
 	}
-	if (queues < 1 || queues > MAX_QUEUES || seconds < 1)
-		usage();
 	if (argc - optind == 2) {
 		dev[0] = argv[optind];
 		dev[1] = argv[optind + 1];
 	} else if (argc != optind) {
-		usage();
+		usage(stderr, 2);
 	}
 
 	/* Memory: hugepages when there are any; 8 MiB per RX queue. */

@@ -7,7 +7,7 @@
  *
  *   rdma_echo [--dev NAME] [--port N] [--gid-index N] [--count N]
  *             [--time S] [--size BYTES] [--window N] [--depth N]
- *             [--naive] [--arena-mb MB] [--quiet]
+ *             [--naive] [--arena-mb MB] [--quiet] [--json FILE]
  *
  * Both QPs post their receive buffers from their own page_pool, whose
  * pages are mapped through a PP_IOVA_VERBS domain: the arena was
@@ -26,9 +26,12 @@
  * every posted buffer completed or was flushed, and both pools were
  * destroyed with no page in flight. Exit status 0 when all of that holds,
  * 1 when it does not, 2 when the setup failed (the message says why).
+ * --json FILE writes the summary as one JSON document to FILE ('-':
+ * stdout, and the human lines then go to stderr).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,6 +41,8 @@
 #include <time.h>
 
 #include <infiniband/verbs.h>
+
+#include "pp_cli.h"
 
 #include <pagepool/pagepool.h>
 
@@ -58,6 +63,7 @@ struct opts {
 	unsigned int arena_mb;
 	bool naive;
 	bool quiet;
+	const char *json;    /* --json FILE, or NULL */
 };
 
 /* One side: a queue pair, its completion queues, its pool. */
@@ -481,13 +487,19 @@ static void end_drain(struct echo *e, struct end *d)
 	}
 }
 
-static void usage(void)
+static void usage(FILE *f, int status)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: rdma_echo [--dev NAME] [--port N] [--gid-index N] [--count N]\n"
 		"                 [--time S] [--size BYTES] [--window N] [--depth N]\n"
-		"                 [--naive] [--arena-mb MB] [--quiet]\n");
-	exit(2);
+		"                 [--naive] [--arena-mb MB] [--quiet] [--json FILE]\n"
+		"       rdma_echo --help | --version\n"
+		"  Echoes messages between two RC queue pairs of one RDMA device\n"
+		"  (e.g. soft-RoCE), receive buffers from a page_pool; --naive\n"
+		"  registers each buffer instead. --count N messages, else --time S\n"
+		"  seconds. --json FILE: the summary as JSON ('-': stdout, and the\n"
+		"  other lines go to stderr).\n");
+	exit(status);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -504,28 +516,39 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "arena-mb", required_argument, NULL, 'a' },
 		{ "naive", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *me = "rdma_echo";
 	int c;
 
 	*o = (struct opts){ .port = 1, .gid_index = -1, .time_s = 5,
 			    .size = 256, .window = 64, .depth = 256,
 			    .arena_mb = 16 };
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
-		case 'p': o->port = (unsigned int)atoi(optarg); break;
-		case 'g': o->gid_index = atoi(optarg); break;
-		case 'n': o->count = strtoul(optarg, NULL, 0); break;
-		case 't': o->time_s = atof(optarg); break;
-		case 's': o->size = (unsigned int)atoi(optarg); break;
-		case 'w': o->window = (unsigned int)atoi(optarg); break;
-		case 'D': o->depth = (unsigned int)atoi(optarg); break;
-		case 'a': o->arena_mb = (unsigned int)atoi(optarg); break;
+		case 'p': o->port = (unsigned int)pp_cli_uint(me, "--port", optarg, 1, 255); break;
+		case 'g': o->gid_index = (int)pp_cli_int(me, "--gid-index", optarg, -1, 65535); break;
+		case 'n': o->count = (unsigned long)pp_cli_uint(me, "--count", optarg, 0, ULONG_MAX); break;
+		case 't': o->time_s = pp_cli_double(me, "--time", optarg, 0, 1e9); break;
+		case 's': o->size = (unsigned int)pp_cli_uint(me, "--size", optarg, sizeof(uint64_t), PP_PAGE_SIZE); break;
+		case 'w': o->window = (unsigned int)pp_cli_uint(me, "--window", optarg, 1, 1u << 20); break;
+		case 'D': o->depth = (unsigned int)pp_cli_uint(me, "--depth", optarg, REFILL, 1u << 20); break;
+		case 'a': o->arena_mb = (unsigned int)pp_cli_uint(me, "--arena-mb", optarg, 1, 1u << 20); break;
 		case 'N': o->naive = true; break;
 		case 'q': o->quiet = true; break;
-		default: usage();
+		case 'j': o->json = optarg; break;
+		case 'h': usage(stdout, 0); break;
+		case 'V': pp_cli_print_version(me); exit(0);
+		default: usage(stderr, 2);
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rdma_echo: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr, 2);
 	}
 	if (o->size < sizeof(uint64_t) || o->size > PP_PAGE_SIZE) {
 		fprintf(stderr, "rdma_echo: --size must be 8..%lu bytes (one page)\n",
@@ -641,8 +664,11 @@ int main(int argc, char **argv)
 	double t0, t_last, t, elapsed;
 	unsigned long last = 0;
 	bool ok;
+	FILE *out = stdout, *json = NULL;
 
 	parse(argc, argv, &e.o);
+	if (e.o.json && !strcmp(e.o.json, "-"))
+		out = stderr;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	setup(&e);
@@ -662,11 +688,11 @@ int main(int argc, char **argv)
 			break;
 		if (t - t_last >= 1.0) {
 			if (!e.o.quiet)
-				printf("%.0fs %s %.0f msgs/s\n", t - t0,
+				fprintf(out, "%.0fs %s %.0f msgs/s\n", t - t0,
 				       e.o.naive ? "naive" : "pool",
 				       (double)(e.received - last) /
 					       (t - t_last));
-			fflush(stdout);
+			fflush(out);
 			last = e.received;
 			t_last = t;
 		}
@@ -677,15 +703,33 @@ int main(int argc, char **argv)
 	ok = ok && e.cli.posted == e.cli.completed + e.cli.flushed &&
 	     e.srv.posted == e.srv.completed + e.srv.flushed;
 
-	printf("%s: sent %lu, echoed %lu, received %lu, corrupt %lu, %.0f msgs/s over %.2f s, %lu registrations\n",
+	fprintf(out, "%s: sent %lu, echoed %lu, received %lu, corrupt %lu, %.0f msgs/s over %.2f s, %lu registrations\n",
 	       e.o.naive ? "naive" : "pool", e.sent, e.echoed, e.received,
 	       e.bad, (double)e.received / elapsed, elapsed, e.regs);
-	printf("accounting: client posted %lu = completed %lu + flushed %lu; server posted %lu = completed %lu + flushed %lu; pools empty: %s\n",
+	fprintf(out, "accounting: client posted %lu = completed %lu + flushed %lu; server posted %lu = completed %lu + flushed %lu; pools empty: %s\n",
 	       e.cli.posted, e.cli.completed, e.cli.flushed, e.srv.posted,
 	       e.srv.completed, e.srv.flushed, ok ? "yes" : "NO");
-	printf("{\"mode\": \"%s\", \"size\": %u, \"messages\": %lu, \"seconds\": %.3f, \"msgs_per_s\": %.0f, \"registrations\": %lu, \"ok\": %s}\n",
+	/* Without --json, the summary's JSON line on stdout, as always. */
+	if (e.o.json) {
+		json = pp_cli_json_open(e.o.json);
+		if (!json) {
+			fprintf(stderr, "rdma_echo: cannot write %s: %s\n",
+				e.o.json, strerror(errno));
+			return 1;
+		}
+		fputc('{', json);
+		pp_cli_json_ident(json, "rdma_echo");
+	} else {
+		json = stdout;
+		fputc('{', json);
+	}
+	fprintf(json, "\"mode\": \"%s\", \"size\": %u, \"messages\": %lu, \"seconds\": %.3f, \"msgs_per_s\": %.0f, \"registrations\": %lu, \"ok\": %s}\n",
 	       e.o.naive ? "naive" : "pool", e.o.size, e.received, elapsed,
 	       (double)e.received / elapsed, e.regs, ok ? "true" : "false");
+	if (json != stdout && pp_cli_json_close(json)) {
+		fprintf(stderr, "rdma_echo: cannot write %s\n", e.o.json);
+		ok = false;
+	}
 	if (!ok)
 		fprintf(stderr, "rdma_echo: FAILED: a message was lost or corrupted, or a buffer was not accounted for\n");
 	return ok ? 0 : 1;

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_cli.c - the shared command-line pieces: see pp_cli.h.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pp_cli.h"
+
+const char pp_cli_version[] = PP_CLI_VERSION;
+
+void pp_cli_print_version(const char *tool)
+{
+	printf("%s (pagepool) %s (commit %s)\n", tool, pp_cli_version,
+	       pp_cli_commit);
+}
+
+/* strto*() skip leading blanks and take a sign: the rules here do not. */
+static int plain_start(const char *s, int sign_ok)
+{
+	if (!s || !*s || isspace((unsigned char)*s))
+		return 0;
+	return sign_ok || *s != '-';
+}
+
+int pp_cli_parse_uint(const char *s, unsigned long long min,
+		      unsigned long long max, unsigned long long *v)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!plain_start(s, 0) || *s == '+')
+		return -1;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno || *end || end == s || x < min || x > max)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+int pp_cli_parse_int(const char *s, long long min, long long max,
+		     long long *v)
+{
+	long long x;
+	char *end;
+
+	if (!plain_start(s, 1) || *s == '+')
+		return -1;
+	errno = 0;
+	x = strtoll(s, &end, 0);
+	if (errno || *end || end == s || x < min || x > max)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+int pp_cli_parse_double(const char *s, double min, double max, double *v)
+{
+	double x;
+	char *end;
+
+	if (!plain_start(s, 1) || *s == '+')
+		return -1;
+	errno = 0;
+	x = strtod(s, &end);
+	if (errno || *end || end == s || !isfinite(x) || x < min || x > max)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+unsigned long long pp_cli_uint(const char *tool, const char *opt,
+			       const char *s, unsigned long long min,
+			       unsigned long long max)
+{
+	unsigned long long v;
+
+	if (pp_cli_parse_uint(s, min, max, &v)) {
+		fprintf(stderr, "%s: %s takes a whole number from %llu to %llu, not '%s'\n",
+			tool, opt, min, max, s);
+		exit(2);
+	}
+	return v;
+}
+
+long long pp_cli_int(const char *tool, const char *opt, const char *s,
+		     long long min, long long max)
+{
+	long long v;
+
+	if (pp_cli_parse_int(s, min, max, &v)) {
+		fprintf(stderr, "%s: %s takes a whole number from %lld to %lld, not '%s'\n",
+			tool, opt, min, max, s);
+		exit(2);
+	}
+	return v;
+}
+
+double pp_cli_double(const char *tool, const char *opt, const char *s,
+		     double min, double max)
+{
+	double v;
+
+	if (pp_cli_parse_double(s, min, max, &v)) {
+		fprintf(stderr, "%s: %s takes a number from %g to %g, not '%s'\n",
+			tool, opt, min, max, s);
+		exit(2);
+	}
+	return v;
+}
+
+int pp_cli_parse_cpus(const char *s, cpu_set_t *set)
+{
+	const char *p = s;
+
+	CPU_ZERO(set);
+	if (!s || !*s)
+		return -1;
+	for (;;) {
+		unsigned long lo, hi;
+		char *end;
+
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		lo = strtoul(p, &end, 10);
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (!isdigit((unsigned char)*p))
+				return -1;
+			hi = strtoul(p, &end, 10);
+			p = end;
+		}
+		if (lo > hi || hi >= CPU_SETSIZE)
+			return -1;
+		for (unsigned long c = lo; c <= hi; c++)
+			CPU_SET(c, set);
+		if (!*p)
+			break;
+		if (*p++ != ',')
+			return -1;
+	}
+	return CPU_COUNT(set);
+}
+
+FILE *pp_cli_json_open(const char *path)
+{
+	return strcmp(path, "-") ? fopen(path, "w") : stdout;
+}
+
+int pp_cli_json_close(FILE *f)
+{
+	if (f == stdout)
+		return fflush(f) || ferror(f) ? -1 : 0;
+	if (ferror(f)) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f) ? -1 : 0;
+}
+
+void pp_cli_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (colon && !strncmp(line, "model name", 10)) {
+			size_t n;
+
+			snprintf(buf, len, "%s", colon + 1 + (colon[1] == ' '));
+			n = strlen(buf);
+			while (n && isspace((unsigned char)buf[n - 1]))
+				buf[--n] = '\0';
+			break;
+		}
+	}
+	fclose(f);
+}
+
+void pp_cli_json_ident(FILE *f, const char *tool)
+{
+	struct utsname u;
+	char date[32], model[256];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (uname(&u))
+		memset(&u, 0, sizeof(u));
+	cpu_model(model, sizeof(model));
+	fprintf(f, "\"tool\":");
+	pp_cli_json_str(f, tool);
+	fprintf(f, ",\"version\":");
+	pp_cli_json_str(f, pp_cli_version);
+	fprintf(f, ",\"commit\":");
+	pp_cli_json_str(f, pp_cli_commit);
+	fprintf(f, ",\"date\":\"%s\",\"machine\":{\"arch\":", date);
+	pp_cli_json_str(f, u.machine);
+	fprintf(f, ",\"host\":");
+	pp_cli_json_str(f, u.nodename);
+	fprintf(f, ",\"kernel\":");
+	pp_cli_json_str(f, u.release);
+	fprintf(f, ",\"cpu_model\":");
+	pp_cli_json_str(f, model);
+	fprintf(f, ",\"cores\":%ld},", sysconf(_SC_NPROCESSORS_ONLN));
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pp_cli.h - what every installed program's command line shares: the
+ * version line, strict number parsing, CPU lists, and the fields that
+ * open every JSON document (tool, version, commit, date, machine).
+ *
+ * The rules the programs follow (tests/cli checks them):
+ *   --help      usage on stdout, exit 0
+ *   --version   "TOOL (pagepool) VERSION (commit C)" on stdout, exit 0
+ *   a bad option or value: a message on stderr, nothing on stdout, exit 2
+ *   --json -    the JSON document on stdout (and human text on stderr)
+ */
+#ifndef PP_CLI_H
+#define PP_CLI_H
+
+#include <sched.h>
+#include <stdio.h>
+
+/* The project version (meson) and the git commit it was built from, or
+ * "unknown" when the source was not a git checkout. */
+extern const char pp_cli_version[];
+extern const char pp_cli_commit[];
+
+/* Print the --version line of @tool on stdout. */
+void pp_cli_print_version(const char *tool);
+
+/*
+ * Strict numbers: the whole of @s is one number in [@min, @max] (decimal,
+ * or 0x hex for integers), no sign for unsigned, no trailing text, no
+ * overflow. Return 0, or -1 with *@v untouched.
+ */
+int pp_cli_parse_uint(const char *s, unsigned long long min,
+		      unsigned long long max, unsigned long long *v);
+int pp_cli_parse_int(const char *s, long long min, long long max,
+		     long long *v);
+int pp_cli_parse_double(const char *s, double min, double max, double *v);
+
+/* The same, for option @opt of @tool: a bad value is reported on stderr
+ * and the program exits 2. */
+unsigned long long pp_cli_uint(const char *tool, const char *opt,
+			       const char *s, unsigned long long min,
+			       unsigned long long max);
+long long pp_cli_int(const char *tool, const char *opt, const char *s,
+		     long long min, long long max);
+double pp_cli_double(const char *tool, const char *opt, const char *s,
+		     double min, double max);
+
+/* A CPU list as taskset takes it ("2,3", "1-4", "0,2-3"): into @set.
+ * Return the number of CPUs, or -1 when @s is malformed. */
+int pp_cli_parse_cpus(const char *s, cpu_set_t *set);
+
+/* JSON output: "-" is stdout. pp_cli_json_close() closes a file (not
+ * stdout) and returns -1 when a write failed. */
+FILE *pp_cli_json_open(const char *path);
+int pp_cli_json_close(FILE *f);
+
+/* @s as a JSON string, quotes included. */
+void pp_cli_json_str(FILE *f, const char *s);
+
+/* The first members of a document, each followed by a comma:
+ * "tool", "version", "commit", "date" (UTC, ISO 8601) and "machine"
+ * ({"arch", "host", "kernel", "cpu_model", "cores"}). */
+void pp_cli_json_ident(FILE *f, const char *tool);
+
+#endif /* PP_CLI_H */

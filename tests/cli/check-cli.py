@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""check-cli.py - the command-line rules every installed program keeps.
+
+    check-cli.py --project-version V [--json ARGS] [--taskset] PROGRAM [SUB...]
+
+PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
+  --help             exit 0, usage on stdout (not empty), nothing on stderr
+  --version          exit 0, a line on stdout that names version V
+  --no-such-option   exit 2, a message on stderr, nothing on stdout
+and, given --json ARGS (its cheapest run, which writes JSON to stdout with
+'--json -'), exit 0 and print one JSON document on stdout whose tool,
+version, commit, date and machine members are there (version V, date UTC
+ISO 8601). --taskset (fwd): under an affinity mask of one CPU, the
+document's worker "cpus" are that CPU, and --cpus outside it exits 2.
+Programs that need root or a device for a run get the first three only.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def run(cmd, timeout=120):
+    return subprocess.run(cmd, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def show(p):
+    for name, text in (("stdout", p.stdout), ("stderr", p.stderr)):
+        if text:
+            print("  %s: %s" % (name, text.strip().replace("\n", "\n    ")[:2000]))
+
+
+def json_doc(cmd, version, what):
+    p = run(cmd)
+    check(p.returncode == 0, "%s: exit 0 (got %d)" % (what, p.returncode))
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError as e:
+        check(False, "%s: stdout is one JSON document (%s)" % (what, e))
+        show(p)
+        return None
+    check(isinstance(doc, dict), "%s: the document is an object" % what)
+    if not isinstance(doc, dict):
+        return None
+    for key in ("tool", "version", "commit", "date", "machine"):
+        check(key in doc and doc[key] not in ("", None),
+              "%s: has '%s'" % (what, key))
+    check(doc.get("version") == version,
+          "%s: version is %s (got %r)" % (what, version, doc.get("version")))
+    check(bool(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ",
+                            str(doc.get("date")))),
+          "%s: date is UTC ISO 8601 (got %r)" % (what, doc.get("date")))
+    if p.returncode or failures:
+        show(p)
+    return doc
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--project-version", required=True)
+    ap.add_argument("--json", default="")
+    ap.add_argument("--taskset", action="store_true")
+    ap.add_argument("program", nargs="+")
+    a = ap.parse_args()
+    prog = a.program
+    name = " ".join([os.path.basename(prog[0])] + prog[1:])
+
+    p = run(prog + ["--help"])
+    check(p.returncode == 0, "%s --help: exit 0 (got %d)" % (name, p.returncode))
+    check(p.stdout.strip() != "", "%s --help: usage on stdout" % name)
+    check(p.stderr == "", "%s --help: nothing on stderr" % name)
+    if failures:
+        show(p)
+
+    n = len(failures)
+    p = run(prog + ["--version"])
+    check(p.returncode == 0, "%s --version: exit 0 (got %d)" % (name, p.returncode))
+    check(a.project_version in p.stdout,
+          "%s --version: names version %s" % (name, a.project_version))
+    if len(failures) > n:
+        show(p)
+
+    n = len(failures)
+    p = run(prog + ["--no-such-option"])
+    check(p.returncode == 2,
+          "%s --no-such-option: exit 2 (got %d)" % (name, p.returncode))
+    check(p.stderr.strip() != "", "%s --no-such-option: a message on stderr" % name)
+    check(p.stdout == "", "%s --no-such-option: nothing on stdout" % name)
+    if len(failures) > n:
+        show(p)
+
+    if a.json:
+        args = shlex.split(a.json)
+        json_doc(prog + args, a.project_version, "%s %s" % (name, a.json))
+        if a.taskset and not shutil.which("taskset"):
+            print("skip the affinity checks: no taskset (util-linux)")
+        elif a.taskset:
+            cpu = max(os.sched_getaffinity(0))
+            doc = json_doc(["taskset", "-c", str(cpu)] + prog + args,
+                           a.project_version,
+                           "taskset -c %d %s %s" % (cpu, name, a.json))
+            cpus = doc.get("cpus") if doc else None
+            check(bool(cpus) and set(cpus) == {cpu},
+                  "taskset -c %d: the workers stay on CPU %d (got %r)" %
+                  (cpu, cpu, cpus))
+            p = run(["taskset", "-c", str(cpu)] + prog + args +
+                    ["--cpus", str(cpu + 1)])
+            check(p.returncode == 2 and p.stderr.strip() != "",
+                  "taskset -c %d %s --cpus %d: refused, exit 2 (got %d)" %
+                  (cpu, name, cpu + 1, p.returncode))
+
+    if failures:
+        print("%s: %d check(s) failed" % (name, len(failures)))
+        return 1
+    print("%s: conforms" % name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
