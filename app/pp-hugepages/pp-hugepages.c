@@ -991,9 +991,10 @@ static int do_unmount(const char *dir, unsigned long kb)
 /*
  * The boot-time form of the reservation: the current machine-wide
  * counts, with @want pages of @kb in place of the current count when
- * @kb is not 0. Changes nothing.
+ * @kb is not 0. Both forms are machine-wide; a @node given with -r is
+ * said to be dropped. Changes nothing.
  */
-static int persistent(unsigned long kb, unsigned long long want)
+static int persistent(unsigned long kb, unsigned long long want, int node)
 {
 	unsigned long def = default_size();
 	unsigned long long count[MAX_SIZES];
@@ -1024,6 +1025,9 @@ static int persistent(unsigned long kb, unsigned long long want)
 		any = true;
 	}
 	printf("\n");
+	if (node >= 0)
+		printf("# both are machine-wide: the kernel spreads the pages over the nodes with memory, so -n %d is not kept\n",
+		       node);
 	if (!any)
 		printf("# (no pages reserved now: give the reservation with -r)\n");
 	return 0;
@@ -1239,7 +1243,7 @@ int main(int argc, char **argv)
 	}
 
 	if (persist)
-		return persistent(amount ? kb : 0, pages);
+		return persistent(amount ? kb : 0, pages, node);
 
 	for (const char *d = mount_dir;; d = umount_dir) {
 		if (d && !dir_valid(d))

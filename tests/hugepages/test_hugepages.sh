@@ -265,6 +265,9 @@ run --persistent -r 4G -p 1G
 check "--persistent -r 4G -p 1G: that reservation" sh -c "[ $rc -eq 0 ] &&
 	grep -qx 'default_hugepagesz=2M hugepagesz=2M hugepages=512 hugepagesz=1G hugepages=4' '$W/out' &&
 	[ \$(cat '$H/hugepages-1048576kB/nr_hugepages') = 2 ]"
+run --persistent -r 2M -n 1
+check "--persistent -n: said to be machine-wide" sh -c "[ $rc -eq 0 ] &&
+	grep -qx 'vm.nr_hugepages = 1' '$W/out' && grep -qF 'so -n 1 is not kept' '$W/out'"
 refused 2 'give it alone' --persistent -c
 
 # ---- --clear ----
