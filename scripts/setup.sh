@@ -39,6 +39,12 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# This runs before anything is built, so it cannot use pp-hugepages;
+# after a build, the same by hand (doc/hugepages.md), though -r sets the
+# count where this only raises it:
+#   pp-hugepages -r 1024 --pages -p 2M; pp-hugepages -r 2 --pages -p 1G
+#   pp-hugepages                  (what the kernel gave, per node)
+#   pp-hugepages --persistent     (the same at every boot)
 # Raise a reservation to at least $2 pages; print what the kernel gave.
 reserve() {
 	local file=$1 want=$2 have

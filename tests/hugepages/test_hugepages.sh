@@ -1,0 +1,342 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# test_hugepages.sh - pp-hugepages over a fake sysfs tree
+# (PP_HUGEPAGES_ROOT): what it shows, what it writes, what it refuses.
+#
+#   test_hugepages.sh PP-HUGEPAGES
+#
+# The world is a temporary directory: root/ is what pp-hugepages sees as /
+# (two nodes with 2 MiB and 1 GiB pages, the machine-wide counts,
+# /proc/mounts, meminfo and cpuinfo), and victim lies outside it, where a
+# link in the tree points so that a write that follows it has something
+# to land on.
+#
+# A plain file holds what is written to it; where the kernel would give
+# back another figure (fewer pages than asked, pages in use), the file is
+# a FIFO, and kernel(), run beside pp-hugepages, takes each write and
+# answers each read as the kernel would.
+#
+# Needs neither root nor hugepages. Exit 0 when every check passed.
+set -u
+
+bin=${1:?usage: test_hugepages.sh PP-HUGEPAGES}
+T=10 # seconds any one run may take
+
+t=$(mktemp -d) || exit 1
+R=$t/world/root
+V=$t/world/victim
+H=$R/sys/kernel/mm/hugepages
+N=$R/sys/devices/system/node
+W=$t/scratch
+kpid=
+cleanup() {
+	[ -n "$kpid" ] && kill "$kpid" 2>/dev/null
+	rm -rf "$t"
+}
+trap cleanup EXIT
+mkdir -p "$W" "$H" "$N" "$R/proc" "$R/dev"
+echo 0-1 > "$N/online"
+echo 7 > "$V"
+
+# counts DIR NR FREE SURPLUS: one size's files in DIR.
+counts() {
+	mkdir -p "$1"
+	echo "$2" > "$1/nr_hugepages"
+	echo "$3" > "$1/free_hugepages"
+	echo "$4" > "$1/surplus_hugepages"
+}
+counts "$H/hugepages-2048kB" 768 700 0
+echo 0 > "$H/hugepages-2048kB/resv_hugepages"
+counts "$H/hugepages-1048576kB" 2 1 0
+counts "$N/node0/hugepages/hugepages-2048kB" 512 500 0
+counts "$N/node1/hugepages/hugepages-2048kB" 256 200 0
+counts "$N/node0/hugepages/hugepages-1048576kB" 2 1 0
+counts "$N/node1/hugepages/hugepages-1048576kB" 0 0 0
+mkdir -p "$N/node2" # a node without memory: no hugepages directory
+printf 'MemTotal:       16384000 kB\nHugepagesize:       2048 kB\n' > "$R/proc/meminfo"
+printf 'processor\t: 0\nflags\t\t: fpu pse pdpe1gb lm\n' > "$R/proc/cpuinfo"
+printf '%s\n' 'sysfs /sys sysfs rw,nosuid 0 0' \
+	'hugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0' \
+	'none /mnt/huge\040gig hugetlbfs rw,pagesize=1024M 0 0' > "$R/proc/mounts"
+
+# run ARG...: pp-hugepages over the fake root; stdout in $W/out, stderr
+# in $W/err, exit in $rc. A sanitizer's report fails the test.
+run() {
+	PP_HUGEPAGES_ROOT=$R timeout $T "$bin" "$@" > "$W/out" 2> "$W/err"
+	rc=$?
+	if grep -qE 'Sanitizer|runtime error:' "$W/out" "$W/err"; then
+		bad "sanitizer report: pp-hugepages $*"
+	fi
+}
+
+# The whole world, for before/after comparisons.
+snap() {
+	(cd "$t/world" && find . -printf '%p %y %m %l\n' | LC_ALL=C sort &&
+	 find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2)
+}
+
+failed=0
+ok() { echo "ok   $*"; }
+bad() {
+	echo "FAIL $*"
+	sed 's/^/     | /' "$W/out" "$W/err"
+	[ -s "$W/kernel.log" ] && sed 's/^/     k /' "$W/kernel.log"
+	failed=$((failed + 1))
+}
+# check NAME CONDITION...: ok when the command CONDITION... succeeds.
+check() {
+	name=$1
+	shift
+	if "$@"; then ok "$name"; else bad "$name (exit $rc)"; fi
+}
+out_has() { grep -qF -- "$1" "$W/out"; }
+err_has() { grep -qF -- "$1" "$W/err"; }
+val() { cat "$1"; }
+
+# refused RC PATTERN ARG...: pp-hugepages ARG... exits RC, says PATTERN
+# on stderr, and nothing in the world changes.
+refused() {
+	want=$1 pat=$2
+	shift 2
+	snap > "$W/before"
+	run "$@"
+	snap > "$W/after"
+	if [ $rc -eq "$want" ] && err_has "$pat" && cmp -s "$W/before" "$W/after"; then
+		ok "refused: $*"
+	else
+		bad "refused: $* (exit $rc; wanted $want, a message with '$pat' and no change)"
+		diff "$W/before" "$W/after" | sed 's/^/     d /'
+	fi
+}
+
+# kernel STEP...: the kernel's side of the next run, on FIFO F:
+#   take F     a value is written to F: it goes to $W/taken
+#   give F V   F is read: it says V
+kernel() {
+	(
+		for step in "$@"; do
+			set -- $step
+			case $1 in
+			take) timeout $T cat "$2" >> "$W/taken" ;;
+			give) echo "$3" | timeout $T sh -c 'cat > "$0"' "$2" ;;
+			esac
+		done
+	) > "$W/kernel.log" 2>&1 < /dev/null &
+	kpid=$!
+}
+kernel_done() {
+	wait "$kpid"
+	krc=$?
+	kpid=
+	return $krc
+}
+
+# ---- --show and --json ----
+run
+check "show: node rows" sh -c "[ $rc -eq 0 ] &&
+	grep -qE '^0 +2M +512 +500 +0 +12\$' '$W/out' &&
+	grep -qE '^1 +2M +256 +200 +0 +56\$' '$W/out' &&
+	grep -qE '^all +2M +768 +700 +0 +68\$' '$W/out' &&
+	grep -qE '^0 +1G +2 +1 +0 +1\$' '$W/out' &&
+	grep -qE '^1 +1G +0 +0 +0 +0\$' '$W/out'"
+check "show: node without memory left out" sh -c "! grep -qE '^2 ' '$W/out'"
+check "show: mounts with their page size" sh -c "
+	grep -qE '^  /dev/hugepages +pagesize=2M\$' '$W/out' &&
+	grep -qE '^  /mnt/huge gig +pagesize=1G\$' '$W/out'"
+run -s --json -
+if [ $rc -eq 0 ] && python3 - "$W/out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {(x["node"], x["page_size_kb"]): x for x in d["pages"]}
+assert d["default_page_size_kb"] == 2048
+assert p[(0, 2048)]["nr_hugepages"] == 512 and p[(0, 2048)]["free_hugepages"] == 500
+assert p[(1, 1048576)]["nr_hugepages"] == 0
+assert p[(None, 2048)]["in_use"] == 68
+assert [m["dir"] for m in d["mounts"]] == ["/dev/hugepages", "/mnt/huge gig"]
+assert [m["page_size_kb"] for m in d["mounts"]] == [2048, 1048576]
+EOF
+then ok "--json -"; else bad "--json -"; fi
+run --json "$W/show.json"
+check "--json FILE" sh -c "[ $rc -eq 0 ] && [ ! -s '$W/out' ] &&
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' '$W/show.json'"
+
+# ---- --reserve ----
+run -r 1G
+check "-r 1G: 512 2 MiB pages machine-wide" sh -c "[ $rc -eq 0 ] &&
+	[ \$(cat '$H/hugepages-2048kB/nr_hugepages') = 512 ] &&
+	grep -qF 'machine-wide: 512 2M pages reserved (768 before)' '$W/out'"
+run -r 300 --pages -n 1
+check "-r 300 --pages -n 1: node 1's count" sh -c "[ $rc -eq 0 ] &&
+	[ \$(cat '$N/node1/hugepages/hugepages-2048kB/nr_hugepages') = 300 ] &&
+	[ \$(cat '$N/node0/hugepages/hugepages-2048kB/nr_hugepages') = 512 ]"
+run --reserve 2GiB --pagesize 1G --node 0
+check "--reserve 2GiB --pagesize 1G --node 0" sh -c "[ $rc -eq 0 ] &&
+	[ \$(cat '$N/node0/hugepages/hugepages-1048576kB/nr_hugepages') = 2 ]"
+run -p 1g -r 3 --pages -n 1
+check "-p 1g -r 3 --pages -n 1" sh -c "[ $rc -eq 0 ] &&
+	[ \$(cat '$N/node1/hugepages/hugepages-1048576kB/nr_hugepages') = 3 ]"
+
+# Sizes, counts, nodes and page sizes it refuses, with nothing written.
+for s in 3 1.5G -1G +1G ' 1G' '1G ' 1X 1GG 3M '' 0x10M 99999999999999999999G 18014398509481984G; do
+	refused 2 'is not' -r "$s"
+done
+refused 2 'is not a page count' -r 1G --pages
+refused 2 'is not a page count' -r -5 --pages
+refused 2 'is not a page count' -r 12abc --pages
+refused 2 'is not a multiple of the 1G page size' -r 512M -p 1G
+refused 2 'no node 2 with hugepages: nodes here: 0, 1' -r 2M -n 2
+refused 2 'no node 7' -r 2M -n 7
+for n in x -1 '' 1x ' 1' 99999999999; do
+	refused 2 'is not a node number' -r 2M -n "$n"
+done
+refused 2 'the kernel offers no 4M pages' -r 4M -p 4M
+refused 2 'is not a size such as 2M or 1G' -r 6M -p 3M
+refused 2 'needs an argument' -r
+refused 2 'unknown option' --bogus
+refused 2 'unexpected argument' -r 2M extra
+refused 2 '-n goes with -r' -n 0
+refused 2 '--pages goes with -r' --pages
+
+# Not writable: a directory where the file should be (fails for root
+# too), a file without write permission (for anyone but root), and a link
+# out of the tree, which is not followed.
+f=$N/node1/hugepages/hugepages-2048kB/nr_hugepages
+mv "$f" "$W/saved"
+mkdir "$f"
+refused 1 "cannot write $f: Is a directory" -r 2M -n 1
+rmdir "$f"
+ln -s ../../../../../../../../victim "$f"
+refused 1 "cannot write $f: Too many levels of symbolic links" -r 2M -n 1
+check "link out of the tree: victim untouched" [ "$(cat "$V")" = 7 ]
+rm "$f"
+mv "$W/saved" "$f"
+if [ "$(id -u)" != 0 ]; then
+	chmod 0444 "$f"
+	refused 1 'Permission denied: run as root' -r 2M -n 1
+	chmod 0644 "$f"
+else
+	echo "skip not writable by permission: running as root"
+fi
+
+# The kernel gives fewer than asked: memory too fragmented.
+f=$H/hugepages-1048576kB/nr_hugepages
+rm "$f"
+mkfifo "$f"
+: > "$W/taken"
+kernel "give $f 2" "take $f" "give $f 3"
+run -r 8 --pages -p 1G
+kernel_done
+check "fewer than asked: said, with the fix" sh -c "[ $rc -eq 1 ] && [ $krc -eq 0 ] &&
+	[ \"\$(cat '$W/taken')\" = 8 ] &&
+	grep -qF 'machine-wide: the kernel gave 3 of the 8 1G pages asked for (2 before)' '$W/err' &&
+	grep -qF 'Reserve them at boot' '$W/err' &&
+	grep -qF 'pp-hugepages --persistent -r 8 --pages -p 1G' '$W/err'"
+# Fewer than asked because pages are in use: said as such.
+: > "$W/taken"
+kernel "give $f 3" "take $f" "give $f 2"
+run -r 0 --pages -p 1G
+kernel_done
+check "pages in use left: said" sh -c "[ $rc -eq 1 ] &&
+	grep -qF '2 1G pages left, not the 0 asked for (3 before): the others are in use' '$W/err'"
+rm "$f"
+echo 2 > "$f"
+
+# A 1 GiB write the kernel refuses with EINVAL on a CPU without pdpe1gb:
+# the 1G directory exists in this tree only to reach the write. A
+# directory in the file's place gives EISDIR, not EINVAL, so what is
+# checked here is the refusal before any write when the size is missing.
+mv "$H/hugepages-1048576kB" "$W/gig"
+printf 'processor\t: 0\nflags\t\t: fpu pse lm\n' > "$R/proc/cpuinfo"
+refused 2 'this CPU has no 1 GiB pages (no pdpe1gb flag); sizes here: 2M' -r 1G -p 1G
+printf 'processor\t: 0\nflags\t\t: fpu pse pdpe1gb lm\n' > "$R/proc/cpuinfo"
+refused 2 'the kernel offers no 1G pages' -r 1G -p 1G
+mv "$W/gig" "$H/hugepages-1048576kB"
+
+# ---- --persistent ----
+snap > "$W/before"
+run --persistent
+snap > "$W/after"
+check "--persistent: current reservation, nothing written" sh -c "[ $rc -eq 0 ] &&
+	grep -qx 'vm.nr_hugepages = 512' '$W/out' &&
+	grep -qx 'default_hugepagesz=2M hugepagesz=2M hugepages=512 hugepagesz=1G hugepages=2' '$W/out' &&
+	cmp -s '$W/before' '$W/after'"
+run --persistent -r 4G -p 1G
+check "--persistent -r 4G -p 1G: that reservation" sh -c "[ $rc -eq 0 ] &&
+	grep -qx 'default_hugepagesz=2M hugepagesz=2M hugepages=512 hugepagesz=1G hugepages=4' '$W/out' &&
+	[ \$(cat '$H/hugepages-1048576kB/nr_hugepages') = 2 ]"
+run --persistent -r 2M -n 1
+check "--persistent -n: said to be machine-wide" sh -c "[ $rc -eq 0 ] &&
+	grep -qx 'vm.nr_hugepages = 1' '$W/out' && grep -qF 'so -n 1 is not kept' '$W/out'"
+refused 2 'give it alone' --persistent -c
+
+# ---- --clear ----
+run -c
+check "--clear: every count 0" sh -c "[ $rc -eq 0 ] &&
+	[ -z \"\$(find '$R/sys' -name nr_hugepages ! -exec grep -qx 0 {} \; -print)\" ]"
+echo 4 > "$H/hugepages-2048kB/nr_hugepages"
+echo 1 > "$H/hugepages-1048576kB/nr_hugepages"
+run -c -p 1G
+check "--clear -p 1G: only 1G" sh -c "[ $rc -eq 0 ] &&
+	[ \$(cat '$H/hugepages-1048576kB/nr_hugepages') = 0 ] &&
+	[ \$(cat '$H/hugepages-2048kB/nr_hugepages') = 4 ]"
+# Pages in use on node 0 stay: reported.
+f=$N/node0/hugepages/hugepages-2048kB/nr_hugepages
+rm "$f"
+mkfifo "$f"
+: > "$W/taken"
+kernel "take $f" "give $f 5"
+run --clear
+kernel_done
+check "--clear: pages in use reported" sh -c "[ $rc -eq 1 ] && [ $krc -eq 0 ] &&
+	[ \"\$(cat '$W/taken')\" = 0 ] &&
+	grep -qF 'node 0: 5 2M pages still in use, not freed' '$W/err'"
+rm "$f"
+echo 0 > "$f"
+
+# ---- --mount and --unmount (recorded in the fake /proc/mounts) ----
+run -u
+check "-u: every hugetlbfs mount" sh -c "[ $rc -eq 0 ] &&
+	! grep -q hugetlbfs '$R/proc/mounts' && grep -q '^sysfs ' '$R/proc/mounts'"
+run -m
+check "-m: /dev/hugepages, 2M" sh -c "[ $rc -eq 0 ] && [ -d '$R/dev/hugepages' ] &&
+	grep -qx 'nodev /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0' '$R/proc/mounts'"
+run -m
+check "-m again: already mounted" sh -c "[ $rc -eq 0 ] && grep -qF 'already mounted' '$W/out' &&
+	[ \$(grep -c hugetlbfs '$R/proc/mounts') = 1 ]"
+run -m -p 1G
+check "-m -p 1G: /dev/hugepages-1G" sh -c "[ $rc -eq 0 ] && [ -d '$R/dev/hugepages-1G' ] &&
+	grep -qx 'nodev /dev/hugepages-1G hugetlbfs rw,relatime,pagesize=1G 0 0' '$R/proc/mounts'"
+run --mount=/dev/hugepages-1G
+check "--mount=DIR of another size: refused" sh -c "[ $rc -eq 1 ] &&
+	grep -qF 'already a hugetlbfs mount, of 1G pages, not 2M' '$W/err'"
+run -m /mnt/h2
+check "-m DIR" sh -c "[ $rc -eq 0 ] && [ -d '$R/mnt/h2' ]"
+run
+check "show: the new mounts" sh -c "grep -qE '^  /dev/hugepages-1G +pagesize=1G\$' '$W/out' &&
+	grep -qE '^  /mnt/h2 +pagesize=2M\$' '$W/out'"
+refused 2 'is not an absolute directory' -m ../x
+refused 2 'is not an absolute directory' -m=/dev/../x
+refused 2 'is not an absolute directory' --mount=rel
+refused 1 'is not a hugetlbfs mount' -u /mnt/none
+run -u /mnt/h2
+check "-u DIR: that one" sh -c "[ $rc -eq 0 ] && ! grep -q /mnt/h2 '$R/proc/mounts' &&
+	[ \$(grep -c hugetlbfs '$R/proc/mounts') = 2 ]"
+run -u -p 1G
+check "-u -p 1G: the 1G mounts" sh -c "[ $rc -eq 0 ] &&
+	! grep -q hugepages-1G '$R/proc/mounts' && grep -q ' /dev/hugepages ' '$R/proc/mounts'"
+
+# ---- help, version, the root ----
+run --help
+check "--help on stdout, exit 0" sh -c "[ $rc -eq 0 ] && grep -qF -- '--persistent' '$W/out' && [ ! -s '$W/err' ]"
+run --version
+check "--version" sh -c "[ $rc -eq 0 ] && grep -qE '^pp-hugepages \(pagepool\) [0-9]' '$W/out'"
+PP_HUGEPAGES_ROOT=relative "$bin" > "$W/out" 2> "$W/err"
+rc=$?
+check "PP_HUGEPAGES_ROOT must be absolute" sh -c "[ $rc -eq 2 ] && grep -qF 'absolute path' '$W/err'"
+PP_HUGEPAGES_ROOT=$t/nothing "$bin" > "$W/out" 2> "$W/err"
+rc=$?
+check "no hugetlb in sysfs: said" sh -c "[ $rc -eq 1 ] && grep -qF 'no hugetlb support' '$W/err'"
+
+echo "$failed failed"
+[ $failed -eq 0 ]
