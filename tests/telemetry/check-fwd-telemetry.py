@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """check-fwd-telemetry.py FWD [DPDK_TELEMETRY_PY] - run the forwarder on
-null ports with --telemetry for a few seconds under a temporary runtime
-directory, query it twice from outside and check that the port's packet
-counters moved. The queries go through DPDK's dpdk-telemetry.py when it
+null ports with --telemetry under a temporary runtime directory, query it
+twice from outside, a second apart, stop it with SIGINT (so a slow or
+sanitized build is queried while it runs) and check that the port's
+packet counters moved and the socket is gone. The queries go through DPDK's dpdk-telemetry.py when it
 is given and exists (non-interactive: commands on stdin, one JSON reply
 per line), else through this script's own SOCK_SEQPACKET client, which
 speaks the same protocol."""
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -55,24 +57,31 @@ with tempfile.TemporaryDirectory() as tmp:
     if os.getuid() == 0:   # DPDK's rule puts root's under /var/run
         env["RUNTIME_DIRECTORY"] = tmp
     path = os.path.join(tmp, "dpdk", PREFIX, "dpdk_telemetry.v2")
-    cmd = [fwd, "--port", "null0", "--port", "null1", "--duration", "3",
+    cmd = [fwd, "--port", "null0", "--port", "null1", "--duration", "60",
            "--arena-mb", "64", "--telemetry", PREFIX]
     print(" ".join(cmd), "| queries through",
           script or "this script's client")
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    for _ in range(100):
+    for _ in range(600):
         if os.path.exists(path) or p.poll() is not None:
             break
         time.sleep(0.05)
-    time.sleep(0.3)
     replies = []
-    for i in range(2):
-        replies.append(query_script(env) if script else query_own(path))
-        time.sleep(1)
-    out, err = p.communicate(timeout=30)
-    print(out, end="")
-    print(err, end="", file=sys.stderr)
+    try:
+        if p.poll() is not None or not os.path.exists(path):
+            sys.exit("fwd did not create " + path)
+        time.sleep(0.3)
+        for i in range(2):
+            replies.append(query_script(env) if script else
+                           query_own(path))
+            time.sleep(1)
+    finally:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        print(out, end="")
+        print(err, end="", file=sys.stderr)
     if p.returncode != 0:
         sys.exit(f"fwd exited with {p.returncode}")
     socket_gone = not os.path.exists(path)
@@ -98,7 +107,6 @@ check(a[5]["/pagepool/allocators"] == ["fwd"], "allocator listed")
 rx1 = a[2]["/pagepool/port"]["rxq"][0]["packets"]
 rx2 = b[2]["/pagepool/port"]["rxq"][0]["packets"]
 check(rx2 > rx1 > 0, f"null0's RX packets moved: {rx1} then {rx2}")
-tx1 = a[2]["/pagepool/port"]["txq"]
 f1 = a[4]["/pagepool/pool"]["alloc_fast"]
 f2 = b[4]["/pagepool/pool"]["alloc_fast"]
 check(f2 > f1, f"the pool's alloc_fast moved: {f1} then {f2}")
