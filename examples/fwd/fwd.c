@@ -7,6 +7,7 @@
  *       [--duration S] [--warmup S] [--refill single|list|array]
  *       [--json FILE] [--arena-mb MB] [--cpus LIST]
  *       [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]
+ *       [--telemetry PREFIX]
  *
  * When the second port is one end of a veth pair, the other end is the
  * receiver and gets its own thread per queue: with --mode pass it hands
@@ -36,6 +37,9 @@
  * every such device in one PP_IOVA_VFIO domain, maps the arena into it and
  * gives it to those ports (the devices must be bound to vfio-pci, see
  * pp-devbind).
+ *
+ * --telemetry PREFIX serves the allocator's, ports' and pools' statistics
+ * while it runs: dpdk-telemetry.py -f PREFIX (doc/telemetry.md).
  *
  * A line per second, a summary at the end or on SIGINT. The regions marked
  * [doc:...] are quoted by doc/net.md.
@@ -111,6 +115,41 @@ uint64_t drops(struct pp_port *p)
 	return RX(p, drops) + RX(p, errors) + TX(p, drops) + TX(p, errors);
 }
 
+/* --telemetry: report the allocator, the ports and their RX pools. */
+static int telemetry_start(const char *prefix, struct pp_allocator *alloc,
+			   struct pp_port *const ports[3])
+{
+	struct pp_telemetry_opts o = { .sz = sizeof(o), .prefix = prefix };
+	char name[PP_TELEMETRY_NAME_MAX + 1];
+
+	pp_telemetry_register_allocator(alloc, "fwd");
+	for (unsigned int i = 0; i < 3; i++) {
+		if (!ports[i] || (i && ports[i] == ports[i - 1]))
+			continue;
+		pp_telemetry_register_port(ports[i], NULL);
+		for (unsigned int q = 0; q < pp_port_nr_rxq(ports[i]); q++) {
+			snprintf(name, sizeof(name), "%s-rxq%u",
+				 pp_port_name(ports[i]), q);
+			pp_telemetry_register_pool(pp_port_rxq_pool(ports[i], q),
+						   name);
+		}
+	}
+	return pp_telemetry_start(&o);
+}
+
+/* Before the ports close: nothing reads them after this. */
+static void telemetry_stop(struct pp_allocator *alloc,
+			   struct pp_port *const ports[3])
+{
+	pp_telemetry_stop();
+	pp_telemetry_unregister(alloc);
+	for (unsigned int i = 0; i < 3; i++) {
+		for (unsigned int q = 0; ports[i] && q < pp_port_nr_rxq(ports[i]); q++)
+			pp_telemetry_unregister(pp_port_rxq_pool(ports[i], q));
+		pp_telemetry_unregister(ports[i]);
+	}
+}
+
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
@@ -118,6 +157,7 @@ static void usage(FILE *f, int status)
 		"           [--duration S] [--warmup S] [--refill single|list|array]\n"
 		"           [--json FILE] [--arena-mb MB] [--cpus LIST]\n"
 		"           [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]\n"
+		"           [--telemetry PREFIX]\n"
 		"       fwd --help | --version\n"
 		"  DEV: null0[,size=64] | veth0,peer=veth1[,ring=1024] | af_xdp:IFNAME\n"
 		"       | e1000e:0000:00:02.0 (bound to vfio-pci: pp-devbind)\n"
@@ -286,10 +326,12 @@ int main(int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "telemetry", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev[2] = { NULL, NULL }, *json = NULL;
 	const char *mode = "redirect", *refill_name = "array";
+	const char *telemetry = NULL;
 	enum pp_pool_refill refill = PP_REFILL_ARRAY;
 	unsigned int queues = 1, nr_dev = 0, nr_w = 0, tx_first = 0;
 	double duration = 10, warmup = 0, arena_mb = 0;
@@ -354,6 +396,9 @@ int main(int argc, char **argv)
 			return 0;
 		case 'c':
 			count = pp_cli_uint("fwd", "--count", optarg, 0, ULLONG_MAX);
+			break;
+		case 'T':
+			telemetry = optarg;
 			break;
 		default:
 			usage(stderr, 2);
@@ -497,6 +542,13 @@ int main(int argc, char **argv)
 	}
 	/* [/doc:setup] */
 
+	struct pp_port *const tm_ports[3] = { in, out, sink };
+	if (telemetry && telemetry_start(telemetry, alloc, tm_ports)) {
+		fprintf(stderr, "fwd: --telemetry %s: cannot start the server (the message above says why)\n",
+			telemetry);
+		return 1;
+	}
+
 	/* Workers: queue q of the forwarder, then of the receiver; with
 	 * --bidir one thread per queue polls both ports. */
 	for (unsigned int q = 0; q < queues; q++) {
@@ -611,6 +663,8 @@ int main(int argc, char **argv)
 		pp_port_tx_burst(in, q % pp_port_nr_txq(in), NULL, 0);
 		pp_port_tx_burst(out, q % pp_port_nr_txq(out), NULL, 0);
 	}
+	if (telemetry)
+		telemetry_stop(alloc, tm_ports);
 	/* The receiver first: its rings hold pages of the forwarder's pool.
 	 * A veth pair given as one --port closes with its first end. */
 	if (nr_dev == 2)

@@ -19,5 +19,6 @@
 #include <pagepool/pp_page_pool.h>
 #include <pagepool/pp_net.h>
 #include <pagepool/pp_drivers.h>
+#include <pagepool/pp_telemetry.h>
 
 #endif /* PAGEPOOL_PAGEPOOL_H */

@@ -184,6 +184,23 @@ static bool try_prog(size_t sz, uint64_t extra)
 	return expect(err == 0, sz && !extra, "struct pp_prog");
 }
 
+static bool try_telemetry(size_t sz, uint64_t extra)
+{
+	char dir[] = "/tmp/pp-opts-XXXXXX", cmd[64];
+	NEWER(struct pp_telemetry_opts) n = { .o = { .prefix = "opts" },
+					      .extra = extra };
+	int err;
+
+	REQUIRE(mkdtemp(dir) != NULL);
+	n.o.runtime_dir = dir;
+	n.o.sz = sz;
+	err = pp_telemetry_start(&n.o);
+	pp_telemetry_stop();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK_EQ(system(cmd), 0);
+	return expect(err == 0, sz && !extra, "struct pp_telemetry_opts");
+}
+
 static void test_public(void)
 {
 	static const struct {
@@ -199,6 +216,8 @@ static void test_public(void)
 		{ "pp_pool_create", try_pool, sizeof(struct pp_pool_params) },
 		{ "pp_port_open", try_port, sizeof(struct pp_port_conf) },
 		{ "pp_port_set_prog", try_prog, sizeof(struct pp_prog) },
+		{ "pp_telemetry_start", try_telemetry,
+		  sizeof(struct pp_telemetry_opts) },
 	};
 
 	arena = pp_test_arena(8 << 20, PP_PAGE_SIZE_4K);

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * telemetry_priv.h - the request handler (telemetry_cmd.c), which knows
+ * nothing of sockets, for the server (telemetry_sock.c) and the fuzz
+ * target.
+ */
+#ifndef PP_TELEMETRY_PRIV_H
+#define PP_TELEMETRY_PRIV_H
+
+#include <stddef.h>
+
+#include <pagepool/pp_telemetry.h>
+
+/* The longest request taken (DPDK reads 1024 bytes), and a command. */
+#define TELEMETRY_MAX_REQUEST 1024
+#define TELEMETRY_MAX_CMD 56
+/* The longest reply, announced in the greeting as max_output_len. */
+#define TELEMETRY_MAX_OUTPUT 65536
+/* A reply buffer must hold at least the error replies. */
+#define TELEMETRY_MIN_OUTPUT 128
+/* Objects of all kinds together. */
+#define TELEMETRY_MAX_OBJECTS 256
+
+/*
+ * telemetry_handle - answer one request of @len bytes (any bytes: it need
+ * not be NUL-terminated) into @out, @outlen >= TELEMETRY_MIN_OUTPUT.
+ * The reply is one JSON object, NUL-terminated; returns its length.
+ * Takes the registry's lock while it reads the objects.
+ */
+size_t telemetry_handle(const char *req, size_t len, char *out,
+			size_t outlen);
+
+/* telemetry_greeting - the object sent on connect (also /info's). */
+size_t telemetry_greeting(char *out, size_t outlen);
+
+/* telemetry_valid_name - a prefix or registered name: 1 or 0. */
+int telemetry_valid_name(const char *s);
+
+#endif /* PP_TELEMETRY_PRIV_H */

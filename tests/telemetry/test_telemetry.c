@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_telemetry.c - lib/telemetry from the outside, as dpdk-telemetry.py
+ * sees it: a server on a prefix under a temporary runtime directory, a
+ * SOCK_SEQPACKET client that checks the greeting, every command on a null
+ * port's allocator, pool and port, the replies to bad requests, and that
+ * the port's counters move between two queries. Then the socket's
+ * security: modes, a stale socket replaced, a live one, a file, a symlink
+ * and a shared directory refused. Last, clients and a thread that
+ * registers and unregisters at once (suite threads: TSan).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <pagepool/pp_drivers.h>
+#include <pagepool/pp_telemetry.h>
+
+#include "pp_test.h"
+
+#define REPLY_MAX 65536
+
+static char rundir[64];
+static char sockpath[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+static void set_path(const char *prefix)
+{
+	snprintf(sockpath, sizeof(sockpath), "%s/dpdk/%s/dpdk_telemetry.v2",
+		 rundir, prefix);
+}
+
+static int start(const char *prefix)
+{
+	struct pp_telemetry_opts o = { .sz = sizeof(o), .prefix = prefix,
+				       .runtime_dir = rundir };
+
+	set_path(prefix);
+	return pp_telemetry_start(&o);
+}
+
+/* Connect and read the greeting into @greet (may be NULL). */
+static int client(char *greet, size_t len)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char buf[REPLY_MAX + 1];
+	ssize_t n;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	REQUIRE(fd >= 0);
+	memcpy(a.sun_path, sockpath, sizeof(a.sun_path));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		fprintf(stderr, "connect %s: %s\n", sockpath, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	n = recv(fd, buf, REPLY_MAX, 0);
+	REQUIRE(n > 0);
+	buf[n] = '\0';
+	if (greet && len) {
+		size_t m = (size_t)n < len - 1 ? (size_t)n : len - 1;
+
+		memcpy(greet, buf, m);
+		greet[m] = '\0';
+	}
+	return fd;
+}
+
+/* One request of @len bytes, its reply (NUL-terminated) in @out. */
+static ssize_t ask_n(int fd, const char *req, size_t len, char *out)
+{
+	ssize_t n;
+
+	REQUIRE(send(fd, req, len, MSG_NOSIGNAL) == (ssize_t)len);
+	n = recv(fd, out, REPLY_MAX, 0);
+	REQUIRE(n > 0);
+	out[n] = '\0';
+	return n;
+}
+
+static ssize_t ask(int fd, const char *req, char *out)
+{
+	return ask_n(fd, req, strlen(req), out);
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* The unsigned number after "key": at or after @from. */
+static unsigned long long num_after(const char *s, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(s, pat);
+	REQUIRE(p != NULL);
+	return strtoull(p + strlen(pat), NULL, 10);
+}
+
+static struct net {
+	struct pp_arena *arena;
+	struct pp_allocator *alloc;
+	struct pp_port *port;
+} net;
+
+static void net_open(void)
+{
+	struct pp_port_conf conf = { .sz = sizeof(conf), .nid = PP_NUMA_NODE_ANY };
+
+	net.arena = pp_test_arena(8 << 20, PP_PAGE_SIZE_4K);
+	net.alloc = pp_test_allocator(net.arena);
+	conf.allocator = net.alloc;
+	net.port = pp_port_open("null0", &conf);
+	REQUIRE(net.port != NULL);
+}
+
+static void net_close(void)
+{
+	CHECK_EQ(pp_port_close(net.port), 0);
+	pp_allocator_drain_thread(net.alloc);
+	CHECK_EQ(pp_allocator_destroy(net.alloc), 0);
+	CHECK_EQ(pp_arena_destroy(net.arena), 0);
+}
+
+static void test_registry(void)
+{
+	struct pp_pool *pool = pp_port_rxq_pool(net.port, 0);
+	char longname[PP_TELEMETRY_NAME_MAX + 2];
+
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	CHECK_EQ(pp_telemetry_register_allocator(NULL, "x"), -EINVAL);
+	CHECK_EQ(pp_telemetry_register_allocator(net.alloc, NULL), -EINVAL);
+	CHECK_EQ(pp_telemetry_register_allocator(net.alloc, ""), -EINVAL);
+	CHECK_EQ(pp_telemetry_register_allocator(net.alloc, "a\"b"), -EINVAL);
+	CHECK_EQ(pp_telemetry_register_allocator(net.alloc, "a/b"), -EINVAL);
+	CHECK_EQ(pp_telemetry_register_allocator(net.alloc, longname), -EINVAL);
+	longname[PP_TELEMETRY_NAME_MAX] = '\0';
+	CHECK_EQ(pp_telemetry_register_allocator(net.alloc, longname), 0);
+	CHECK_EQ(pp_telemetry_register_allocator(net.alloc, "main"), -EEXIST);
+	CHECK_EQ(pp_telemetry_unregister(net.alloc), 1);
+	CHECK_EQ(pp_telemetry_unregister(net.alloc), 0);
+
+	CHECK_EQ(pp_telemetry_register_allocator(net.alloc, "main"), 0);
+	CHECK_EQ(pp_telemetry_register_pool(pool, "main"), 0); /* other kind */
+	CHECK_EQ(pp_telemetry_register_pool(pool, "rx0"), -EEXIST);
+	CHECK_EQ(pp_telemetry_unregister(pool), 1);
+	CHECK_EQ(pp_telemetry_register_pool(pool, "null0-rxq0"), 0);
+	CHECK_EQ(pp_telemetry_register_port(net.port, NULL), 0); /* "null0" */
+	CHECK_EQ(pp_telemetry_register_port(net.port, "other"), -EEXIST);
+}
+
+static void test_start_refused(void)
+{
+	struct pp_telemetry_opts o = { .sz = sizeof(o), .runtime_dir = rundir };
+	static const char *const bad[] = { NULL, "", ".", "..", "a/b", "a:1",
+					   "a b", "x\"", "../x" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o.prefix = bad[i];
+		CHECK_EQ(pp_telemetry_start(&o), -EINVAL);
+	}
+	o.prefix = "ok";
+	o.sz = 0;
+	CHECK_EQ(pp_telemetry_start(&o), -EINVAL);
+	CHECK_EQ(pp_telemetry_start(NULL), -EINVAL);
+	pp_telemetry_stop();   /* none runs: nothing to do */
+}
+
+static void test_commands(void)
+{
+	static char r[REPLY_MAX + 1];
+	char greet[256], want[128];
+	struct stat st;
+	int fd;
+
+	REQUIRE(start("pp-test") == 0);
+	CHECK_EQ(start("pp-test2"), -EALREADY);
+	set_path("pp-test");
+	REQUIRE(lstat(sockpath, &st) == 0);
+	CHECK(S_ISSOCK(st.st_mode));
+	CHECK_EQ(st.st_mode & 0777, 0600);
+	CHECK(strrchr(sockpath, '/') != NULL);
+	*strrchr(sockpath, '/') = '\0';
+	REQUIRE(lstat(sockpath, &st) == 0);
+	CHECK_EQ(st.st_mode & 0777, 0700);
+	set_path("pp-test");
+
+	fd = client(greet, sizeof(greet));
+	REQUIRE(fd >= 0);
+	snprintf(want, sizeof(want),
+		 "{\"version\":\"pagepool %s\",\"pid\":%ld,\"max_output_len\":%d}",
+		 PP_VERSION, (long)getpid(), REPLY_MAX);
+	CHECK(!strcmp(greet, want));
+
+	ask(fd, "/", r);
+	CHECK(!strcmp(r, "{\"/\":[\"/\",\"/help\",\"/info\","
+		      "\"/pagepool/allocators\",\"/pagepool/allocator\","
+		      "\"/pagepool/pools\",\"/pagepool/pool\","
+		      "\"/pagepool/ports\",\"/pagepool/port\"]}"));
+	ask(fd, "/info", r);
+	CHECK(starts(r, "{\"/info\":{\"version\":\"pagepool "));
+	ask(fd, "/help,/pagepool/port", r);
+	CHECK(starts(r, "{\"/help\":{\"/pagepool/port\":\""));
+	ask(fd, "/pagepool/allocators", r);
+	CHECK(!strcmp(r, "{\"/pagepool/allocators\":[\"main\"]}"));
+	ask(fd, "/pagepool/pools", r);
+	CHECK(!strcmp(r, "{\"/pagepool/pools\":[\"null0-rxq0\"]}"));
+	ask(fd, "/pagepool/ports", r);
+	CHECK(!strcmp(r, "{\"/pagepool/ports\":[\"null0\"]}"));
+	ask(fd, "/pagepool/allocator,main", r);
+	CHECK(starts(r, "{\"/pagepool/allocator\":{\"zones\":[{"));
+	CHECK(num_after(r, "managed_pages") == 2048);
+	ask(fd, "/pagepool/pool,null0-rxq0", r);
+	CHECK(starts(r, "{\"/pagepool/pool\":{\"name\":"));
+	CHECK(strstr(r, "\"recycle_ring_full\":") != NULL);
+
+	/* The counters move with traffic. */
+	unsigned long long before, after;
+
+	pp_pool_set_owner(pp_port_rxq_pool(net.port, 0));
+	ask(fd, "/pagepool/port,null0", r);
+	CHECK(starts(r, "{\"/pagepool/port\":{\"name\":\"null0\","));
+	before = num_after(r, "packets");
+	for (int i = 0; i < 10; i++)
+		pp_port_poll(net.port, 0, 64);
+	ask(fd, "/pagepool/port,null0", r);
+	after = num_after(r, "packets");
+	CHECK_EQ(after - before, 640);
+	CHECK(num_after(r, "alloc_fast") > 0);
+
+	/* Well formed, but unknown or with the wrong parameters: null. */
+	static const char *const nulls[][2] = {
+		{ "/nope", "/nope" }, { "/pagepool/port,eth9", "/pagepool/port" },
+		{ "/pagepool/port", "/pagepool/port" },
+		{ "/pagepool/port,", "/pagepool/port" },
+		{ "/pagepool/pool,main", "/pagepool/pool" },
+		{ "/info,1", "/info" }, { "/,x", "/" }, { "/help", "/help" },
+		{ "/help,/nope", "/help" }, { "//", "//" },
+	};
+	for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++) {
+		snprintf(want, sizeof(want), "{\"%s\":null}", nulls[i][1]);
+		ask(fd, nulls[i][0], r);
+		if (strcmp(r, want))
+			fprintf(stderr, "%s: %s, want %s\n", nulls[i][0], r, want);
+		CHECK(!strcmp(r, want));
+	}
+	/* Malformed: an error, and the connection stays. */
+	static const char *const bad[] = {
+		"info", " /info", "/info ", "/in\"fo", "/in\\fo", "/info\n",
+		"/pagepool/port,a\"b", "/pagepool/port,a b", "\xff", ",",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ask(fd, bad[i], r);
+		CHECK(starts(r, "{\"error\":\""));
+	}
+	ask_n(fd, "/info\0x", 7, r);
+	CHECK(starts(r, "{\"error\":\""));
+	static char big[4096];
+	memset(big, 'a', sizeof(big));
+	big[0] = '/';
+	ask_n(fd, big, sizeof(big), r);
+	CHECK(!strcmp(r, "{\"error\":\"request too long\"}"));
+	ask_n(fd, big, 57, r);
+	CHECK(!strcmp(r, "{\"error\":\"command too long\"}"));
+	ask_n(fd, big, 56, r);
+	CHECK(starts(r, "{\"/aaa"));
+	ask(fd, "/info", r);
+	CHECK(starts(r, "{\"/info\":"));
+
+	/* Unregistered: gone from the lists. */
+	CHECK_EQ(pp_telemetry_unregister(net.port), 1);
+	ask(fd, "/pagepool/ports", r);
+	CHECK(!strcmp(r, "{\"/pagepool/ports\":[]}"));
+	ask(fd, "/pagepool/port,null0", r);
+	CHECK(!strcmp(r, "{\"/pagepool/port\":null}"));
+	CHECK_EQ(pp_telemetry_register_port(net.port, NULL), 0);
+
+	/* A second client at the same time. */
+	int fd2 = client(NULL, 0);
+	CHECK(fd2 >= 0);
+	ask(fd2, "/pagepool/ports", r);
+	CHECK(!strcmp(r, "{\"/pagepool/ports\":[\"null0\"]}"));
+	close(fd2);
+	close(fd);
+
+	pp_telemetry_stop();
+	CHECK(lstat(sockpath, &st) != 0 && errno == ENOENT);
+}
+
+/* A socket file at @path, bound and closed (stale) or listening. */
+static int plant_socket(const char *path, bool live)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	REQUIRE(fd >= 0);
+	REQUIRE(strlen(path) < sizeof(a.sun_path));
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	REQUIRE(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	if (live) {
+		REQUIRE(listen(fd, 1) == 0);
+		return fd;
+	}
+	close(fd);
+	return -1;
+}
+
+static void mkdirs(const char *prefix, mode_t mode)
+{
+	char d[256];
+
+	snprintf(d, sizeof(d), "%s/dpdk", rundir);
+	mkdir(d, 0700);
+	snprintf(d, sizeof(d), "%s/dpdk/%s", rundir, prefix);
+	REQUIRE(mkdir(d, mode) == 0);
+	REQUIRE(chmod(d, mode) == 0);
+}
+
+static void test_security(void)
+{
+	char d[256], target[256];
+	struct stat st;
+	int fd;
+
+	pp_test_capture_log();
+	/* A dead program's socket is replaced. */
+	mkdirs("stale", 0700);
+	set_path("stale");
+	plant_socket(sockpath, false);
+	CHECK_EQ(start("stale"), 0);
+	fd = client(NULL, 0);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	pp_telemetry_stop();
+
+	/* A live one is not. */
+	mkdirs("live", 0700);
+	set_path("live");
+	fd = plant_socket(sockpath, true);
+	CHECK_EQ(start("live"), -EADDRINUSE);
+	close(fd);
+	CHECK(lstat(sockpath, &st) == 0);   /* left alone */
+
+	/* A plain file, a symlink at the path: refused, left alone. */
+	mkdirs("file", 0700);
+	set_path("file");
+	fd = open(sockpath, O_CREAT | O_WRONLY, 0600);
+	REQUIRE(fd >= 0);
+	close(fd);
+	CHECK_EQ(start("file"), -EEXIST);
+	CHECK(lstat(sockpath, &st) == 0 && S_ISREG(st.st_mode));
+
+	mkdirs("link", 0700);
+	set_path("link");
+	snprintf(target, sizeof(target), "%s/target", rundir);
+	REQUIRE(symlink(target, sockpath) == 0);
+	CHECK_EQ(start("link"), -EEXIST);
+	CHECK(lstat(target, &st) != 0);
+
+	/* The prefix directory a symlink, or writable by others. */
+	snprintf(d, sizeof(d), "%s/dpdk/dirlink", rundir);
+	REQUIRE(mkdir(target, 0700) == 0);
+	REQUIRE(symlink(target, d) == 0);
+	CHECK_EQ(start("dirlink"), -EPERM);
+	mkdirs("shared", 0777);
+	CHECK_EQ(start("shared"), -EPERM);
+	CHECK(pp_test_log_has("refused"));
+
+	/* Too long for a Unix socket address. */
+	struct pp_telemetry_opts o = { .sz = sizeof(o), .prefix = "x",
+		.runtime_dir = "/tmp/a-very-long-runtime-directory-name-that-goes-on-and-on-and-on-past-the-limit-of-sun-path-xxxxxxxxxx" };
+	CHECK_EQ(pp_telemetry_start(&o), -ENAMETOOLONG);
+}
+
+/* Clients query while another thread registers and unregisters. */
+static atomic_int churn_stop;
+
+static void *churn(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&churn_stop)) {
+		pp_telemetry_unregister(net.port);
+		pp_telemetry_register_port(net.port, NULL);
+	}
+	return NULL;
+}
+
+static void *querier(void *arg)
+{
+	static _Thread_local char r[REPLY_MAX + 1];
+	int fd = client(NULL, 0);
+
+	(void)arg;
+	REQUIRE(fd >= 0);
+	for (int i = 0; i < 200; i++) {
+		ask(fd, i & 1 ? "/pagepool/port,null0" : "/pagepool/ports", r);
+		CHECK(starts(r, "{\"/pagepool/port"));
+		ask(fd, "/pagepool/allocator,main", r);
+		CHECK(strstr(r, "zones") != NULL);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	pthread_t t[4];
+
+	REQUIRE(start("pp-threads") == 0);
+	atomic_store(&churn_stop, 0);
+	REQUIRE(pthread_create(&t[0], NULL, churn, NULL) == 0);
+	for (int i = 1; i < 4; i++)
+		REQUIRE(pthread_create(&t[i], NULL, querier, NULL) == 0);
+	for (int i = 1; i < 4; i++)
+		pthread_join(t[i], NULL);
+	atomic_store(&churn_stop, 1);
+	pthread_join(t[0], NULL);
+	pp_telemetry_stop();
+	/* Stop and start again, with a client still connected at stop. */
+	REQUIRE(start("pp-threads") == 0);
+	int fd = client(NULL, 0);
+	CHECK(fd >= 0);
+	pp_telemetry_stop();
+	if (fd >= 0)
+		close(fd);
+}
+
+int main(void)
+{
+	snprintf(rundir, sizeof(rundir), "/tmp/pp-telemetry-XXXXXX");
+	REQUIRE(mkdtemp(rundir) != NULL);
+	net_open();
+	RUN_TEST(test_registry);
+	RUN_TEST(test_start_refused);
+	RUN_TEST(test_commands);
+	RUN_TEST(test_security);
+	RUN_TEST(test_threads);
+	pp_telemetry_unregister(net.alloc);
+	pp_telemetry_unregister(pp_port_rxq_pool(net.port, 0));
+	pp_telemetry_unregister(net.port);
+	net_close();
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rundir);
+		CHECK_EQ(system(cmd), 0);
+	}
+	return pp_test_result();
+}
