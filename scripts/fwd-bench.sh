@@ -94,14 +94,21 @@ for i in $(seq "$rep"); do
 done
 
 if command -v dpdk-testpmd >/dev/null; then
-	step "DPDK testpmd io-forward, net_null0 + net_null1, 1 forwarding core ($((dur + 3))s)"
-	# Non-interactive testpmd waits for Enter: the sleep's closing pipe
-	# ends it. 256 MiB of EAL memory, no files in hugetlbfs.
-	(sleep $((dur + 3))) | timeout $((dur + 30)) dpdk-testpmd -l 0,1 \
+	step "DPDK testpmd io-forward, net_null0 + net_null1, 1 forwarding core ($((dur + 5))s)"
+	# With --stats-period testpmd runs until a signal (it ignores the end
+	# of its input): SIGINT after the run's time, which it handles by
+	# stopping the ports and exiting 0; SIGKILL 10 s later if it hangs.
+	# About 2 s of its start-up report no traffic: 5 s more than a run.
+	# 256 MiB of EAL memory, no files in hugetlbfs.
+	tp_rc=0
+	timeout --preserve-status -s INT -k 10 $((dur + 5)) dpdk-testpmd -l 0,1 \
 		--no-pci --in-memory -m 256 --vdev net_null0 --vdev net_null1 \
 		--log-level=lib.eal:warning -- --forward-mode=io \
 		--stats-period 1 --no-lsc-interrupt \
-		>"$outdir/testpmd.log" 2>&1 || true
+		</dev/null >"$outdir/testpmd.log" 2>&1 || tp_rc=$?
+	if [ "$tp_rc" != 0 ] && [ "$tp_rc" != 130 ]; then
+		echo "warning: testpmd exited $tp_rc; see $outdir/testpmd.log" >&2
+	fi
 	grep -q 'Rx-pps' "$outdir/testpmd.log" ||
 		{ echo "warning: testpmd gave no statistics; see $outdir/testpmd.log" >&2; }
 else
@@ -130,6 +137,14 @@ def runs(prefix):
 
 def med(xs):
     return statistics.median(xs) if xs else None
+
+def spread(xs):
+    """(max - min) / median of the runs, in percent."""
+    m = med(xs)
+    return (max(xs) - min(xs)) / m * 100 if xs and m else 0.0
+
+# Spread above this, or a machine this loaded, makes a ratio unreliable.
+SPREAD_WARN = 15.0
 
 res = {"machine": {"cpus": os.cpu_count(), "kernel": platform.release(),
                    "cpu": next((l.split(":", 1)[1].strip()
@@ -186,24 +201,31 @@ kernel = {"single": (3771046, ""), "list": (3940242, "+4.49%"),
 print()
 print(f"XDP-redirect into veth, PASS to the stack: null0 -> veth0 -> veth1, "
       f"one core per side, median of {rep} x {dur:g} s")
-print(f"{'refill':8} {'Mpps':>8} {'vs single':>10} {'drops/s':>10} "
+print(f"{'refill':8} {'Mpps':>8} {'spread':>7} {'vs single':>10} {'drops/s':>10} "
       f"{'alloc ns/page':>14} {'pp-bench':>9}   {'kernel 5.13 pps':>22}")
+worst = 0.0
 for r in ("single", "list", "array"):
     p = res["pass"][r]
     delta = (p["pps"] / base - 1) * 100 if base else 0
     p["delta_pct"] = delta
+    p["spread_pct"] = spread(p["pps_runs"])
+    worst = max(worst, p["spread_pct"])
     pb = p.get("alloc_ns_per_page_ppbench")
-    print(f"{r:8} {p['pps'] / 1e6:8.2f} {delta:+9.2f}% "
+    print(f"{r:8} {p['pps'] / 1e6:8.2f} {p['spread_pct']:6.1f}% {delta:+9.2f}% "
           f"{p['drops_per_s'] / 1e6:9.2f}M {p['alloc_ns_per_page_fwd']:14.2f} "
           f"{(f'{pb:.2f}' if pb is not None else '-'):>9}   "
           f"{kernel[r][0]:>12,} {kernel[r][1]:>9}")
+print("  spread: (max - min) / median over the runs")
 print("  alloc ns/page: the pool's allocation path per page, pages leaving "
       "as on PASS (fwd's probe);")
 print("  pp-bench: 'release, refill <mode>' per page (release + refill), "
       "when pp-bench is built")
 nnp = res["redirect_null"]["pps"]
+res["redirect_null"]["spread_pct"] = spread(res["redirect_null"]["pps_runs"])
+worst = max(worst, res["redirect_null"]["spread_pct"])
 print()
-print(f"null0 -> null1 redirect, one core:            {nnp / 1e6:8.2f} Mpps")
+print(f"null0 -> null1 redirect, one core:            {nnp / 1e6:8.2f} Mpps"
+      f"   (spread {res['redirect_null']['spread_pct']:.1f}%)")
 if tp:
     res["ratio_vs_testpmd"] = nnp / tp
     print(f"DPDK testpmd io-forward, 2 x net_null, 1 core: {tp / 1e6:8.2f} Mpps"
@@ -215,6 +237,16 @@ if ax:
     print(f"AF_XDP RX (veth, XDP sender in a netns on the other core) -> null redirect: "
           f"{axp / 1e6:.2f} Mpps")
 print(f"pages leaked over all runs: {leaks}")
+load = os.getloadavg()[0]
+res["load_average_end"] = load
+if worst > SPREAD_WARN or load > 0.5 * (os.cpu_count() or 1):
+    msg = (f"warning: the runs spread up to {worst:.0f}% and the load average "
+           f"is {load:.1f} on {os.cpu_count()} CPUs: the machine is busy, "
+           f"so differences between rows smaller than the spread mean "
+           f"nothing; rerun on a quiet machine, or with more runs "
+           f"(PP_FWD_REPEAT)")
+    res["notes"].append(msg)
+    print(msg)
 
 with open("out/fwd-bench.json", "w") as f:
     json.dump(res, f, indent=1)
