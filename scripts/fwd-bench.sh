@@ -174,13 +174,14 @@ res["leaked_pages"] = leaks
 
 # testpmd: per period, one Rx-pps line per port; sum the pair, skip the
 # warm-up periods (zero), take the median.
-tp = None
+tp, tp_periods = None, []
 try:
     vals = [int(v) for v in re.findall(r"Rx-pps:\s+(\d+)",
                                        open(f"{outdir}/testpmd.log").read())]
     sums = [vals[i] + vals[i + 1] for i in range(0, len(vals) - 1, 2)]
     sums = [s for s in sums if s > 0][1:]   # first partial period
     tp = med(sums)
+    tp_periods = sums
 except (OSError, ValueError):
     pass
 res["testpmd_io_pps"] = tp
@@ -250,12 +251,20 @@ if worst > SPREAD_WARN or load > 0.5 * (os.cpu_count() or 1):
 
 with open("out/fwd-bench.json", "w") as f:
     json.dump(res, f, indent=1)
+# One row per bar: label, median, min and max of the runs (Mpps).
+def bar(f, label, runs_pps):
+    if runs_pps:
+        f.write(f'"{label}" {med(runs_pps) / 1e6:.3f} '
+                f'{min(runs_pps) / 1e6:.3f} {max(runs_pps) / 1e6:.3f}\n')
+
 with open(f"{outdir}/plot.dat", "w") as f:
     for r in ("single", "list", "array"):
-        f.write(f'"PASS {r}" {res["pass"][r]["pps"] / 1e6:.3f}\n')
-    f.write(f'"null->null" {nnp / 1e6:.3f}\n')
+        bar(f, f"PASS {r}", res["pass"][r]["pps_runs"])
+    bar(f, "null->null", res["redirect_null"]["pps_runs"])
     if tp:
-        f.write(f'"testpmd io" {tp / 1e6:.3f}\n')
+        bar(f, "testpmd io", tp_periods)
+    if ax:
+        bar(f, "AF_XDP RX", res["afxdp_rx_redirect"]["pps_runs"])
 print("results: out/fwd-bench.json")
 sys.exit(1 if leaks else 0)
 EOF
@@ -264,16 +273,18 @@ if command -v gnuplot >/dev/null; then
 	gnuplot <<EOF 2>"$outdir/gnuplot.log" &&
 set terminal pngcairo size 900,500 noenhanced
 set output 'out/fwd-bench.png'
-set title "pagepool fwd: veth PASS by refill mode, null->null redirect, DPDK testpmd io (Mpps, median of $rep x ${dur}s)"
+set title "pagepool fwd: veth PASS by refill mode, null->null redirect, DPDK testpmd io, AF_XDP RX\n(Mpps, log scale; bar: median of $rep x ${dur}s, whiskers: min and max of the runs)"
 set style fill solid 0.8
 set boxwidth 0.6
-set yrange [0:*]
-set offsets 0, 0, graph 0.12, 0
+# A log axis: 2 Mpps rows stay readable beside 200 Mpps ones.
+set logscale y 10
+set yrange [0.5:*]
 set ylabel 'Mpps'
-set grid ytics
+set grid ytics mytics
 unset key
 plot '$outdir/plot.dat' using 0:2:xtic(1) with boxes lc rgb '#3a6ea5', \
-     '' using 0:2:(sprintf('%.1f', \$2)) with labels offset 0,1
+     '' using 0:2:3:4 with yerrorbars lc rgb '#202020' lw 2 pt -1, \
+     '' using 0:(\$4*1.2):(sprintf('%.1f', \$2)) with labels
 EOF
 		echo "plot: out/fwd-bench.png" ||
 		echo "warning: gnuplot failed; see $outdir/gnuplot.log" >&2
