@@ -834,18 +834,11 @@ scale_bad(const char *fmt, ...)
 	exit(2);
 }
 
+/* A whole number in [@min, @max], strictly (pp_cli.h), or exit 2. */
 static unsigned long scale_num(const char *opt, const char *arg,
-			       unsigned long min, unsigned long max)
+			   unsigned long min, unsigned long max)
 {
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max)
-		scale_bad("%s wants a whole number from %lu to %lu, not '%s'",
-			  opt, min, max, arg);
-	return v;
+	return (unsigned long)pp_cli_uint("pp-bench scale", opt, arg, min, max);
 }
 
 static void parse_threads(struct scale_cfg *cfg, const char *arg)
