@@ -6,12 +6,12 @@
  * run after every step.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pp_log.h"
+#include "pp_strbuf.h"
 #include "pp_os_fault.h"
 #include "page_alloc_priv.h"
 
@@ -54,39 +54,18 @@ int pp_allocator_zone_stats(struct pp_allocator *alloc, unsigned int zone,
 	return 0;
 }
 
-/* snprintf that keeps counting past the end, as snprintf itself does. */
-struct out_buf {
-	char *buf;
-	size_t len;
-	size_t pos;
-};
-
-__attribute__((format(printf, 2, 3)))
-static void out_printf(struct out_buf *o, const char *fmt, ...)
-{
-	size_t room = o->pos < o->len ? o->len - o->pos : 0;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->pos += (size_t)n;
-}
-
 int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf, size_t len)
 {
-	struct out_buf o = { buf, len, 0 };
+	struct pp_strbuf o = { buf, len, 0 };
 
 	if (buf && len)
 		buf[0] = '\0';
-	out_printf(&o, "{\"zones\":[");
+	pp_strbuf_printf(&o, "{\"zones\":[");
 	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
 		struct pp_zone_stats s;
 
 		pp_allocator_zone_stats(alloc, i, &s);
-		out_printf(&o,
+		pp_strbuf_printf(&o,
 			   "%s{\"zone\":%u,\"node\":%d,\"managed_pages\":%lu,"
 			   "\"free_pages\":%lu,\"pcp_pages\":%lu,"
 			   "\"wmark_low\":%lu,\"alloc_calls\":%llu,"
@@ -105,7 +84,7 @@ int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf, size_t len)
 			   (unsigned long long)s.remote_drains,
 			   (unsigned long long)s.alloc_failed);
 	}
-	out_printf(&o, "]}");
+	pp_strbuf_printf(&o, "]}");
 	return (int)o.pos;
 }
 

@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include <pagepool/pp_page_pool.h>
 
 #include "pp_log.h"
+#include "pp_strbuf.h"
 #include "telemetry_priv.h"
 
 enum kind { K_ALLOCATOR, K_POOL, K_PORT, NR_KINDS };
@@ -152,61 +152,24 @@ static const struct entry *reg_find(enum kind kind, const char *name)
 	return NULL;
 }
 
-/* ---- the reply buffer ---- */
-
-struct out {
-	char *buf;
-	size_t len;
-	size_t pos;        /* what would have been written: > len overflows */
-};
-
-static void out_printf(struct out *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void out_printf(struct out *o, const char *fmt, ...)
-{
-	size_t room = o->pos < o->len ? o->len - o->pos : 0;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->pos += (size_t)n;
-}
-
-/* A stats function's JSON (it returns snprintf's length) at o->pos. */
-static void out_json(struct out *o, int n)
-{
-	if (n > 0)
-		o->pos += (size_t)n;
-}
-
-static char *out_room(struct out *o, size_t *room)
-{
-	*room = o->pos < o->len ? o->len - o->pos : 0;
-	return *room ? o->buf + o->pos : NULL;
-}
-
-/* ---- the commands ---- */
+/* ---- the commands (replies go into a pp_strbuf) ---- */
 
 struct cmd {
 	const char *name;
 	const char *help;
 	bool param;        /* a parameter is required (else refused) */
-	int (*fn)(struct out *o, const char *param);
+	int (*fn)(struct pp_strbuf *o, const char *param);
 };
 
-static int cmd_list(struct out *o, const char *param);
-static int cmd_help(struct out *o, const char *param);
-static int cmd_info(struct out *o, const char *param);
-static int cmd_allocators(struct out *o, const char *param);
-static int cmd_allocator(struct out *o, const char *param);
-static int cmd_pools(struct out *o, const char *param);
-static int cmd_pool(struct out *o, const char *param);
-static int cmd_ports(struct out *o, const char *param);
-static int cmd_port(struct out *o, const char *param);
+static int cmd_list(struct pp_strbuf *o, const char *param);
+static int cmd_help(struct pp_strbuf *o, const char *param);
+static int cmd_info(struct pp_strbuf *o, const char *param);
+static int cmd_allocators(struct pp_strbuf *o, const char *param);
+static int cmd_allocator(struct pp_strbuf *o, const char *param);
+static int cmd_pools(struct pp_strbuf *o, const char *param);
+static int cmd_pool(struct pp_strbuf *o, const char *param);
+static int cmd_ports(struct pp_strbuf *o, const char *param);
+static int cmd_port(struct pp_strbuf *o, const char *param);
 
 static const struct cmd cmds[] = {
 	{ "/", "Returns list of available commands, Takes no parameters",
@@ -238,64 +201,64 @@ static const struct cmd *cmd_find(const char *name)
 	return NULL;
 }
 
-static int cmd_list(struct out *o, const char *param)
+static int cmd_list(struct pp_strbuf *o, const char *param)
 {
 	(void)param;
-	out_printf(o, "[");
+	pp_strbuf_printf(o, "[");
 	for (size_t i = 0; i < NR_CMDS; i++)
-		out_printf(o, "%s\"%s\"", i ? "," : "", cmds[i].name);
-	out_printf(o, "]");
+		pp_strbuf_printf(o, "%s\"%s\"", i ? "," : "", cmds[i].name);
+	pp_strbuf_printf(o, "]");
 	return 0;
 }
 
-static int cmd_help(struct out *o, const char *param)
+static int cmd_help(struct pp_strbuf *o, const char *param)
 {
 	const struct cmd *c = cmd_find(param);
 
 	if (!c)
 		return -EINVAL;
-	out_printf(o, "{\"%s\":\"%s\"}", c->name, c->help);
+	pp_strbuf_printf(o, "{\"%s\":\"%s\"}", c->name, c->help);
 	return 0;
 }
 
-static int cmd_info(struct out *o, const char *param)
+static int cmd_info(struct pp_strbuf *o, const char *param)
 {
 	(void)param;
-	out_printf(o, "{\"version\":\"pagepool %s\",\"pid\":%ld,"
+	pp_strbuf_printf(o, "{\"version\":\"pagepool %s\",\"pid\":%ld,"
 		   "\"max_output_len\":%d}", PP_VERSION, (long)getpid(),
 		   TELEMETRY_MAX_OUTPUT);
 	return 0;
 }
 
 /* Under reg_lock. */
-static int list_kind(struct out *o, enum kind kind)
+static int list_kind(struct pp_strbuf *o, enum kind kind)
 {
 	bool first = true;
 
-	out_printf(o, "[");
+	pp_strbuf_printf(o, "[");
 	for (unsigned int i = 0; i < TELEMETRY_MAX_OBJECTS; i++) {
 		if (!reg[i].obj || reg[i].kind != kind)
 			continue;
-		out_printf(o, "%s\"%s\"", first ? "" : ",", reg[i].name);
+		pp_strbuf_printf(o, "%s\"%s\"", first ? "" : ",", reg[i].name);
 		first = false;
 	}
-	out_printf(o, "]");
+	pp_strbuf_printf(o, "]");
 	return 0;
 }
 
-static int cmd_allocators(struct out *o, const char *param)
+static int cmd_allocators(struct pp_strbuf *o, const char *param)
 {
 	(void)param;
 	return list_kind(o, K_ALLOCATOR);
 }
 
-static int cmd_pools(struct out *o, const char *param)
+static int cmd_pools(struct pp_strbuf *o, const char *param)
 {
 	(void)param;
 	return list_kind(o, K_POOL);
 }
 
-static int cmd_ports(struct out *o, const char *param)
+static int cmd_ports(struct pp_strbuf *o, const char *param)
 {
 	(void)param;
 	return list_kind(o, K_PORT);
@@ -303,7 +266,7 @@ static int cmd_ports(struct out *o, const char *param)
 
 /* The object's JSON from its stats call; the objects are live while
  * registered, and reg_lock is held. */
-static int cmd_allocator(struct out *o, const char *param)
+static int cmd_allocator(struct pp_strbuf *o, const char *param)
 {
 	const struct entry *e = reg_find(K_ALLOCATOR, param);
 	size_t room;
@@ -311,13 +274,13 @@ static int cmd_allocator(struct out *o, const char *param)
 
 	if (!e)
 		return -ENOENT;
-	p = out_room(o, &room);
-	out_json(o, pp_allocator_stats_json((struct pp_allocator *)e->obj,
+	p = pp_strbuf_tail(o, &room);
+	pp_strbuf_advance(o, pp_allocator_stats_json((struct pp_allocator *)e->obj,
 					    p, room));
 	return 0;
 }
 
-static int cmd_pool(struct out *o, const char *param)
+static int cmd_pool(struct pp_strbuf *o, const char *param)
 {
 	const struct entry *e = reg_find(K_POOL, param);
 	size_t room;
@@ -325,12 +288,12 @@ static int cmd_pool(struct out *o, const char *param)
 
 	if (!e)
 		return -ENOENT;
-	p = out_room(o, &room);
-	out_json(o, pp_pool_stats_json((struct pp_pool *)e->obj, p, room));
+	p = pp_strbuf_tail(o, &room);
+	pp_strbuf_advance(o, pp_pool_stats_json((struct pp_pool *)e->obj, p, room));
 	return 0;
 }
 
-static int cmd_port(struct out *o, const char *param)
+static int cmd_port(struct pp_strbuf *o, const char *param)
 {
 	const struct entry *e = reg_find(K_PORT, param);
 	size_t room;
@@ -338,8 +301,8 @@ static int cmd_port(struct out *o, const char *param)
 
 	if (!e)
 		return -ENOENT;
-	p = out_room(o, &room);
-	out_json(o, pp_port_stats_json((const struct pp_port *)e->obj, p,
+	p = pp_strbuf_tail(o, &room);
+	pp_strbuf_advance(o, pp_port_stats_json((const struct pp_port *)e->obj, p,
 				       room));
 	return 0;
 }
@@ -373,7 +336,7 @@ static size_t reply_null(char *out, size_t outlen, const char *cmd)
 
 size_t telemetry_greeting(char *out, size_t outlen)
 {
-	struct out o = { out, outlen, 0 };
+	struct pp_strbuf o = { out, outlen, 0 };
 
 	cmd_info(&o, NULL);
 	if (o.pos >= outlen)
@@ -389,7 +352,7 @@ size_t telemetry_handle(const char *req, size_t len, char *out,
 	size_t i, nc, np = 0;
 	const struct cmd *c;
 	bool has_param = false;
-	struct out o = { out, outlen, 0 };
+	struct pp_strbuf o = { out, outlen, 0 };
 	int ret;
 
 	if (!out || outlen < TELEMETRY_MIN_OUTPUT)
@@ -425,11 +388,11 @@ size_t telemetry_handle(const char *req, size_t len, char *out,
 	if (!c || (c->param && !np) || (!c->param && has_param))
 		return reply_null(out, outlen, cmd);
 
-	out_printf(&o, "{\"%s\":", cmd);
+	pp_strbuf_printf(&o, "{\"%s\":", cmd);
 	pthread_mutex_lock(&reg_lock);
 	ret = c->fn(&o, param);
 	pthread_mutex_unlock(&reg_lock);
-	out_printf(&o, "}");
+	pp_strbuf_printf(&o, "}");
 	if (ret || o.pos >= outlen)
 		return reply_null(out, outlen, cmd);
 	return o.pos;
