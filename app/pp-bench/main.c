@@ -69,31 +69,11 @@ bad_option(const char *fmt, ...)
 	exit(2);
 }
 
+/* A whole number in [@min, @max], strictly (pp_cli.h), or exit 2. */
 static unsigned long parse_num(const char *opt, const char *arg,
 			       unsigned long min, unsigned long max)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max)
-		bad_option("%s wants a whole number from %lu to %lu, not '%s'",
-			   opt, min, max, arg);
-	return v;
-}
-
-static double parse_ms(const char *arg)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= 0.01 && v <= 10000))
-		bad_option("--run-ms wants milliseconds from 0.01 to 10000, not '%s'",
-			   arg);
-	return v;
+	return (unsigned long)pp_cli_uint("pp-bench", opt, arg, min, max);
 }
 
 static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
@@ -131,7 +111,8 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 						  1ul << 20);
 			break;
 		case 't':
-			cfg->run_ms = parse_ms(optarg);
+			cfg->run_ms = pp_cli_double("pp-bench", "--run-ms", optarg,
+						    0.01, 10000);
 			ms_set = true;
 			break;
 		case 'j':
