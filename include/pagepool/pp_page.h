@@ -10,8 +10,9 @@
  * Zones: one per arena, each on one NUMA node; buddy free lists from order 0
  * up to the arena's page order (order 9 for 2 MiB, 18 for 1 GiB, 9 for
  * 4 KiB arenas, whose higher orders are only virtually contiguous). Each
- * thread has a cache of order-0 pages per zone in front of it (the kernel's
- * pcp lists), refilled and drained in batches under one zone lock.
+ * thread has a cache of order-0 pages per zone in front of it (the kernel
+ * has per-CPU ones, its pcp lists), refilled and drained in batches under
+ * one zone lock.
  */
 #ifndef PAGEPOOL_PP_PAGE_H
 #define PAGEPOOL_PP_PAGE_H
@@ -74,15 +75,15 @@ struct pp_allocator_opts {
 	size_t sz;                 /* sizeof(struct pp_allocator_opts) */
 	struct pp_arena **arenas;  /* one zone each; at most one per node */
 	unsigned int nr_arenas;
-	unsigned int pcp_high;     /* thread cache size; 0: 512 */
-	unsigned int pcp_batch;    /* refill/drain batch; 0: 64 */
+	unsigned int thread_cache_size;     /* thread cache size; 0: 512 */
+	unsigned int thread_cache_batch;    /* refill/drain batch; 0: 64 */
 	unsigned long wmark_low;   /* bulk watermark in pages; 0: zone/256 */
 };
 
 /*
  * pp_allocator_create - build zones over @opts->arenas.
  * Returns NULL with errno EINVAL (no arenas, two arenas on one node,
- * pcp_batch > pcp_high, bad opts->sz) or ENOMEM.
+ * thread_cache_batch > thread_cache_size, bad opts->sz) or ENOMEM.
  * The arenas must outlive the allocator (pp_arena_destroy returns -EBUSY
  * meanwhile).
  */
@@ -228,7 +229,7 @@ struct pp_zone_stats {
 	int node;
 	unsigned long managed_pages;   /* pages in the zone */
 	unsigned long free_pages;      /* in the buddy lists */
-	unsigned long pcp_pages;       /* in all threads' caches */
+	unsigned long thread_cache_pages;       /* in all threads' caches */
 	unsigned long wmark_low;
 	/* Counted once per call (per batch for refill and drain). */
 	uint64_t alloc_calls;          /* single-page or higher-order calls,
@@ -237,8 +238,8 @@ struct pp_zone_stats {
 	uint64_t bulk_calls;           /* bulk calls served by the fast path */
 	uint64_t pages_allocated;
 	uint64_t pages_freed;
-	uint64_t pcp_refills;          /* zone -> thread cache batches */
-	uint64_t pcp_drains;           /* thread cache -> zone batches */
+	uint64_t thread_cache_refills;          /* zone -> thread cache batches */
+	uint64_t thread_cache_drains;           /* thread cache -> zone batches */
 	uint64_t remote_drains;        /* other threads' caches drained */
 	uint64_t alloc_failed;         /* calls that returned no page */
 };

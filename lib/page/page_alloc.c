@@ -33,18 +33,18 @@
 
 /*
  * Allocator ids, so that a thread's cache memo never matches a destroyed
- * allocator whose address was reused (pcp_get()). Process-wide by
+ * allocator whose address was reused (tcache_get()). Process-wide by
  * necessity, like the pthread keys it sits beside; relaxed: only
  * uniqueness matters, and 2^64 ids do not wrap.
  */
 static uint64_t allocator_ids;
 
 /* Statistics, once per call: to the thread's cache, or to the zone. */
-#define COUNT(alloc, pcp, zi, field, n)                                     \
+#define COUNT(alloc, tc, zi, field, n)                                     \
 	do {                                                                \
 		if (PP_STATS) {                                             \
-			if (pcp)                                            \
-				counter_add(&(pcp)->z[zi].c.field, (n));    \
+			if (tc)                                            \
+				counter_add(&(tc)->z[zi].c.field, (n));    \
 			else                                                \
 				zone_count(&(alloc)->zones[zi].retired.field, \
 					   (n));                            \
@@ -167,17 +167,17 @@ static PP_ALWAYS_INLINE bool watermark_ok(const struct pp_zone *z,
 /* ---- thread cache operations; the cache is locked by the caller ---- */
 
 /* The stack is full: give a batch (the top, the hottest) to the zone. */
-static PP_NOINLINE void pcp_drain_batch(struct pp_allocator *alloc,
-					struct pcp_zone *pcz,
-					struct pp_zone *z)
+static PP_NOINLINE void tcache_drain_batch(struct pp_allocator *alloc,
+					   struct tcache_zone *tcz,
+					   struct pp_zone *z)
 {
-	unsigned int n = alloc->pcp_batch;
+	unsigned int n = alloc->tcache_batch;
 
 	zone_lock(z);
-	pp_zone_put_order0(z, &pcz->stack[pcz->count - n], n);
+	pp_zone_put_order0(z, &tcz->stack[tcz->count - n], n);
 	zone_unlock(z);
-	pcz->count -= n;
-	zone_count(&z->pcp_drains, 1);
+	tcz->count -= n;
+	zone_count(&z->thread_cache_drains, 1);
 }
 
 /*
@@ -187,21 +187,21 @@ static PP_NOINLINE void pcp_drain_batch(struct pp_allocator *alloc,
  * in stack-sized chunks, still under that one lock. Returns the pages
  * given to @s.
  */
-static PP_NOINLINE unsigned int pcp_refill(struct pp_allocator *alloc,
-					   struct pcp_zone *pcz,
-					   struct pp_zone *z, unsigned int rem,
-					   struct sink *s)
+static PP_NOINLINE unsigned int tcache_refill(struct pp_allocator *alloc,
+					      struct tcache_zone *tcz,
+					      struct pp_zone *z, unsigned int rem,
+					      struct sink *s)
 {
-	unsigned int high = alloc->pcp_high, batch = alloc->pcp_batch;
+	unsigned int high = alloc->tcache_size, batch = alloc->tcache_batch;
 	unsigned int got = 0, n, take;
 
 	zone_lock(z);
 	while (rem + batch > high) {
 		take = rem < high ? rem : high;
-		n = pp_zone_take_order0(z, pcz->stack, take);
+		n = pp_zone_take_order0(z, tcz->stack, take);
 		for (unsigned int i = 0; i < n; i++) {
-			page_on_alloc(z, pcz->stack[i], 0);
-			sink_put(s, pcz->stack[i]);
+			page_on_alloc(z, tcz->stack[i], 0);
+			sink_put(s, tcz->stack[i]);
 		}
 		got += n;
 		rem -= n;
@@ -210,19 +210,19 @@ static PP_NOINLINE unsigned int pcp_refill(struct pp_allocator *alloc,
 			return got;
 		}
 	}
-	n = pp_zone_take_order0(z, pcz->stack, rem + batch);
+	n = pp_zone_take_order0(z, tcz->stack, rem + batch);
 	zone_unlock(z);
 	if (n)
-		zone_count(&z->pcp_refills, 1);
+		zone_count(&z->thread_cache_refills, 1);
 
 	take = rem < n ? rem : n;
 	for (unsigned int i = 0; i < take; i++) {
-		struct pp_page *page = pcz->stack[--n];
+		struct pp_page *page = tcz->stack[--n];
 
 		page_on_alloc(z, page, 0);
 		sink_put(s, page);
 	}
-	pcz->count = n;
+	tcz->count = n;
 	return got + take;
 }
 
@@ -231,16 +231,16 @@ static PP_NOINLINE unsigned int pcp_refill(struct pp_allocator *alloc,
  * forms have their own loops with the cursor in a register: through
  * @s, which the out-of-line refill also takes, it would live in memory.
  */
-static PP_ALWAYS_INLINE unsigned int pcp_take(struct pp_allocator *alloc,
-					      struct pp_pcp *pcp,
-					      unsigned int zi,
-					      unsigned int need,
-					      struct sink *s)
+static PP_ALWAYS_INLINE unsigned int tcache_take(struct pp_allocator *alloc,
+						 struct pp_tcache *tc,
+						 unsigned int zi,
+						 unsigned int need,
+						 struct sink *s)
 {
-	struct pcp_zone *pcz = &pcp->z[zi];
+	struct tcache_zone *tcz = &tc->z[zi];
 	struct pp_zone *z = &alloc->zones[zi];
-	struct pp_page **stack = pcz->stack;
-	unsigned int count = pcz->count;
+	struct pp_page **stack = tcz->stack;
+	unsigned int count = tcz->count;
 	unsigned int got = need < count ? need : count;
 
 	if (s->array && PAGE_HOOKS_NOOP && s->empty) {
@@ -269,34 +269,34 @@ static PP_ALWAYS_INLINE unsigned int pcp_take(struct pp_allocator *alloc,
 			pp_page_list_add_tail(s->list, page);
 		}
 	}
-	pcz->count = count;
+	tcz->count = count;
 	if (got < need)
-		got += pcp_refill(alloc, pcz, z, need - got, s);
+		got += tcache_refill(alloc, tcz, z, need - got, s);
 	return got;
 }
 
 /* One order-0 page of zone @zi through the cache, or NULL. */
-static struct pp_page *pcp_take_one(struct pp_allocator *alloc,
-				    struct pp_pcp *pcp, unsigned int zi)
+static struct pp_page *tcache_take_one(struct pp_allocator *alloc,
+				       struct pp_tcache *tc, unsigned int zi)
 {
-	struct pcp_zone *pcz = &pcp->z[zi];
+	struct tcache_zone *tcz = &tc->z[zi];
 	struct pp_zone *z = &alloc->zones[zi];
 	struct pp_page *page = NULL;
 
-	pcp_lock(pcp);
-	if (!pcz->count) {
+	tcache_lock(tc);
+	if (!tcz->count) {
 		zone_lock(z);
-		pcz->count = pp_zone_take_order0(z, pcz->stack,
-						 alloc->pcp_batch);
+		tcz->count = pp_zone_take_order0(z, tcz->stack,
+						 alloc->tcache_batch);
 		zone_unlock(z);
-		if (pcz->count)
-			zone_count(&z->pcp_refills, 1);
+		if (tcz->count)
+			zone_count(&z->thread_cache_refills, 1);
 	}
-	if (pcz->count) {
-		page = pcz->stack[--pcz->count];
+	if (tcz->count) {
+		page = tcz->stack[--tcz->count];
 		page_on_alloc(z, page, 0);
 	}
-	pcp_unlock(pcp);
+	tcache_unlock(tc);
 	return page;
 }
 
@@ -318,16 +318,16 @@ static struct pp_page *zone_take_one(struct pp_allocator *alloc,
  * Free one checked order-0 page of zone @z into the cache (locked).
  * Returns nothing: the caller counts.
  */
-static PP_ALWAYS_INLINE void pcp_put(struct pp_allocator *alloc,
-				     struct pp_pcp *pcp, struct pp_zone *z,
-				     struct pp_page *page)
+static PP_ALWAYS_INLINE void tcache_put(struct pp_allocator *alloc,
+					struct pp_tcache *tc, struct pp_zone *z,
+					struct pp_page *page)
 {
-	struct pcp_zone *pcz = &pcp->z[z->index];
+	struct tcache_zone *tcz = &tc->z[z->index];
 
 	page_on_free(page, 0);
-	if (PP_UNLIKELY(pcz->count == alloc->pcp_high))
-		pcp_drain_batch(alloc, pcz, z);
-	pcz->stack[pcz->count++] = page;
+	if (PP_UNLIKELY(tcz->count == alloc->tcache_size))
+		tcache_drain_batch(alloc, tcz, z);
+	tcz->stack[tcz->count++] = page;
 }
 
 /* ---- the single-page and higher-order paths ---- */
@@ -340,26 +340,26 @@ static PP_ALWAYS_INLINE void pcp_put(struct pp_allocator *alloc,
 static PP_NOINLINE struct pp_page *alloc_one(struct pp_allocator *alloc,
 					     uint64_t allowed, unsigned int pz)
 {
-	struct pp_pcp *pcp = pcp_get(alloc);
+	struct pp_tcache *tc = tcache_get(alloc);
 	struct pp_page *page = NULL;
 	struct zone_iter it = { 0, pz };
 
 	for (int pass = 0; pass < 2 && !page; pass++) {
 		for_each_zone_from(it, allowed, pz) {
-			page = pcp ? pcp_take_one(alloc, pcp, it.zi) :
+			page = tc ? tcache_take_one(alloc, tc, it.zi) :
 				     zone_take_one(alloc, it.zi);
 			if (page)
 				break;
 		}
 		if (!page && pass == 0)
-			pp_pcp_drain_all(alloc);
+			pp_tcache_drain_all(alloc);
 	}
 	if (page) {
-		COUNT(alloc, pcp, it.zi, alloc_calls, 1);
-		COUNT(alloc, pcp, it.zi, pages_allocated, 1);
+		COUNT(alloc, tc, it.zi, alloc_calls, 1);
+		COUNT(alloc, tc, it.zi, pages_allocated, 1);
 	} else {
-		COUNT(alloc, pcp, pz, alloc_calls, 1);
-		COUNT(alloc, pcp, pz, alloc_failed, 1);
+		COUNT(alloc, tc, pz, alloc_calls, 1);
+		COUNT(alloc, tc, pz, alloc_failed, 1);
 	}
 	return page;
 }
@@ -368,7 +368,7 @@ static PP_NOINLINE struct pp_page *alloc_one(struct pp_allocator *alloc,
 static struct pp_page *alloc_block(struct pp_allocator *alloc,
 				   unsigned int order, unsigned int pz)
 {
-	struct pp_pcp *pcp = pcp_get(alloc);
+	struct pp_tcache *tc = tcache_get(alloc);
 	struct pp_page *page = NULL;
 	struct zone_iter it = { 0, pz };
 
@@ -386,14 +386,14 @@ static struct pp_page *alloc_block(struct pp_allocator *alloc,
 		}
 		/* Cached order-0 pages may be what keeps a block split. */
 		if (!page && pass == 0)
-			pp_pcp_drain_all(alloc);
+			pp_tcache_drain_all(alloc);
 	}
 	if (page) {
-		COUNT(alloc, pcp, it.zi, alloc_calls, 1);
-		COUNT(alloc, pcp, it.zi, pages_allocated, 1UL << order);
+		COUNT(alloc, tc, it.zi, alloc_calls, 1);
+		COUNT(alloc, tc, it.zi, pages_allocated, 1UL << order);
 	} else {
-		COUNT(alloc, pcp, pz, alloc_calls, 1);
-		COUNT(alloc, pcp, pz, alloc_failed, 1);
+		COUNT(alloc, tc, pz, alloc_calls, 1);
+		COUNT(alloc, tc, pz, alloc_failed, 1);
 	}
 	return page;
 }
@@ -443,7 +443,7 @@ unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
 			  .empty = false };
 	unsigned int populated = 0, need, pz, zi, got;
 	struct pp_page *page;
-	struct pp_pcp *pcp;
+	struct pp_tcache *tc;
 	uint64_t allowed;
 
 	if (nr_pages <= 0)
@@ -481,16 +481,16 @@ unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
 		zi = it.zi;
 	}
 
-	pcp = pcp_get(alloc);
-	if (PP_UNLIKELY(!pcp))
+	tc = tcache_get(alloc);
+	if (PP_UNLIKELY(!tc))
 		goto single;
-	pcp_lock(pcp);
-	got = pcp_take(alloc, pcp, zi, need, &s);
+	tcache_lock(tc);
+	got = tcache_take(alloc, tc, zi, need, &s);
 	if (PP_LIKELY(got)) {
-		COUNT(alloc, pcp, zi, bulk_calls, 1);
-		COUNT(alloc, pcp, zi, pages_allocated, got);
+		COUNT(alloc, tc, zi, bulk_calls, 1);
+		COUNT(alloc, tc, zi, pages_allocated, got);
 	}
-	pcp_unlock(pcp);
+	tcache_unlock(tc);
 	if (PP_LIKELY(got))
 		return populated + got;
 
@@ -516,12 +516,12 @@ struct freed_run {
 };
 
 static PP_ALWAYS_INLINE void freed_run_add(struct pp_allocator *alloc,
-					   struct pp_pcp *pcp,
+					   struct pp_tcache *tc,
 					   struct freed_run *run,
 					   unsigned int zi)
 {
 	if (zi != run->zi) {
-		COUNT(alloc, pcp, run->zi, pages_freed, run->n);
+		COUNT(alloc, tc, run->zi, pages_freed, run->n);
 		run->zi = zi;
 		run->n = 0;
 	}
@@ -529,10 +529,10 @@ static PP_ALWAYS_INLINE void freed_run_add(struct pp_allocator *alloc,
 }
 
 static PP_ALWAYS_INLINE void freed_run_flush(struct pp_allocator *alloc,
-					     struct pp_pcp *pcp,
+					     struct pp_tcache *tc,
 					     struct freed_run *run)
 {
-	COUNT(alloc, pcp, run->zi, pages_freed, run->n);
+	COUNT(alloc, tc, run->zi, pages_freed, run->n);
 }
 
 /* Free a block of order > 0 straight to its zone's buddy lists. */
@@ -540,7 +540,7 @@ static void free_block(struct pp_allocator *alloc, struct pp_page *page,
 		       unsigned int order)
 {
 	struct pp_zone *z = free_check(alloc, page, order, "pp_free_pages");
-	struct pp_pcp *pcp;
+	struct pp_tcache *tc;
 
 	if (!z)
 		return;
@@ -548,8 +548,8 @@ static void free_block(struct pp_allocator *alloc, struct pp_page *page,
 	page_on_free(page, order);
 	pp_zone_put_block(z, page, order);
 	zone_unlock(z);
-	pcp = pcp_get(alloc);
-	COUNT(alloc, pcp, z->index, pages_freed, 1UL << order);
+	tc = tcache_get(alloc);
+	COUNT(alloc, tc, z->index, pages_freed, 1UL << order);
 }
 
 /* Without a cache: order-0 pages straight to the zone. */
@@ -564,13 +564,13 @@ static void free_to_zone(struct pp_allocator *alloc, struct pp_page *page,
 	page_on_free(page, 0);
 	pp_zone_put_order0(z, &page, 1);
 	zone_unlock(z);
-	COUNT(alloc, (struct pp_pcp *)NULL, z->index, pages_freed, 1);
+	COUNT(alloc, (struct pp_tcache *)NULL, z->index, pages_freed, 1);
 }
 
 void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
 		   unsigned int order)
 {
-	struct pp_pcp *pcp;
+	struct pp_tcache *tc;
 	struct pp_zone *z;
 
 	if (PP_UNLIKELY(!page))
@@ -579,29 +579,29 @@ void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
 		free_block(alloc, page, order);
 		return;
 	}
-	pcp = pcp_get(alloc);
-	if (PP_UNLIKELY(!pcp)) {
+	tc = tcache_get(alloc);
+	if (PP_UNLIKELY(!tc)) {
 		free_to_zone(alloc, page, "pp_free_pages");
 		return;
 	}
-	pcp_lock(pcp);
+	tcache_lock(tc);
 	z = free_check(alloc, page, 0, "pp_free_pages");
 	if (PP_LIKELY(z)) {
-		pcp_put(alloc, pcp, z, page);
-		COUNT(alloc, pcp, z->index, pages_freed, 1);
+		tcache_put(alloc, tc, z, page);
+		COUNT(alloc, tc, z->index, pages_freed, 1);
 	}
-	pcp_unlock(pcp);
+	tcache_unlock(tc);
 }
 
 /* One zone: the stack count stays in a register for the whole loop. */
 static PP_ALWAYS_INLINE void free_bulk_one_zone(struct pp_allocator *alloc,
-						struct pp_pcp *pcp,
+						struct pp_tcache *tc,
 						struct pp_page **pages,
 						unsigned long nr)
 {
-	struct pcp_zone *pcz = &pcp->z[0];
-	struct pp_page **stack = pcz->stack;
-	unsigned int count = pcz->count, high = alloc->pcp_high;
+	struct tcache_zone *tcz = &tc->z[0];
+	struct pp_page **stack = tcz->stack;
+	unsigned int count = tcz->count, high = alloc->tcache_size;
 	unsigned long freed = 0;
 
 	if (PAGE_HOOKS_NOOP && nr <= high - count) {
@@ -614,9 +614,9 @@ static PP_ALWAYS_INLINE void free_bulk_one_zone(struct pp_allocator *alloc,
 			stack[count] = pages[i];
 			count += pages[i] != NULL;
 		}
-		freed = count - pcz->count;
-		pcz->count = count;
-		COUNT(alloc, pcp, 0, pages_freed, freed);
+		freed = count - tcz->count;
+		tcz->count = count;
+		COUNT(alloc, tc, 0, pages_freed, freed);
 		return;
 	}
 	for (unsigned long i = 0; i < nr; i++) {
@@ -629,34 +629,34 @@ static PP_ALWAYS_INLINE void free_bulk_one_zone(struct pp_allocator *alloc,
 			continue;
 		page_on_free(page, 0);
 		if (PP_UNLIKELY(count == high)) {
-			pcz->count = count;
-			pcp_drain_batch(alloc, pcz, &alloc->zones[0]);
-			count = pcz->count;
+			tcz->count = count;
+			tcache_drain_batch(alloc, tcz, &alloc->zones[0]);
+			count = tcz->count;
 		}
 		stack[count++] = page;
 		freed++;
 	}
-	pcz->count = count;
-	COUNT(alloc, pcp, 0, pages_freed, freed);
+	tcz->count = count;
+	COUNT(alloc, tc, 0, pages_freed, freed);
 }
 
 void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
 			unsigned long nr)
 {
-	struct pp_pcp *pcp = pcp_get(alloc);
+	struct pp_tcache *tc = tcache_get(alloc);
 	struct freed_run run = { 0, 0 };
 
-	if (PP_UNLIKELY(!pcp)) {
+	if (PP_UNLIKELY(!tc)) {
 		for (unsigned long i = 0; i < nr; i++)
 			if (pages[i])
 				free_to_zone(alloc, pages[i],
 					     "pp_free_pages_bulk");
 		return;
 	}
-	pcp_lock(pcp);
+	tcache_lock(tc);
 	if (PP_LIKELY(alloc->nr_zones == 1)) {
-		free_bulk_one_zone(alloc, pcp, pages, nr);
-		pcp_unlock(pcp);
+		free_bulk_one_zone(alloc, tc, pages, nr);
+		tcache_unlock(tc);
 		return;
 	}
 	for (unsigned long i = 0; i < nr; i++) {
@@ -668,20 +668,20 @@ void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
 		z = free_check(alloc, page, 0, "pp_free_pages_bulk");
 		if (!z)
 			continue;
-		pcp_put(alloc, pcp, z, page);
-		freed_run_add(alloc, pcp, &run, z->index);
+		tcache_put(alloc, tc, z, page);
+		freed_run_add(alloc, tc, &run, z->index);
 	}
-	freed_run_flush(alloc, pcp, &run);
-	pcp_unlock(pcp);
+	freed_run_flush(alloc, tc, &run);
+	tcache_unlock(tc);
 }
 
 void pp_free_page_list(struct pp_allocator *alloc, struct pp_page_list *list)
 {
-	struct pp_pcp *pcp = pcp_get(alloc);
+	struct pp_tcache *tc = tcache_get(alloc);
 	struct pp_page *page = list->head;
 	struct freed_run run = { 0, 0 };
 
-	if (PP_UNLIKELY(!pcp)) {
+	if (PP_UNLIKELY(!tc)) {
 		while (page) {
 			struct pp_page *next = page->next;
 
@@ -691,7 +691,7 @@ void pp_free_page_list(struct pp_allocator *alloc, struct pp_page_list *list)
 		pp_page_list_init(list);
 		return;
 	}
-	pcp_lock(pcp);
+	tcache_lock(tc);
 	while (page) {
 		/* Read the link first: a drain reuses it for the buddy list. */
 		struct pp_page *next = page->next;
@@ -699,13 +699,13 @@ void pp_free_page_list(struct pp_allocator *alloc, struct pp_page_list *list)
 					       "pp_free_page_list");
 
 		if (z) {
-			pcp_put(alloc, pcp, z, page);
-			freed_run_add(alloc, pcp, &run, z->index);
+			tcache_put(alloc, tc, z, page);
+			freed_run_add(alloc, tc, &run, z->index);
 		}
 		page = next;
 	}
-	freed_run_flush(alloc, pcp, &run);
-	pcp_unlock(pcp);
+	freed_run_flush(alloc, tc, &run);
+	tcache_unlock(tc);
 	pp_page_list_init(list);
 }
 
@@ -747,13 +747,13 @@ unsigned int pp_allocator_zone_count(const struct pp_allocator *alloc)
 
 void pp_allocator_drain_thread(struct pp_allocator *alloc)
 {
-	struct pp_pcp *pcp = pthread_getspecific(alloc->key);
+	struct pp_tcache *tc = pthread_getspecific(alloc->key);
 
-	if (!pcp)
+	if (!tc)
 		return;
-	pcp_lock(pcp);
-	pp_pcp_drain_locked(pcp, false);
-	pcp_unlock(pcp);
+	tcache_lock(tc);
+	pp_tcache_drain_locked(tc, false);
+	tcache_unlock(tc);
 }
 
 /* ---- create and destroy ---- */
@@ -771,10 +771,12 @@ static int check_opts(const struct pp_allocator_opts *opts)
 		       opts->arenas ? opts->nr_arenas : 0, PP_MAX_ZONES);
 		return -EINVAL;
 	}
-	high = opts->pcp_high ? opts->pcp_high : PP_PCP_HIGH_DEFAULT;
-	batch = opts->pcp_batch ? opts->pcp_batch : PP_PCP_BATCH_DEFAULT;
+	high = opts->thread_cache_size ? opts->thread_cache_size :
+					 PP_TCACHE_SIZE_DEFAULT;
+	batch = opts->thread_cache_batch ? opts->thread_cache_batch :
+					   PP_TCACHE_BATCH_DEFAULT;
 	if (batch > high) {
-		PP_ERR("pp_allocator_create: pcp_batch %u is larger than pcp_high %u; a batch must fit in the cache",
+		PP_ERR("pp_allocator_create: thread_cache_batch %u is larger than thread_cache_size %u; a batch must fit in the cache",
 		       batch, high);
 		return -EINVAL;
 	}
@@ -830,9 +832,10 @@ struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts)
 	alloc = mem;
 	memset(alloc, 0, sizeof(*alloc));
 	alloc->nr_zones = nr;
-	alloc->pcp_high = opts->pcp_high ? opts->pcp_high : PP_PCP_HIGH_DEFAULT;
-	alloc->pcp_batch = opts->pcp_batch ? opts->pcp_batch :
-					     PP_PCP_BATCH_DEFAULT;
+	alloc->tcache_size = opts->thread_cache_size ?
+			     opts->thread_cache_size : PP_TCACHE_SIZE_DEFAULT;
+	alloc->tcache_batch = opts->thread_cache_batch ?
+			      opts->thread_cache_batch : PP_TCACHE_BATCH_DEFAULT;
 	alloc->max_order = PP_MAX_ORDER_LIMIT;
 
 	for (i = 0; i < nr; i++) {
@@ -848,10 +851,10 @@ struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts)
 		if (alloc->zones[i].max_order < alloc->max_order)
 			alloc->max_order = alloc->zones[i].max_order;
 	}
-	err = -pthread_mutex_init(&alloc->pcp_list_lock, NULL);
+	err = -pthread_mutex_init(&alloc->tcache_list_lock, NULL);
 	if (err)
 		goto err_fini_zones;
-	err = -pthread_key_create(&alloc->key, pp_pcp_destructor);
+	err = -pthread_key_create(&alloc->key, pp_tcache_destructor);
 	if (err) {
 		PP_ERR("pp_allocator_create: no pthread key left for the thread caches (%s); destroy unused allocators",
 		       strerror(-err));
@@ -862,7 +865,7 @@ struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts)
 	return alloc;
 
 err_destroy_mutex:
-	pthread_mutex_destroy(&alloc->pcp_list_lock);
+	pthread_mutex_destroy(&alloc->tcache_list_lock);
 err_fini_zones:
 	while (i--) {
 		pp_zone_fini(&alloc->zones[i]);
@@ -895,11 +898,11 @@ int pp_allocator_destroy(struct pp_allocator *alloc)
 
 	if (!alloc)
 		return 0;
-	pthread_mutex_lock(&alloc->pcp_list_lock);
-	pp_pcp_hold_all(alloc);
-	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next)
-		pp_pcp_drain_locked(pcp, false);
-	pp_pcp_release_all(alloc);
+	pthread_mutex_lock(&alloc->tcache_list_lock);
+	pp_tcache_hold_all(alloc);
+	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next)
+		pp_tcache_drain_locked(tc, false);
+	pp_tcache_release_all(alloc);
 	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
 		struct pp_zone *z = &alloc->zones[i];
 
@@ -909,7 +912,7 @@ int pp_allocator_destroy(struct pp_allocator *alloc)
 		total += out[i];
 	}
 	if (total) {
-		pthread_mutex_unlock(&alloc->pcp_list_lock);
+		pthread_mutex_unlock(&alloc->tcache_list_lock);
 		report_busy(alloc, out, total);
 		return -EBUSY;
 	}
@@ -920,12 +923,12 @@ int pp_allocator_destroy(struct pp_allocator *alloc)
 	 * freed here, even in a thread that exits later.
 	 */
 	pthread_key_delete(alloc->key);
-	pp_pcp_free_all(alloc);
-	pthread_mutex_unlock(&alloc->pcp_list_lock);
-	pthread_mutex_destroy(&alloc->pcp_list_lock);
-	if (pp_pcp_memo.id == alloc->id) {
-		pp_pcp_memo.id = 0;
-		pp_pcp_memo.pcp = NULL;
+	pp_tcache_free_all(alloc);
+	pthread_mutex_unlock(&alloc->tcache_list_lock);
+	pthread_mutex_destroy(&alloc->tcache_list_lock);
+	if (pp_tcache_memo.id == alloc->id) {
+		pp_tcache_memo.id = 0;
+		pp_tcache_memo.tc = NULL;
 	}
 	pp_page_asan_arenas(alloc, false);
 	for (unsigned int i = 0; i < alloc->nr_zones; i++) {

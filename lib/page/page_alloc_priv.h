@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * page_alloc_priv.h - the page allocator's insides, shared by its four
- * files: zones (zone.c), thread caches (pcp.c), the public alloc/free calls
- * (page_alloc.c) and the statistics and invariant walker (page_check.c).
+ * files: zones (zone.c), thread caches (thread_cache.c), the public
+ * alloc/free calls (page_alloc.c) and the statistics and invariant
+ * walker (page_check.c).
  * Never installed.
  *
  * Where a page can be, and who may touch its descriptor there:
  *   - in a zone's buddy lists (PP_PAGE_F_BUDDY on the block's head):
  *     the zone lock holder;
  *   - on a thread cache's stack: the cache's lock holder (its owner, or a
- *     thread draining it, see pcp_lock());
+ *     thread draining it, see tcache_lock());
  *   - allocated: the caller, except page->flags, which only the allocator
  *     writes, under the lock of the cache or zone the page enters or leaves.
  * A zone lock may be taken while holding a cache lock, never the reverse,
@@ -36,8 +37,8 @@
 #define PP_MAX_ZONES 64
 
 /* Defaults from the kernel's pcp lists (high 512 ~ 2 MiB, batch 63 ~ 64). */
-#define PP_PCP_HIGH_DEFAULT 512
-#define PP_PCP_BATCH_DEFAULT 64
+#define PP_TCACHE_SIZE_DEFAULT 512
+#define PP_TCACHE_BATCH_DEFAULT 64
 /* Zone size / 256 for the bulk watermark: 0.4 %, a few batches per GiB. */
 #define PP_WMARK_DIVISOR 256
 /* Pages a zone's depot holds: two thread caches' worth at the defaults. */
@@ -101,27 +102,27 @@ struct pp_zone {
 	struct pp_vm_area *pages_area;	/* @pages' area; NULL: heap */
 
 	/* Batches (under @lock or not: atomic adds) and dead caches' sums. */
-	uint64_t pcp_refills __attribute__((aligned(PP_CACHE_LINE)));
-	uint64_t pcp_drains;
+	uint64_t thread_cache_refills __attribute__((aligned(PP_CACHE_LINE)));
+	uint64_t thread_cache_drains;
 	uint64_t remote_drains;
 	struct pp_counters retired;
 } __attribute__((aligned(PP_CACHE_LINE)));
 
 /* One zone's part of a thread cache: a stack of order-0 pages. */
-struct pcp_zone {
+struct tcache_zone {
 	unsigned int count;		/* pages on @stack, at most high */
 	struct pp_page **stack;		/* high entries; top is stack[count-1] */
 	struct pp_counters c;
 };
 
 /*
- * struct pp_pcp - one thread's cache for one allocator (the kernel's
+ * struct pp_tcache - one thread's cache for one allocator (the kernel's
  * per-cpu pages, per thread here because userspace cannot pin a thread to
  * a CPU's data without restartable sequences).
  *
  * The owner uses it on every call; another thread only to drain it when
  * its zones ran dry, for statistics, the invariant walker and destroy.
- * Two ways to keep them apart, chosen once per process (pcp.c):
+ * Two ways to keep them apart, chosen once per process (thread_cache.c):
  *
  *   - asymmetric (@asym, where membarrier(PRIVATE_EXPEDITED) works): the
  *     owner marks @busy with a plain store, a compiler barrier, and reads
@@ -138,29 +139,30 @@ struct pcp_zone {
  *
  * Other threads also take @lock among themselves in both modes.
  */
-struct pp_pcp {
+struct pp_tcache {
 	int lock;			/* 0 free, 1 held */
 	uint32_t busy;			/* asym: the owner is in a call */
 	uint32_t stop;			/* asym: another thread holds it */
 	bool asym;			/* which of the two ways */
 	unsigned int nr_zones;
 	struct pp_allocator *alloc;
-	struct pp_pcp *next, *prev;	/* alloc->pcp_list, under pcp_list_lock */
-	struct pcp_zone z[];
+	/* On alloc->tcache_list, under tcache_list_lock. */
+	struct pp_tcache *next, *prev;
+	struct tcache_zone z[];
 };
 
 struct pp_allocator {
 	/* Read by every call. */
-	uint64_t id;		/* unique per process lifetime; see pcp_get() */
+	uint64_t id;		/* unique per process lifetime; see tcache_get() */
 	unsigned int nr_zones;
-	unsigned int pcp_high;
-	unsigned int pcp_batch;
+	unsigned int tcache_size;
+	unsigned int tcache_batch;
 	unsigned int max_order;	/* the smallest zone's */
-	pthread_key_t key;	/* this thread's struct pp_pcp */
+	pthread_key_t key;	/* this thread's struct pp_tcache */
 
 	/* The caches of all threads, for remote drain, stats and destroy. */
-	pthread_mutex_t pcp_list_lock;
-	struct pp_pcp *pcp_list;
+	pthread_mutex_t tcache_list_lock;
+	struct pp_tcache *tcache_list;
 
 	struct pp_zone zones[];
 };
@@ -279,7 +281,7 @@ static inline void zone_count(uint64_t *counter, uint64_t n)
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
 }
 
-/* ---- pcp.c ---- */
+/* ---- thread_cache.c ---- */
 
 /*
  * A one-entry memo of the last allocator this thread used: comparing an
@@ -289,73 +291,73 @@ static inline void zone_count(uint64_t *counter, uint64_t n)
  * Initial-exec TLS: no __tls_get_addr() call from the shared library; it
  * uses 16 bytes of the static TLS that glibc keeps spare for libraries.
  */
-struct pcp_memo {
+struct tcache_memo {
 	uint64_t id;
-	struct pp_pcp *pcp;
+	struct pp_tcache *tc;
 };
-extern __thread struct pcp_memo pp_pcp_memo
+extern __thread struct tcache_memo pp_tcache_memo
 	__attribute__((tls_model("initial-exec"), visibility("hidden")));
 
-PP_HIDDEN struct pp_pcp *pp_pcp_get_slow(struct pp_allocator *alloc);
-PP_HIDDEN void pp_pcp_lock_slow(struct pp_pcp *pcp);
+PP_HIDDEN struct pp_tcache *pp_tcache_get_slow(struct pp_allocator *alloc);
+PP_HIDDEN void pp_tcache_lock_slow(struct pp_tcache *tc);
 /* The owner found @stop raised: wait for the other thread, then enter. */
-PP_HIDDEN void pp_pcp_enter_slow(struct pp_pcp *pcp);
+PP_HIDDEN void pp_tcache_enter_slow(struct pp_tcache *tc);
 /*
- * Another thread's hold on caches: pp_pcp_hold_all() holds every cache of
- * @alloc (the caller holds pcp_list_lock), with one membarrier for all;
- * pp_pcp_hold() one cache. Released by the matching release call.
+ * Another thread's hold on caches: pp_tcache_hold_all() holds every cache of
+ * @alloc (the caller holds tcache_list_lock), with one membarrier for all;
+ * pp_tcache_hold() one cache. Released by the matching release call.
  */
-PP_HIDDEN void pp_pcp_hold_all(struct pp_allocator *alloc);
-PP_HIDDEN void pp_pcp_release_all(struct pp_allocator *alloc);
-PP_HIDDEN void pp_pcp_hold(struct pp_pcp *pcp);
-PP_HIDDEN void pp_pcp_release(struct pp_pcp *pcp);
-PP_HIDDEN void pp_pcp_destructor(void *arg);
-/* Return @pcp's pages of every zone (its lock held). */
-PP_HIDDEN void pp_pcp_drain_locked(struct pp_pcp *pcp, bool remote);
+PP_HIDDEN void pp_tcache_hold_all(struct pp_allocator *alloc);
+PP_HIDDEN void pp_tcache_release_all(struct pp_allocator *alloc);
+PP_HIDDEN void pp_tcache_hold(struct pp_tcache *tc);
+PP_HIDDEN void pp_tcache_release(struct pp_tcache *tc);
+PP_HIDDEN void pp_tcache_destructor(void *arg);
+/* Return @tc's pages of every zone (its lock held). */
+PP_HIDDEN void pp_tcache_drain_locked(struct pp_tcache *tc, bool remote);
 /* Drain every thread's cache into the zones; returns pages moved. */
-PP_HIDDEN unsigned long pp_pcp_drain_all(struct pp_allocator *alloc);
-/* Drain and free every cache (destroy); the caller holds pcp_list_lock. */
-PP_HIDDEN void pp_pcp_free_all(struct pp_allocator *alloc);
-PP_HIDDEN void pp_pcp_fold_counters(struct pp_pcp *pcp);
+PP_HIDDEN unsigned long pp_tcache_drain_all(struct pp_allocator *alloc);
+/* Drain and free every cache (destroy); the caller holds tcache_list_lock. */
+PP_HIDDEN void pp_tcache_free_all(struct pp_allocator *alloc);
+PP_HIDDEN void pp_tcache_fold_counters(struct pp_tcache *tc);
 
 /* The calling thread's cache, made on first use; NULL if out of memory. */
-static inline struct pp_pcp *pcp_get(struct pp_allocator *alloc)
+static inline struct pp_tcache *tcache_get(struct pp_allocator *alloc)
 {
-	if (PP_LIKELY(pp_pcp_memo.id == alloc->id))
-		return pp_pcp_memo.pcp;
-	return pp_pcp_get_slow(alloc);
+	if (PP_LIKELY(pp_tcache_memo.id == alloc->id))
+		return pp_tcache_memo.tc;
+	return pp_tcache_get_slow(alloc);
 }
 
 /*
- * The owner enters its cache for one call (struct pp_pcp has both ways).
+ * The owner enters its cache for one call (struct pp_tcache has both ways).
  * Asym: the store to busy may pass the load of stop in the CPU; the other
  * thread's membarrier() is what orders them, so here a compiler barrier
  * is enough. The acquire load pairs with the release of stop by a thread
  * that drained the cache: the stack's new contents are visible.
  */
-static inline void pcp_lock(struct pp_pcp *pcp)
+static inline void tcache_lock(struct pp_tcache *tc)
 {
-	if (PP_LIKELY(pcp->asym)) {
-		__atomic_store_n(&pcp->busy, 1, __ATOMIC_RELAXED);
+	if (PP_LIKELY(tc->asym)) {
+		__atomic_store_n(&tc->busy, 1, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (PP_LIKELY(!__atomic_load_n(&pcp->stop, __ATOMIC_ACQUIRE)))
+		if (PP_LIKELY(!__atomic_load_n(&tc->stop, __ATOMIC_ACQUIRE)))
 			return;
-		pp_pcp_enter_slow(pcp);
+		pp_tcache_enter_slow(tc);
 		return;
 	}
-	if (PP_LIKELY(!__atomic_exchange_n(&pcp->lock, 1, __ATOMIC_ACQUIRE)))
+	if (PP_LIKELY(!__atomic_exchange_n(&tc->lock, 1, __ATOMIC_ACQUIRE)))
 		return;
-	pp_pcp_lock_slow(pcp);
+	pp_tcache_lock_slow(tc);
 }
 
 /* Release: the call's changes to the stack are visible to a drainer that
  * sees busy (or the lock) clear. */
-static inline void pcp_unlock(struct pp_pcp *pcp)
+static inline void tcache_unlock(struct pp_tcache *tc)
 {
-	if (PP_LIKELY(pcp->asym))
-		__atomic_store_n(&pcp->busy, 0, __ATOMIC_RELEASE);
+	if (PP_LIKELY(tc->asym))
+		__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
 	else
-		__atomic_store_n(&pcp->lock, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&tc->lock, 0, __ATOMIC_RELEASE);
 }
 
 /* Owner-only counter update; see struct pp_counters. */

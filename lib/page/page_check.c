@@ -37,20 +37,20 @@ int pp_allocator_zone_stats(struct pp_allocator *alloc, unsigned int zone,
 	out->managed_pages = z->managed_pages;
 	out->free_pages = zone_free_pages(z);
 	out->wmark_low = z->wmark_low;
-	out->pcp_refills = counter_read(&z->pcp_refills);
-	out->pcp_drains = counter_read(&z->pcp_drains);
+	out->thread_cache_refills = counter_read(&z->thread_cache_refills);
+	out->thread_cache_drains = counter_read(&z->thread_cache_drains);
 	out->remote_drains = counter_read(&z->remote_drains);
 	add_counters(out, &z->retired);
 
-	pthread_mutex_lock(&alloc->pcp_list_lock);
+	pthread_mutex_lock(&alloc->tcache_list_lock);
 	/* The hold makes count exact; counters need none. */
-	pp_pcp_hold_all(alloc);
-	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next) {
-		out->pcp_pages += pcp->z[zone].count;
-		add_counters(out, &pcp->z[zone].c);
+	pp_tcache_hold_all(alloc);
+	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next) {
+		out->thread_cache_pages += tc->z[zone].count;
+		add_counters(out, &tc->z[zone].c);
 	}
-	pp_pcp_release_all(alloc);
-	pthread_mutex_unlock(&alloc->pcp_list_lock);
+	pp_tcache_release_all(alloc);
+	pthread_mutex_unlock(&alloc->tcache_list_lock);
 	return 0;
 }
 
@@ -67,20 +67,20 @@ int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf, size_t len)
 		pp_allocator_zone_stats(alloc, i, &s);
 		pp_strbuf_printf(&o,
 			   "%s{\"zone\":%u,\"node\":%d,\"managed_pages\":%lu,"
-			   "\"free_pages\":%lu,\"pcp_pages\":%lu,"
+			   "\"free_pages\":%lu,\"thread_cache_pages\":%lu,"
 			   "\"wmark_low\":%lu,\"alloc_calls\":%llu,"
 			   "\"bulk_calls\":%llu,\"pages_allocated\":%llu,"
-			   "\"pages_freed\":%llu,\"pcp_refills\":%llu,"
-			   "\"pcp_drains\":%llu,\"remote_drains\":%llu,"
+			   "\"pages_freed\":%llu,\"thread_cache_refills\":%llu,"
+			   "\"thread_cache_drains\":%llu,\"remote_drains\":%llu,"
 			   "\"alloc_failed\":%llu}",
 			   i ? "," : "", i, s.node, s.managed_pages,
-			   s.free_pages, s.pcp_pages, s.wmark_low,
+			   s.free_pages, s.thread_cache_pages, s.wmark_low,
 			   (unsigned long long)s.alloc_calls,
 			   (unsigned long long)s.bulk_calls,
 			   (unsigned long long)s.pages_allocated,
 			   (unsigned long long)s.pages_freed,
-			   (unsigned long long)s.pcp_refills,
-			   (unsigned long long)s.pcp_drains,
+			   (unsigned long long)s.thread_cache_refills,
+			   (unsigned long long)s.thread_cache_drains,
 			   (unsigned long long)s.remote_drains,
 			   (unsigned long long)s.alloc_failed);
 	}
@@ -93,7 +93,7 @@ int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf, size_t len)
 enum where {
 	NOWHERE = 0,
 	IN_BUDDY,
-	IN_PCP,
+	IN_TCACHE,
 	IN_CALLER,
 	IN_DEPOT,
 };
@@ -209,17 +209,17 @@ static int check_depot(struct pp_allocator *alloc, struct pp_zone *z,
 	return 0;
 }
 
-static int check_pcp(struct pp_allocator *alloc, struct pp_zone *z,
-		     unsigned char *where, unsigned long *cached)
+static int check_tcache(struct pp_allocator *alloc, struct pp_zone *z,
+			unsigned char *where, unsigned long *cached)
 {
-	for (struct pp_pcp *pcp = alloc->pcp_list; pcp; pcp = pcp->next) {
-		struct pcp_zone *pcz = &pcp->z[z->index];
+	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next) {
+		struct tcache_zone *tcz = &tc->z[z->index];
 
-		if (pcz->count > alloc->pcp_high)
+		if (tcz->count > alloc->tcache_size)
 			BROKEN("a thread cache holds %u pages of zone %u, above its high mark %u",
-			       pcz->count, z->index, alloc->pcp_high);
-		for (unsigned int i = 0; i < pcz->count; i++) {
-			struct pp_page *p = pcz->stack[i];
+			       tcz->count, z->index, alloc->tcache_size);
+		for (unsigned int i = 0; i < tcz->count; i++) {
+			struct pp_page *p = tcz->stack[i];
 			unsigned long idx;
 
 			if (page_zone_checked(alloc, p) != z)
@@ -233,10 +233,10 @@ static int check_pcp(struct pp_allocator *alloc, struct pp_zone *z,
 			    page_flags(p) & PP_PAGE_F_ALLOCATED)
 				BROKEN("page %lu of zone %u is cached but marked allocated",
 				       idx, z->index);
-			if (mark(z, where, idx, 1, IN_PCP))
+			if (mark(z, where, idx, 1, IN_TCACHE))
 				return -EFAULT;
 		}
-		*cached += pcz->count;
+		*cached += tcz->count;
 	}
 	return 0;
 }
@@ -284,7 +284,7 @@ static int check_zone(struct pp_allocator *alloc, struct pp_zone *z,
 	if (!err)
 		err = check_depot(alloc, z, where);
 	if (!err)
-		err = check_pcp(alloc, z, where, &cached);
+		err = check_tcache(alloc, z, where, &cached);
 	if (!err && z->free_pages + cached > z->managed_pages) {
 		PP_ERR("pp_allocator_check: zone %u counts %lu free and %lu cached pages of %lu",
 		       z->index, z->free_pages, cached, z->managed_pages);
@@ -305,8 +305,8 @@ int pp_allocator_check(struct pp_allocator *alloc,
 	int err = 0;
 
 	/* Lock order: list, every cache, every zone (page_alloc_priv.h). */
-	pthread_mutex_lock(&alloc->pcp_list_lock);
-	pp_pcp_hold_all(alloc);
+	pthread_mutex_lock(&alloc->tcache_list_lock);
+	pp_tcache_hold_all(alloc);
 	for (unsigned int i = 0; i < alloc->nr_zones; i++)
 		zone_lock(&alloc->zones[i]);
 
@@ -315,8 +315,8 @@ int pp_allocator_check(struct pp_allocator *alloc,
 
 	for (unsigned int i = alloc->nr_zones; i-- > 0;)
 		zone_unlock(&alloc->zones[i]);
-	pp_pcp_release_all(alloc);
-	pthread_mutex_unlock(&alloc->pcp_list_lock);
+	pp_tcache_release_all(alloc);
+	pthread_mutex_unlock(&alloc->tcache_list_lock);
 
 	if (!err && allocated_out)
 		*allocated_out = allocated;

@@ -130,7 +130,7 @@ static void check_accounting(struct state *st, bool walk)
 		struct pp_zone_stats zs;
 
 		FUZZ_CHECK(pp_allocator_zone_stats(st->env->alloc, 0, &zs) == 0);
-		FUZZ_CHECK(zs.managed_pages - zs.free_pages - zs.pcp_pages ==
+		FUZZ_CHECK(zs.managed_pages - zs.free_pages - zs.thread_cache_pages ==
 			   expect);
 	}
 }

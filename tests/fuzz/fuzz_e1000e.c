@@ -384,7 +384,7 @@ static void check_pages(struct sim *s)
 	FUZZ_CHECK(pp_pool_get_stats(s->other_pool, &os) == 0);
 	FUZZ_CHECK(os.inflight == other_out);
 	FUZZ_CHECK(pp_allocator_zone_stats(s->env->alloc, 0, &zs) == 0);
-	FUZZ_CHECK(zs.managed_pages - zs.free_pages - zs.pcp_pages ==
+	FUZZ_CHECK(zs.managed_pages - zs.free_pages - zs.thread_cache_pages ==
 		   pp_pool_inflight(s->pool) + pp_pool_inflight(s->other_pool) +
 			   plain);
 }

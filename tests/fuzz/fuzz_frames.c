@@ -251,7 +251,7 @@ static void ports(struct fuzz_env *env, struct fuzz_in *in)
 		for (unsigned int i = 0; i < 4; i++)
 			held += pp_pool_inflight(pp_port_rxq_pool(all[i], 0));
 		FUZZ_CHECK(pp_allocator_zone_stats(env->alloc, 0, &zs) == 0);
-		FUZZ_CHECK(zs.managed_pages - zs.free_pages - zs.pcp_pages ==
+		FUZZ_CHECK(zs.managed_pages - zs.free_pages - zs.thread_cache_pages ==
 			   held);
 	}
 	for (unsigned int q = 0; q < 2; q++) {

@@ -120,7 +120,7 @@ static unsigned long free_pages(struct pp_allocator *alloc)
 
 	for (z = 0; z < pp_allocator_zone_count(alloc); z++) {
 		REQUIRE(pp_allocator_zone_stats(alloc, z, &st) == 0);
-		n += st.free_pages + st.pcp_pages;
+		n += st.free_pages + st.thread_cache_pages;
 	}
 	return n;
 }

@@ -87,7 +87,7 @@ static inline void test_done(struct pp_allocator *alloc)
 	CHECK_EQ(out, 0);
 	pp_allocator_drain_thread(alloc);
 	CHECK_EQ(pp_allocator_zone_stats(alloc, 0, &s), 0);
-	CHECK_EQ(s.free_pages + s.pcp_pages, s.managed_pages);
+	CHECK_EQ(s.free_pages + s.thread_cache_pages, s.managed_pages);
 	CHECK_EQ(pp_allocator_destroy(alloc), 0);
 }
 

@@ -460,8 +460,8 @@ static void test_list_appends(void)
 /* Bigger than the cache: served under one zone lock, all distinct. */
 static void test_large_request(void)
 {
-	struct pp_allocator_opts o = { .sz = sizeof(o), .pcp_high = 128,
-				       .pcp_batch = 32, .wmark_low = 1 };
+	struct pp_allocator_opts o = { .sz = sizeof(o), .thread_cache_size = 128,
+				       .thread_cache_batch = 32, .wmark_low = 1 };
 	struct pp_allocator *alloc = test_alloc(&o);
 	const int nr = 1000;
 	struct pp_page **pages = calloc(nr, sizeof(*pages));
@@ -471,11 +471,11 @@ static void test_large_request(void)
 	for (int i = 0; i < nr; i++)
 		CHECK(test_page_ok(alloc, pages[i]));
 	CHECK(test_distinct(pages, nr));
-	CHECK_EQ(STAT(alloc, pcp_refills), 1);
+	CHECK_EQ(STAT(alloc, thread_cache_refills), 1);
 	CHECK_ALLOCATED(alloc, nr);
 	pp_free_pages_bulk(alloc, pages, nr);
-	/* The cache holds at most pcp_high: the rest went back in batches. */
-	CHECK(STAT(alloc, pcp_drains) >= 1);
+	/* The cache holds at most thread_cache_size: the rest went back in batches. */
+	CHECK(STAT(alloc, thread_cache_drains) >= 1);
 	free(pages);
 	test_done(alloc);
 }
@@ -590,8 +590,8 @@ static void test_double_free_foreign(void)
 static void test_write_after_free(void)
 {
 #if PP_DEBUG >= 2 && !PP_TEST_ASAN
-	struct pp_allocator_opts o = { .sz = sizeof(o), .pcp_high = 1,
-				       .pcp_batch = 1 };
+	struct pp_allocator_opts o = { .sz = sizeof(o), .thread_cache_size = 1,
+				       .thread_cache_batch = 1 };
 	struct pp_allocator *alloc = test_alloc(&o);
 	struct pp_page *p, *q;
 	char *data;
@@ -612,8 +612,8 @@ static void test_write_after_free(void)
 	test_done(alloc);
 #elif PP_TEST_ASAN
 	/* ASan builds: a freed page's data is poisoned in the shadow. */
-	struct pp_allocator_opts o = { .sz = sizeof(o), .pcp_high = 1,
-				       .pcp_batch = 1 };
+	struct pp_allocator_opts o = { .sz = sizeof(o), .thread_cache_size = 1,
+				       .thread_cache_batch = 1 };
 	struct pp_allocator *alloc = test_alloc(&o);
 	struct pp_page *p = pp_alloc_page(alloc);
 	char *data;
@@ -669,12 +669,12 @@ static void test_create_errors(void)
 	errno = 0;
 	CHECK(pp_allocator_create(&o) == NULL && errno == EINVAL);
 	o.nr_arenas = 1;
-	o.pcp_high = 16;
-	o.pcp_batch = 32;
+	o.thread_cache_size = 16;
+	o.thread_cache_batch = 32;
 	errno = 0;
 	CHECK(pp_allocator_create(&o) == NULL && errno == EINVAL);
-	o.pcp_high = 0;
-	o.pcp_batch = 0;
+	o.thread_cache_size = 0;
+	o.thread_cache_batch = 0;
 	o.sz = sizeof(o) - 1;
 	errno = 0;
 	CHECK(pp_allocator_create(&o) == NULL && errno == EINVAL);

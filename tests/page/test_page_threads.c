@@ -117,13 +117,13 @@ static void test_cache_returned_at_exit(void)
 	REQUIRE(pthread_create(&t, NULL, cache_then_wait, alloc) == 0);
 	stage_wait(1);
 	CHECK_EQ(pp_allocator_zone_stats(alloc, 0, &s), 0);
-	CHECK(s.pcp_pages >= 100);
-	CHECK_EQ(s.free_pages + s.pcp_pages, s.managed_pages);
+	CHECK(s.thread_cache_pages >= 100);
+	CHECK_EQ(s.free_pages + s.thread_cache_pages, s.managed_pages);
 	CHECK_ALLOCATED(alloc, 0);
 	stage_set(2);
 	pthread_join(t, NULL);
 	CHECK_EQ(pp_allocator_zone_stats(alloc, 0, &s), 0);
-	CHECK_EQ(s.pcp_pages, 0);
+	CHECK_EQ(s.thread_cache_pages, 0);
 	CHECK_EQ(s.free_pages, s.managed_pages);
 	/* Its counters outlive it. */
 	CHECK_EQ(s.pages_allocated, 100);
@@ -165,7 +165,7 @@ static void test_dry_zone_drains_other_cache(void)
 	unsigned long managed = test_managed();
 	struct pp_allocator_opts o = {
 		.sz = sizeof(o),
-		.pcp_high = (unsigned int)managed,	/* one cache holds all */
+		.thread_cache_size = (unsigned int)managed,	/* one cache holds all */
 	};
 	struct pp_allocator *alloc = test_alloc(&o);
 	struct pp_page *pages[64] = { 0 }, *p;
@@ -178,14 +178,14 @@ static void test_dry_zone_drains_other_cache(void)
 	stage_wait(1);
 	CHECK_EQ(pp_allocator_zone_stats(alloc, 0, &s), 0);
 	CHECK_EQ(s.free_pages, 0);
-	CHECK_EQ(s.pcp_pages, managed);
+	CHECK_EQ(s.thread_cache_pages, managed);
 
 	/* Bulk: below the watermark, the single path drains and gets one. */
 	CHECK_EQ(pp_alloc_pages_bulk_array(alloc, 64, pages), 1);
 	CHECK(test_page_ok(alloc, pages[0]));
 	CHECK_EQ(STAT(alloc, remote_drains), 1);
 	CHECK_EQ(pp_allocator_zone_stats(alloc, 0, &s), 0);
-	CHECK_EQ(s.free_pages + s.pcp_pages, managed - 1);
+	CHECK_EQ(s.free_pages + s.thread_cache_pages, managed - 1);
 	/* Now the zone has pages again: a single call needs no drain. */
 	p = pp_alloc_page(alloc);
 	CHECK(test_page_ok(alloc, p));
@@ -247,8 +247,8 @@ static void *mix_thread(void *arg)
 
 static void test_mixed_threads(void)
 {
-	struct pp_allocator_opts o = { .sz = sizeof(o), .pcp_high = 64,
-				       .pcp_batch = 16 };
+	struct pp_allocator_opts o = { .sz = sizeof(o), .thread_cache_size = 64,
+				       .thread_cache_batch = 16 };
 	struct pp_allocator *alloc = test_alloc(&o);
 	pthread_t t[MIX_THREADS];
 

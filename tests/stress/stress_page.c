@@ -287,8 +287,8 @@ int main(int argc, char **argv)
 			     ARENA_SIZE >> 20, strerror(errno));
 	o.arenas = &arena;
 	/* A small cache, so batches go to the zone and back all the time. */
-	o.pcp_high = 128;
-	o.pcp_batch = 32;
+	o.thread_cache_size = 128;
+	o.thread_cache_batch = 32;
 	alloc = pp_allocator_create(&o);
 	REQUIRE(alloc);
 	printf("%lu pages through %u producers and %u consumers, %zu KiB pages\n",
@@ -315,7 +315,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(allocated, 0);
 	CHECK_EQ(pp_allocator_zone_stats(alloc, 0, &s), 0);
 	/* Every thread has exited, so every cache is back in the zone. */
-	CHECK_EQ(s.pcp_pages, 0);
+	CHECK_EQ(s.thread_cache_pages, 0);
 	CHECK_EQ(s.free_pages, s.managed_pages);
 	CHECK_EQ(s.pages_allocated, atomic_load(&pages_out));
 	CHECK_EQ(s.pages_freed, atomic_load(&pages_out));

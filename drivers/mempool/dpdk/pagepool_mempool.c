@@ -74,7 +74,8 @@
 /*
  * Objects converted per step of enqueue and dequeue: the scratch array of
  * descriptors lives on the stack. 64 is the allocator's refill batch
- * (pp_allocator_opts.pcp_batch default), so a chunk is at most one refill.
+ * (pp_allocator_opts.thread_cache_batch default), so a chunk is at most
+ * one refill.
  */
 #define CHUNK 64
 
@@ -792,7 +793,7 @@ static unsigned int pagepool_get_count(const struct rte_mempool *mp)
 	p = mp->pool_data;
 	for (unsigned int z = 0; z < pp_allocator_zone_count(p->alloc); z++)
 		if (pp_allocator_zone_stats(p->alloc, z, &s) == 0)
-			n += s.free_pages + s.pcp_pages;
+			n += s.free_pages + s.thread_cache_pages;
 	if (p->foreign)
 		n += rte_ring_count(p->foreign);
 	/* Exact when the lcores are quiescent, like the rest. */

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * thread_cache.c - per-thread caches of order-0 pages (the kernel keeps
+ * such caches per CPU, its pcp lists; ours are per thread), out of line:
+ * creating a thread's cache on first use, returning it when the thread
+ * exits, and draining other threads' caches when the zones run dry. The
+ * fast path that uses a cache is inline in page_alloc.c.
+ *
+ * A cache belongs to one (thread, allocator) pair. It is found through
+ * the allocator's pthread key (whose destructor returns it at thread
+ * exit), with a one-entry thread-local memo in front (tcache_get()). Every
+ * cache is also on the allocator's list, so that a starving thread, the
+ * statistics, the invariant walker and pp_allocator_destroy() can reach
+ * caches of other threads: they hold a cache with pp_tcache_hold(), which
+ * keeps its owner out (page_alloc_priv.h, struct pp_tcache, says how).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pp_log.h"
+#include "pp_os_fault.h"
+#include "pp_os.h"
+#include "page_alloc_priv.h"
+
+__thread struct tcache_memo pp_tcache_memo
+	__attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+#if defined(__SANITIZE_THREAD__)
+#define TCACHE_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TCACHE_TSAN 1
+#endif
+#endif
+#ifndef TCACHE_TSAN
+#define TCACHE_TSAN 0
+#endif
+
+/* Whether caches use the asymmetric handshake: decided once per process,
+ * since every cache of every allocator must agree with the drainers. */
+static pthread_once_t asym_once = PTHREAD_ONCE_INIT;
+static bool asym_on;
+
+static void asym_decide(void)
+{
+	const char *off = getenv("PAGEPOOL_NO_MEMBARRIER");
+	int err;
+
+	if (TCACHE_TSAN || (off && *off && strcmp(off, "0")))
+		return;
+	err = pp_os_membarrier_register();
+	if (err) {
+		PP_INFO("allocator: membarrier(PRIVATE_EXPEDITED) unavailable (%s): thread caches take a lock word per call",
+			strerror(-err));
+		return;
+	}
+	asym_on = true;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/*
+ * Contended only while another thread drains this cache, which holds it
+ * for one pass over the cache's stacks. Spin briefly, then yield: the
+ * holder may be preempted (more threads than cores), and a pure spin
+ * would only burn the time slice it needs to finish.
+ */
+void pp_tcache_lock_slow(struct pp_tcache *tc)
+{
+	for (;;) {
+		for (int i = 0; i < 128; i++) {
+			if (!__atomic_load_n(&tc->lock, __ATOMIC_RELAXED) &&
+			    !__atomic_exchange_n(&tc->lock, 1,
+						 __ATOMIC_ACQUIRE))
+				return;
+			cpu_relax();
+		}
+		sched_yield();
+	}
+}
+
+/*
+ * The owner saw @stop raised: another thread holds the cache. Step out
+ * (busy clear, so it can finish), wait for stop to drop, and enter again,
+ * as tcache_lock() does. Spin briefly, then yield, as the lock word does.
+ */
+void pp_tcache_enter_slow(struct pp_tcache *tc)
+{
+	for (;;) {
+		__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
+		for (int i = 0; __atomic_load_n(&tc->stop, __ATOMIC_ACQUIRE);
+		     i++) {
+			if (i < 128)
+				cpu_relax();
+			else
+				sched_yield();
+		}
+		__atomic_store_n(&tc->busy, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&tc->stop, __ATOMIC_ACQUIRE))
+			return;
+	}
+}
+
+/* Another thread's side: the lock word keeps such threads apart. */
+static void hold_begin(struct pp_tcache *tc)
+{
+	if (__atomic_exchange_n(&tc->lock, 1, __ATOMIC_ACQUIRE))
+		pp_tcache_lock_slow(tc);
+	if (tc->asym)
+		__atomic_store_n(&tc->stop, 1, __ATOMIC_RELAXED);
+}
+
+/* After the membarrier: the owner is out of any call, and stays out. */
+static void hold_wait(struct pp_tcache *tc)
+{
+	if (!tc->asym)
+		return;
+	for (int i = 0; __atomic_load_n(&tc->busy, __ATOMIC_ACQUIRE); i++) {
+		if (i < 128)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+void pp_tcache_hold(struct pp_tcache *tc)
+{
+	hold_begin(tc);
+	if (tc->asym)
+		pp_os_membarrier();
+	hold_wait(tc);
+}
+
+void pp_tcache_release(struct pp_tcache *tc)
+{
+	if (tc->asym)
+		__atomic_store_n(&tc->stop, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&tc->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Every cache of @alloc, with one membarrier() for all of them. */
+void pp_tcache_hold_all(struct pp_allocator *alloc)
+{
+	bool any_asym = false;
+
+	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next) {
+		hold_begin(tc);
+		any_asym |= tc->asym;
+	}
+	if (any_asym)
+		pp_os_membarrier();
+	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next)
+		hold_wait(tc);
+}
+
+void pp_tcache_release_all(struct pp_allocator *alloc)
+{
+	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next)
+		pp_tcache_release(tc);
+}
+
+static struct pp_tcache *tcache_create(struct pp_allocator *alloc)
+{
+	size_t head = sizeof(struct pp_tcache) +
+		      alloc->nr_zones * sizeof(struct tcache_zone);
+	size_t stack = (size_t)alloc->tcache_size * sizeof(struct pp_page *);
+	struct pp_tcache *tc;
+	void *mem;
+
+	head = (head + PP_CACHE_LINE - 1) & ~(size_t)(PP_CACHE_LINE - 1);
+	if (pp_os_posix_memalign(&mem, PP_CACHE_LINE,
+				 head + alloc->nr_zones * stack))
+		return NULL;
+	tc = mem;
+	memset(tc, 0, head);
+	pthread_once(&asym_once, asym_decide);
+	tc->asym = asym_on;
+	tc->nr_zones = alloc->nr_zones;
+	tc->alloc = alloc;
+	for (unsigned int i = 0; i < alloc->nr_zones; i++)
+		tc->z[i].stack = (struct pp_page **)((char *)mem + head +
+						     i * stack);
+	return tc;
+}
+
+struct pp_tcache *pp_tcache_get_slow(struct pp_allocator *alloc)
+{
+	struct pp_tcache *tc = pthread_getspecific(alloc->key);
+
+	if (!tc) {
+		tc = tcache_create(alloc);
+		if (!tc)
+			return NULL;
+		if (pthread_setspecific(alloc->key, tc)) {
+			free(tc);
+			return NULL;
+		}
+		pthread_mutex_lock(&alloc->tcache_list_lock);
+		tc->next = alloc->tcache_list;
+		if (tc->next)
+			tc->next->prev = tc;
+		alloc->tcache_list = tc;
+		pthread_mutex_unlock(&alloc->tcache_list_lock);
+	}
+	pp_tcache_memo.id = alloc->id;
+	pp_tcache_memo.tc = tc;
+	return tc;
+}
+
+void pp_tcache_drain_locked(struct pp_tcache *tc, bool remote)
+{
+	struct pp_allocator *alloc = tc->alloc;
+
+	for (unsigned int i = 0; i < tc->nr_zones; i++) {
+		struct tcache_zone *tcz = &tc->z[i];
+		struct pp_zone *z = &alloc->zones[i];
+
+		if (!tcz->count)
+			continue;
+		zone_lock(z);
+		pp_zone_put_order0(z, tcz->stack, tcz->count);
+		zone_unlock(z);
+		zone_count(remote ? &z->remote_drains : &z->thread_cache_drains, 1);
+		tcz->count = 0;
+	}
+}
+
+void pp_tcache_fold_counters(struct pp_tcache *tc)
+{
+	for (unsigned int i = 0; i < tc->nr_zones; i++) {
+		struct pp_counters *from = &tc->z[i].c;
+		struct pp_counters *to = &tc->alloc->zones[i].retired;
+
+		zone_count(&to->alloc_calls, counter_read(&from->alloc_calls));
+		zone_count(&to->bulk_calls, counter_read(&from->bulk_calls));
+		zone_count(&to->pages_allocated,
+			   counter_read(&from->pages_allocated));
+		zone_count(&to->pages_freed, counter_read(&from->pages_freed));
+		zone_count(&to->alloc_failed,
+			   counter_read(&from->alloc_failed));
+	}
+}
+
+static void tcache_unlink(struct pp_allocator *alloc, struct pp_tcache *tc)
+{
+	if (tc->prev)
+		tc->prev->next = tc->next;
+	else
+		alloc->tcache_list = tc->next;
+	if (tc->next)
+		tc->next->prev = tc->prev;
+}
+
+/*
+ * The key's destructor: the thread is exiting, give its pages back.
+ * If a later destructor of the same thread uses the allocator again, a
+ * new cache is made and glibc calls us once more for it.
+ */
+void pp_tcache_destructor(void *arg)
+{
+	struct pp_tcache *tc = arg;
+	struct pp_allocator *alloc = tc->alloc;
+
+	pthread_mutex_lock(&alloc->tcache_list_lock);
+	tcache_unlink(alloc, tc);
+	tcache_lock(tc);
+	pp_tcache_drain_locked(tc, false);
+	pp_tcache_fold_counters(tc);
+	tcache_unlock(tc);
+	pthread_mutex_unlock(&alloc->tcache_list_lock);
+	if (pp_tcache_memo.tc == tc) {
+		pp_tcache_memo.id = 0;
+		pp_tcache_memo.tc = NULL;
+	}
+	free(tc);
+}
+
+unsigned long pp_tcache_drain_all(struct pp_allocator *alloc)
+{
+	struct pp_tcache *self = pthread_getspecific(alloc->key);
+	unsigned long moved = 0;
+
+	pthread_mutex_lock(&alloc->tcache_list_lock);
+	/*
+	 * The caller's own cache too: it is outside a call on it here (the
+	 * allocation paths drain only after unlocking), and the hold keeps
+	 * the other owners out.
+	 */
+	pp_tcache_hold_all(alloc);
+	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next) {
+		for (unsigned int i = 0; i < tc->nr_zones; i++)
+			moved += tc->z[i].count;
+		pp_tcache_drain_locked(tc, tc != self);
+	}
+	pp_tcache_release_all(alloc);
+	pthread_mutex_unlock(&alloc->tcache_list_lock);
+	return moved;
+}
+
+void pp_tcache_free_all(struct pp_allocator *alloc)
+{
+	struct pp_tcache *tc = alloc->tcache_list;
+
+	while (tc) {
+		struct pp_tcache *next = tc->next;
+
+		pp_tcache_drain_locked(tc, false);
+		free(tc);
+		tc = next;
+	}
+	alloc->tcache_list = NULL;
+}
