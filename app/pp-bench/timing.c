@@ -135,6 +135,16 @@ struct bench_result *bench_run(const struct bench_cfg *cfg,
 	for (;;) {
 		if (!run_once(r, fn, arg, iters, &s))
 			return r;
+		/*
+		 * A long run may be a slow one: the first call (the thread
+		 * cache made, pages faulted in) or the process preempted on
+		 * a busy machine. Scaling from it would time runs of a few
+		 * iterations, that is, the TSC reads. So a long run counts
+		 * only when a second one at the same count is long too.
+		 */
+		if ((double)s.cycles >= target / 4 &&
+		    !run_once(r, fn, arg, iters, &s))
+			return r;
 		if ((double)s.cycles >= target / 4 || iters >= (1ul << 40))
 			break;
 		iters *= 2;

@@ -398,8 +398,8 @@ static struct pp_page *alloc_block(struct pp_allocator *alloc,
 	return page;
 }
 
-struct pp_page *pp_alloc_pages(struct pp_allocator *alloc, int nid,
-			       unsigned int order)
+static PP_NOINLINE struct pp_page *alloc_pages_slow(struct pp_allocator *alloc,
+						    int nid, unsigned int order)
 {
 	int pz = preferred_zone(alloc, nid);
 
@@ -413,6 +413,35 @@ struct pp_page *pp_alloc_pages(struct pp_allocator *alloc, int nid,
 		if (order <= alloc->zones[i].max_order)
 			return alloc_block(alloc, order, (unsigned int)pz);
 	return NULL;
+}
+
+/*
+ * The common call, an order-0 page of a one-zone allocator from a thread
+ * whose cache holds one, is a leaf: no frame, no saved register, the
+ * slow path a tail call. Any node is zone 0's, as in preferred_zone().
+ */
+struct pp_page *pp_alloc_pages(struct pp_allocator *alloc, int nid,
+			       unsigned int order)
+{
+	struct pp_tcache *tc = pp_tcache_memo.tc;
+	struct tcache_zone *tcz;
+	struct pp_page *page;
+
+	if (PP_UNLIKELY(order || pp_tcache_memo.id != alloc->id ||
+			alloc->nr_zones != 1 || !PAGE_HOOKS_NOOP))
+		return alloc_pages_slow(alloc, nid, order);
+	tcz = &tc->z[0];
+	if (PP_UNLIKELY(!tcache_trylock(tc)))
+		return alloc_pages_slow(alloc, nid, order);
+	if (PP_UNLIKELY(!tcz->count)) {
+		tcache_unlock(tc);
+		return alloc_pages_slow(alloc, nid, order);
+	}
+	page = tcz->stack[--tcz->count];
+	COUNT(alloc, tc, 0, alloc_calls, 1);
+	COUNT(alloc, tc, 0, pages_allocated, 1);
+	tcache_unlock(tc);
+	return page;
 }
 
 /* ---- the bulk call ---- */
@@ -434,10 +463,10 @@ static PP_NOINLINE __attribute__((cold)) void bulk_no_sink(void)
 	errno = saved;
 }
 
-unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
-				  uint64_t nodemask, int nr_pages,
-				  struct pp_page_list *list,
-				  struct pp_page **array)
+static PP_NOINLINE unsigned long
+alloc_bulk_slow(struct pp_allocator *alloc, int preferred_nid,
+		uint64_t nodemask, int nr_pages, struct pp_page_list *list,
+		struct pp_page **array)
 {
 	struct sink s = { .array = array, .list = list, .pos = 0,
 			  .empty = false };
@@ -504,6 +533,60 @@ single:
 	return populated;
 }
 
+/* @dst[i] = @src[n - 1 - i]; see copy_count_nulls() for restrict. */
+static PP_ALWAYS_INLINE void copy_reversed(struct pp_page **restrict dst,
+					  struct pp_page *const *restrict src,
+					  unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		dst[i] = src[n - 1 - i];
+}
+
+/*
+ * The common bulk call as a leaf, as pp_alloc_pages(): an empty array of
+ * a one-zone allocator that the thread's cache covers. The copy is a
+ * loop, not memcpy() (a call), top of the stack first: the hottest pages
+ * go to the caller's first entries.
+ */
+unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
+				  uint64_t nodemask, int nr_pages,
+				  struct pp_page_list *list,
+				  struct pp_page **array)
+{
+	struct pp_tcache *tc = pp_tcache_memo.tc;
+	const struct pp_zone *z = &alloc->zones[0];
+	struct tcache_zone *tcz;
+	uintptr_t set = 0;
+	unsigned int n;
+
+	if (PP_UNLIKELY(!array || list || nr_pages < 2 ||
+			pp_tcache_memo.id != alloc->id ||
+			alloc->nr_zones != 1 || !PAGE_HOOKS_NOOP ||
+			(preferred_nid != PP_NUMA_NODE_ANY &&
+			 preferred_nid != z->node &&
+			 !node_allowed(nodemask, z->node))))
+		goto slow;
+	n = (unsigned int)nr_pages;
+	for (unsigned int i = 0; i < n; i++)
+		set |= (uintptr_t)array[i];
+	tcz = &tc->z[0];
+	if (PP_UNLIKELY(set || !watermark_ok(z, n) || !tcache_trylock(tc)))
+		goto slow;
+	if (PP_UNLIKELY(tcz->count < n)) {
+		tcache_unlock(tc);
+		goto slow;
+	}
+	copy_reversed(array, &tcz->stack[tcz->count - n], n);
+	tcz->count -= n;
+	COUNT(alloc, tc, 0, bulk_calls, 1);
+	COUNT(alloc, tc, 0, pages_allocated, n);
+	tcache_unlock(tc);
+	return n;
+slow:
+	return alloc_bulk_slow(alloc, preferred_nid, nodemask, nr_pages, list,
+			       array);
+}
+
 /* ---- frees ---- */
 
 /*
@@ -567,8 +650,9 @@ static void free_to_zone(struct pp_allocator *alloc, struct pp_page *page,
 	COUNT(alloc, (struct pp_tcache *)NULL, z->index, pages_freed, 1);
 }
 
-void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
-		   unsigned int order)
+static PP_NOINLINE void free_pages_slow(struct pp_allocator *alloc,
+					struct pp_page *page,
+					unsigned int order)
 {
 	struct pp_tcache *tc;
 	struct pp_zone *z;
@@ -590,6 +674,33 @@ void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
 		tcache_put(alloc, tc, z, page);
 		COUNT(alloc, tc, z->index, pages_freed, 1);
 	}
+	tcache_unlock(tc);
+}
+
+/* As pp_alloc_pages(): a leaf while the cache has room. */
+void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
+		   unsigned int order)
+{
+	struct pp_tcache *tc = pp_tcache_memo.tc;
+	struct tcache_zone *tcz;
+
+	if (PP_UNLIKELY(!page || order || pp_tcache_memo.id != alloc->id ||
+			alloc->nr_zones != 1 || !PAGE_HOOKS_NOOP)) {
+		free_pages_slow(alloc, page, order);
+		return;
+	}
+	tcz = &tc->z[0];
+	if (PP_UNLIKELY(!tcache_trylock(tc))) {
+		free_pages_slow(alloc, page, order);
+		return;
+	}
+	if (PP_UNLIKELY(tcz->count == alloc->tcache_size)) {
+		tcache_unlock(tc);
+		free_pages_slow(alloc, page, order);
+		return;
+	}
+	tcz->stack[tcz->count++] = page;
+	COUNT(alloc, tc, 0, pages_freed, 1);
 	tcache_unlock(tc);
 }
 
@@ -640,8 +751,9 @@ static PP_ALWAYS_INLINE void free_bulk_one_zone(struct pp_allocator *alloc,
 	COUNT(alloc, tc, 0, pages_freed, freed);
 }
 
-void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
-			unsigned long nr)
+static PP_NOINLINE void free_bulk_slow(struct pp_allocator *alloc,
+				       struct pp_page **pages,
+				       unsigned long nr)
 {
 	struct pp_tcache *tc = tcache_get(alloc);
 	struct freed_run run = { 0, 0 };
@@ -673,6 +785,79 @@ void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
 	}
 	freed_run_flush(alloc, tc, &run);
 	tcache_unlock(tc);
+}
+
+/*
+ * Copy @n pointers and say whether any was NULL, two at a time in
+ * 16-byte vectors. A 64-bit compare does not vectorise with plain SSE2
+ * (the scalar loop costs about 1.5 cycles per page, as much as the rest
+ * of a bulk free), so each pointer is two 32-bit lanes, NULL when both
+ * are zero: compare the lanes, then AND each with its neighbour. The
+ * caller's array and a cache's stack never overlap.
+ */
+typedef uint32_t lanes4 __attribute__((vector_size(16)));
+
+#if defined(__clang__)
+#define LANES_SWAP_PAIRS(v) __builtin_shufflevector((v), (v), 1, 0, 3, 2)
+#else
+#define LANES_SWAP_PAIRS(v) __builtin_shuffle((v), (lanes4){ 1, 0, 3, 2 })
+#endif
+
+static PP_ALWAYS_INLINE bool copy_any_null(struct pp_page **restrict dst,
+					   struct pp_page *const *restrict src,
+					   unsigned long n)
+{
+	lanes4 nulls = { 0, 0, 0, 0 };
+	unsigned long i;
+	bool any;
+
+	for (i = 0; i + 2 <= n; i += 2) {
+		lanes4 v, zero;
+
+		memcpy(&v, &src[i], sizeof(v));
+		memcpy(&dst[i], &v, sizeof(v));
+		zero = (lanes4)(v == 0);
+		nulls |= zero & LANES_SWAP_PAIRS(zero);
+	}
+	any = (nulls[0] | nulls[1] | nulls[2] | nulls[3]) != 0;
+	if (i < n) {
+		dst[i] = src[i];
+		any |= src[i] == NULL;
+	}
+	return any;
+}
+
+/*
+ * As pp_alloc_pages_bulk(): a leaf when the cache has room for all. The
+ * pages are copied whether NULL or not, and NULL entries looked for in
+ * the same pass; a call that had some starts over on the slow path,
+ * which skips them (the stack above count is free space).
+ */
+void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
+			unsigned long nr)
+{
+	struct pp_tcache *tc = pp_tcache_memo.tc;
+	struct tcache_zone *tcz;
+
+	if (PP_UNLIKELY(pp_tcache_memo.id != alloc->id ||
+			alloc->nr_zones != 1 || !PAGE_HOOKS_NOOP ||
+			!tcache_trylock(tc)))
+		goto slow;
+	tcz = &tc->z[0];
+	if (PP_UNLIKELY(nr > alloc->tcache_size - tcz->count)) {
+		tcache_unlock(tc);
+		goto slow;
+	}
+	if (PP_UNLIKELY(copy_any_null(&tcz->stack[tcz->count], pages, nr))) {
+		tcache_unlock(tc);
+		goto slow;
+	}
+	tcz->count += (unsigned int)nr;
+	COUNT(alloc, tc, 0, pages_freed, nr);
+	tcache_unlock(tc);
+	return;
+slow:
+	free_bulk_slow(alloc, pages, nr);
 }
 
 void pp_free_page_list(struct pp_allocator *alloc, struct pp_page_list *list)

@@ -350,6 +350,23 @@ static inline void tcache_lock(struct pp_tcache *tc)
 	pp_tcache_lock_slow(tc);
 }
 
+/*
+ * tcache_lock() for the leaf fast paths: false instead of waiting, so
+ * that they stay free of calls and the caller takes its slow path.
+ */
+static inline bool tcache_trylock(struct pp_tcache *tc)
+{
+	if (PP_LIKELY(tc->asym)) {
+		__atomic_store_n(&tc->busy, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (PP_LIKELY(!__atomic_load_n(&tc->stop, __ATOMIC_ACQUIRE)))
+			return true;
+		__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
+		return false;
+	}
+	return !__atomic_exchange_n(&tc->lock, 1, __ATOMIC_ACQUIRE);
+}
+
 /* Release: the call's changes to the stack are visible to a drainer that
  * sees busy (or the lock) clear. */
 static inline void tcache_unlock(struct pp_tcache *tc)
