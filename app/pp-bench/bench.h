@@ -78,6 +78,7 @@ struct bench_result {
 	double cyc_min;
 	double cyc_max;
 	bool failed;
+	bool skipped;            /* not measurable here; @why says why */
 	char why[96];
 	/* For the bulk array rows: the DPDK row of the same bulk size. */
 	const struct bench_result *dpdk;
@@ -112,6 +113,12 @@ struct bench_result *bench_fail(struct bench_results *out,
 				enum bench_group group, const char *name,
 				unsigned int bulk, const char *unit,
 				const char *fmt, ...);
+/* bench_skip - a case this machine or build cannot measure, and why. */
+__attribute__((format(printf, 6, 7)))
+struct bench_result *bench_skip(struct bench_results *out,
+				enum bench_group group, const char *name,
+				unsigned int bulk, const char *unit,
+				const char *fmt, ...);
 double bench_ns(const struct bench_cfg *cfg, double cycles);
 struct bench_result *bench_find(struct bench_results *res,
 				enum bench_group group, const char *name,
@@ -119,6 +126,8 @@ struct bench_result *bench_find(struct bench_results *res,
 
 /* The groups of cases; each returns 0 or -1 when it could not set up. */
 int bench_baselines(const struct bench_cfg *cfg, struct bench_results *out);
+/* cache_entry.c: the owner's cost of each way to keep a drainer out. */
+int bench_cache_entry(const struct bench_cfg *cfg, struct bench_results *out);
 int bench_alloc_cases(const struct bench_cfg *cfg, struct bench_results *out);
 int bench_pool_cases(const struct bench_cfg *cfg, struct bench_results *out);
 int bench_sunrpc_cases(const struct bench_cfg *cfg,

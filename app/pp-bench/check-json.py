@@ -72,6 +72,10 @@ def main():
     for c in doc["baselines"] + doc["cases"]:
         if c["failed"]:
             fail(f"case '{c['name']}' (bulk {c['bulk']}) failed: {c['error']}")
+        if c.get("skipped"):
+            if not c.get("reason"):
+                fail(f"case '{c['name']}' skipped without a reason")
+            continue
         if "ns" not in c or "median" not in c["ns"]:
             fail(f"case '{c['name']}' has no median")
     print(f"ok: {len(doc['baselines'])} baselines, {len(doc['cases'])} cases, "

@@ -283,6 +283,7 @@ int main(int argc, char **argv)
 	start_dpdk(&cfg, &dpdk);
 
 	bench_baselines(&cfg, &res);
+	bench_cache_entry(&cfg, &res);
 	bench_alloc_cases(&cfg, &res);
 #ifdef PP_BENCH_HAVE_DPDK
 	if (dpdk.ok)

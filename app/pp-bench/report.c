@@ -94,6 +94,10 @@ static void row(FILE *f, const struct bench_cfg *cfg,
 		fprintf(f, "  %-32s %5s   FAILED: %s\n", r->name, bulk, r->why);
 		return;
 	}
+	if (r->skipped) {
+		fprintf(f, "  %-32s %5s   skipped: %s\n", r->name, bulk, r->why);
+		return;
+	}
 	snprintf(t, sizeof(t), "%.3f", bench_ns(cfg, r->cyc_med) * scale);
 	snprintf(c, sizeof(c), "%.1f", r->cyc_med);
 	snprintf(sp, sizeof(sp), "%.1f%%", spread_pct(r));
@@ -214,6 +218,12 @@ static void json_result(FILE *f, const struct bench_cfg *cfg,
 	fprintf(f, ", \"bulk\": %u, \"unit\": \"%s\", ", r->bulk, r->unit);
 	if (r->failed) {
 		fprintf(f, "\"failed\": true, \"error\": ");
+		json_str(f, r->why);
+		fputc('}', f);
+		return;
+	}
+	if (r->skipped) {
+		fprintf(f, "\"failed\": false, \"skipped\": true, \"reason\": ");
 		json_str(f, r->why);
 		fputc('}', f);
 		return;

@@ -92,6 +92,21 @@ struct bench_result *bench_fail(struct bench_results *out,
 	return r;
 }
 
+struct bench_result *bench_skip(struct bench_results *out,
+				enum bench_group group, const char *name,
+				unsigned int bulk, const char *unit,
+				const char *fmt, ...)
+{
+	struct bench_result *r = new_result(out, group, name, bulk, unit);
+	va_list ap;
+
+	r->skipped = true;
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	va_end(ap);
+	return r;
+}
+
 static bool run_once(struct bench_result *r, bench_fn fn, void *arg,
 		     unsigned long iters, struct bench_sample *s)
 {
