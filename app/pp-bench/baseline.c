@@ -2,8 +2,9 @@
 /*
  * baseline.c - what the machine costs before any allocator runs, measured
  * the way the kernel's page_bench and time_bench do: the loop itself, one
- * TSC read pair, an atomic add, and an uncontended lock/unlock pair. Every
- * figure later in the table is read against these.
+ * TSC read pair, an atomic add, an uncontended lock/unlock pair, and a
+ * pair of calls into the shared library. Every figure later in the table
+ * is read against these.
  */
 #include <pthread.h>
 
@@ -100,6 +101,30 @@ static int spin_pair(void *arg, unsigned long iters, struct bench_sample *s,
 	return 0;
 }
 
+/*
+ * Two calls into the shared library, of a getter that only loads a
+ * field: what any non-inline call pair costs a caller (the PLT jump
+ * included), beside the inline DPDK calls the allocator rows are read
+ * against.
+ */
+static int library_calls(void *arg, unsigned long iters,
+			 struct bench_sample *s, char *why, size_t why_len)
+{
+	const struct pp_arena *arena = arg;
+	uint64_t t0;
+	unsigned long i;
+
+	(void)why, (void)why_len;
+	t0 = tsc_begin();
+	for (i = 0; i < iters; i++) {
+		bench_keep(pp_arena_base(arena));
+		bench_keep(pp_arena_base(arena));
+	}
+	s->cycles = tsc_end() - t0;
+	s->ops = iters;
+	return 0;
+}
+
 int bench_baselines(const struct bench_cfg *cfg, struct bench_results *out)
 {
 	pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -119,6 +144,8 @@ int bench_baselines(const struct bench_cfg *cfg, struct bench_results *out)
 		  "op", mutex_pair, &mutex);
 	bench_run(cfg, out, BENCH_BASELINE, "pthread spin lock+unlock", 0,
 		  "op", spin_pair, (void *)&spin);
+	bench_run(cfg, out, BENCH_BASELINE, "2 library calls (a getter)", 0,
+		  "op", library_calls, cfg->arena);
 	pthread_spin_destroy(&spin);
 	return 0;
 }
