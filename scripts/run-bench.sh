@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run-bench.sh - the main job: set up the machine, build pagepool in
+# run-bench.sh - the main job: set up the machine (only what the
+# benchmark needs: scripts/setup.sh --bench), build pagepool in
 # release mode and run the seed's workload with the example forwarder
 # (null RX -> REDIRECT into veth -> PASS on the peer, the RX page_pool
 # refilled by single-page, bulk list and bulk array allocation), beside
@@ -9,5 +10,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh
+bash scripts/setup.sh --bench
 exec bash scripts/fwd-bench.sh "$@"

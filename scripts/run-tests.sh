@@ -11,7 +11,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh || exit 1
+bash scripts/setup.sh --test || exit 1
 
 status=0
 logs=()

@@ -1,15 +1,77 @@
 #!/usr/bin/env bash
 # setup.sh - prepare a Debian 12 machine for pagepool: the packages it
-# builds and tests with, and hugepage reservations. Idempotent; it only
-# ever raises reservations. Run as root.
+# builds, benchmarks and tests with, and hugepage reservations.
+# Idempotent; it only ever raises reservations. Run as root.
+#
+#   setup.sh [--bench | --test] [--print-packages]
+#
+#   --bench           what scripts/run-bench.sh needs: the build, DPDK
+#                     (testpmd, the mempool driver), gnuplot for the plot,
+#                     the AF_XDP row (libxdp, libbpf, clang for the XDP
+#                     program, iproute2 for the veth pairs and the netns),
+#                     2 MiB hugepages and bpffs
+#   --test            (the default) all of that, and what only the test
+#                     suites need: QEMU and the tools that pack the guest's
+#                     initramfs, rdma-core and libibverbs, clang's
+#                     libFuzzer runtime and llvm; 1 GiB hugepages too
+#   --print-packages  print the chosen set's Debian packages, one a line,
+#                     and exit: nothing is installed or reserved, and
+#                     root is not needed
 #
 #   PP_HUGEPAGES_2M  2 MiB pages to have reserved (default 1024 = 2 GiB)
-#   PP_HUGEPAGES_1G  1 GiB pages to try to reserve (default 2; a fragmented
-#                    machine may give fewer, and the 1 GiB tests then skip)
+#   PP_HUGEPAGES_1G  1 GiB pages to try to reserve (default 2 for --test,
+#                    0 for --bench; a fragmented machine may give fewer,
+#                    and the 1 GiB tests then skip)
 set -euo pipefail
 
+profile="test"
+print_only=0
+for arg in "$@"; do
+	case $arg in
+	--bench) profile=bench ;;
+	--test) profile="test" ;;
+	--print-packages) print_only=1 ;;
+	-h | --help)
+		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+		exit 0 ;;
+	*)
+		echo "setup: unknown argument '$arg' (--bench, --test, --print-packages)" >&2
+		exit 2 ;;
+	esac
+done
+
+# The benchmark: build, DPDK beside pagepool, the plot, the AF_XDP row.
+bench_packages=(
+	build-essential meson ninja-build pkg-config python3
+	libnuma-dev
+	dpdk-dev
+	gnuplot-nox
+	libxdp-dev libbpf-dev clang iproute2
+)
+# Only the tests: the qemu and rdma suites' guests (QEMU, a static
+# busybox, cpio, xz for the kernel's modules), the verbs DMA mode
+# (rdma-core's libibverbs and its soft-RoCE provider), the fuzzers'
+# libFuzzer and llvm-symbolizer, and numactl for a look at the nodes.
+test_packages=(
+	"${bench_packages[@]}"
+	numactl
+	llvm libclang-rt-dev
+	qemu-system-x86 busybox-static cpio xz-utils
+	rdma-core libibverbs-dev ibverbs-providers
+)
+if [ $profile = bench ]; then
+	packages=("${bench_packages[@]}")
+	want_1g=${PP_HUGEPAGES_1G:-0}
+else
+	packages=("${test_packages[@]}")
+	want_1g=${PP_HUGEPAGES_1G:-2}
+fi
 want_2m=${PP_HUGEPAGES_2M:-1024}
-want_1g=${PP_HUGEPAGES_1G:-2}
+
+if [ $print_only = 1 ]; then
+	printf '%s\n' "${packages[@]}"
+	exit 0
+fi
 
 log() { printf 'setup: %s\n' "$*"; }
 
@@ -18,15 +80,6 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 
-packages=(
-	build-essential meson ninja-build pkg-config python3
-	libnuma-dev numactl
-	dpdk-dev
-	gnuplot-nox
-	libxdp-dev libbpf-dev clang llvm libclang-rt-dev iproute2
-	qemu-system-x86 busybox-static cpio xz-utils
-	rdma-core libibverbs-dev ibverbs-providers
-)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -64,15 +117,16 @@ if [ -w "$h2" ]; then
 else
 	log "no 2 MiB hugepage support: hugepage tests will skip"
 fi
-if [ -w "$h1" ]; then
-	got=$(reserve "$h1" "$want_1g")
-	log "1 GiB hugepages reserved: $got (wanted $want_1g)"
-	[ "$got" -ge "$want_1g" ] ||
-		log "memory too fragmented for 1 GiB pages: those tests will skip"
-else
-	log "no 1 GiB hugepage support: those tests will skip"
+if [ "$want_1g" -gt 0 ]; then
+	if [ -w "$h1" ]; then
+		got=$(reserve "$h1" "$want_1g")
+		log "1 GiB hugepages reserved: $got (wanted $want_1g)"
+		[ "$got" -ge "$want_1g" ] ||
+			log "memory too fragmented for 1 GiB pages: those tests will skip"
+	else
+		log "no 1 GiB hugepage support: those tests will skip"
+	fi
 fi
-
 
 # The af_xdp driver's libxdp keeps its state in bpffs (the driver mounts
 # it too when it runs as root; mounting here makes it visible to tools).

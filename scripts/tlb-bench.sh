@@ -8,7 +8,8 @@
 # 2048 x 2 MiB and 4 x 1 GiB pages at once (12 GiB). This script raises
 # the hugepage reservation to what that needs on top of what others hold
 # now, for this run only, and puts the previous reservation back on exit
-# (never below 1024 x 2 MiB and 2 x 1 GiB, what scripts/setup.sh keeps).
+# (never below 1024 x 2 MiB and 2 x 1 GiB, what scripts/setup.sh --test
+# keeps).
 # A case whose pages the kernel cannot give is skipped by pp-bench with
 # the reason. Needs root to change the reservation; without it, runs with
 # what is free.
@@ -39,7 +40,7 @@ ninja -C "$build" app/pp-bench/pp-bench >"$outdir/tlb-build.log" 2>&1 ||
 hp=/sys/kernel/mm/hugepages
 h2=$hp/hugepages-2048kB
 h1=$hp/hugepages-1048576kB
-# The shared floor that scripts/setup.sh reserves for everyone.
+# The shared floor that scripts/setup.sh --test reserves for everyone.
 floor2=1024
 floor1=2
 prev2=""
