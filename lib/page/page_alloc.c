@@ -533,20 +533,51 @@ single:
 	return populated;
 }
 
-/* @dst[i] = @src[n - 1 - i]; see copy_count_nulls() for restrict. */
-static PP_ALWAYS_INLINE void copy_reversed(struct pp_page **restrict dst,
-					  struct pp_page *const *restrict src,
-					  unsigned int n)
+/*
+ * Copy @n pointers and say whether any was NULL, two at a time in
+ * 16-byte vectors. A 64-bit compare does not vectorise with plain SSE2
+ * (the scalar loop costs about 1.5 cycles per page, as much as the rest
+ * of a bulk free), so each pointer is two 32-bit lanes, NULL when both
+ * are zero: compare the lanes, then AND each with its neighbour. The
+ * caller's array and a cache's stack never overlap.
+ */
+typedef uint32_t lanes4 __attribute__((vector_size(16)));
+
+#if defined(__clang__)
+#define LANES_SWAP_PAIRS(v) __builtin_shufflevector((v), (v), 1, 0, 3, 2)
+#else
+#define LANES_SWAP_PAIRS(v) __builtin_shuffle((v), (lanes4){ 1, 0, 3, 2 })
+#endif
+
+static PP_ALWAYS_INLINE bool copy_any_null(struct pp_page **restrict dst,
+					   struct pp_page *const *restrict src,
+					   unsigned long n)
 {
-	for (unsigned int i = 0; i < n; i++)
-		dst[i] = src[n - 1 - i];
+	lanes4 nulls = { 0, 0, 0, 0 };
+	unsigned long i;
+	bool any;
+
+	for (i = 0; i + 2 <= n; i += 2) {
+		lanes4 v, zero;
+
+		memcpy(&v, &src[i], sizeof(v));
+		memcpy(&dst[i], &v, sizeof(v));
+		zero = (lanes4)(v == 0);
+		nulls |= zero & LANES_SWAP_PAIRS(zero);
+	}
+	any = (nulls[0] | nulls[1] | nulls[2] | nulls[3]) != 0;
+	if (i < n) {
+		dst[i] = src[i];
+		any |= src[i] == NULL;
+	}
+	return any;
 }
 
 /*
  * The common bulk call as a leaf, as pp_alloc_pages(): an empty array of
- * a one-zone allocator that the thread's cache covers. The copy is a
- * loop, not memcpy() (a call), top of the stack first: the hottest pages
- * go to the caller's first entries.
+ * a one-zone allocator that the thread's cache covers. The copy is
+ * copy_any_null()'s vector loop rather than memcpy() (a call); a cache's
+ * stack holds no NULL, so its answer is not needed.
  */
 unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
 				  uint64_t nodemask, int nr_pages,
@@ -576,8 +607,8 @@ unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
 		tcache_unlock(tc);
 		goto slow;
 	}
-	copy_reversed(array, &tcz->stack[tcz->count - n], n);
 	tcz->count -= n;
+	copy_any_null(array, &tcz->stack[tcz->count], n);
 	COUNT(alloc, tc, 0, bulk_calls, 1);
 	COUNT(alloc, tc, 0, pages_allocated, n);
 	tcache_unlock(tc);
@@ -785,46 +816,6 @@ static PP_NOINLINE void free_bulk_slow(struct pp_allocator *alloc,
 	}
 	freed_run_flush(alloc, tc, &run);
 	tcache_unlock(tc);
-}
-
-/*
- * Copy @n pointers and say whether any was NULL, two at a time in
- * 16-byte vectors. A 64-bit compare does not vectorise with plain SSE2
- * (the scalar loop costs about 1.5 cycles per page, as much as the rest
- * of a bulk free), so each pointer is two 32-bit lanes, NULL when both
- * are zero: compare the lanes, then AND each with its neighbour. The
- * caller's array and a cache's stack never overlap.
- */
-typedef uint32_t lanes4 __attribute__((vector_size(16)));
-
-#if defined(__clang__)
-#define LANES_SWAP_PAIRS(v) __builtin_shufflevector((v), (v), 1, 0, 3, 2)
-#else
-#define LANES_SWAP_PAIRS(v) __builtin_shuffle((v), (lanes4){ 1, 0, 3, 2 })
-#endif
-
-static PP_ALWAYS_INLINE bool copy_any_null(struct pp_page **restrict dst,
-					   struct pp_page *const *restrict src,
-					   unsigned long n)
-{
-	lanes4 nulls = { 0, 0, 0, 0 };
-	unsigned long i;
-	bool any;
-
-	for (i = 0; i + 2 <= n; i += 2) {
-		lanes4 v, zero;
-
-		memcpy(&v, &src[i], sizeof(v));
-		memcpy(&dst[i], &v, sizeof(v));
-		zero = (lanes4)(v == 0);
-		nulls |= zero & LANES_SWAP_PAIRS(zero);
-	}
-	any = (nulls[0] | nulls[1] | nulls[2] | nulls[3]) != 0;
-	if (i < n) {
-		dst[i] = src[i];
-		any |= src[i] == NULL;
-	}
-	return any;
 }
 
 /*
