@@ -431,16 +431,16 @@ struct pp_page *pp_alloc_pages(struct pp_allocator *alloc, int nid,
 			alloc->nr_zones != 1 || !PAGE_HOOKS_NOOP))
 		return alloc_pages_slow(alloc, nid, order);
 	tcz = &tc->z[0];
-	if (PP_UNLIKELY(!tcache_trylock(tc)))
+	if (PP_UNLIKELY(!tcache_leaf_enter(tc)))
 		return alloc_pages_slow(alloc, nid, order);
 	if (PP_UNLIKELY(!tcz->count)) {
-		tcache_unlock(tc);
+		tcache_leaf_exit(tc);
 		return alloc_pages_slow(alloc, nid, order);
 	}
 	page = tcz->stack[--tcz->count];
 	COUNT(alloc, tc, 0, alloc_calls, 1);
 	COUNT(alloc, tc, 0, pages_allocated, 1);
-	tcache_unlock(tc);
+	tcache_leaf_exit(tc);
 	return page;
 }
 
@@ -601,17 +601,17 @@ unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
 	for (unsigned int i = 0; i < n; i++)
 		set |= (uintptr_t)array[i];
 	tcz = &tc->z[0];
-	if (PP_UNLIKELY(set || !watermark_ok(z, n) || !tcache_trylock(tc)))
+	if (PP_UNLIKELY(set || !watermark_ok(z, n) || !tcache_leaf_enter(tc)))
 		goto slow;
 	if (PP_UNLIKELY(tcz->count < n)) {
-		tcache_unlock(tc);
+		tcache_leaf_exit(tc);
 		goto slow;
 	}
 	tcz->count -= n;
 	copy_any_null(array, &tcz->stack[tcz->count], n);
 	COUNT(alloc, tc, 0, bulk_calls, 1);
 	COUNT(alloc, tc, 0, pages_allocated, n);
-	tcache_unlock(tc);
+	tcache_leaf_exit(tc);
 	return n;
 slow:
 	return alloc_bulk_slow(alloc, preferred_nid, nodemask, nr_pages, list,
@@ -721,18 +721,18 @@ void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
 		return;
 	}
 	tcz = &tc->z[0];
-	if (PP_UNLIKELY(!tcache_trylock(tc))) {
+	if (PP_UNLIKELY(!tcache_leaf_enter(tc))) {
 		free_pages_slow(alloc, page, order);
 		return;
 	}
 	if (PP_UNLIKELY(tcz->count == alloc->tcache_size)) {
-		tcache_unlock(tc);
+		tcache_leaf_exit(tc);
 		free_pages_slow(alloc, page, order);
 		return;
 	}
 	tcz->stack[tcz->count++] = page;
 	COUNT(alloc, tc, 0, pages_freed, 1);
-	tcache_unlock(tc);
+	tcache_leaf_exit(tc);
 }
 
 /* One zone: the stack count stays in a register for the whole loop. */
@@ -832,20 +832,20 @@ void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
 
 	if (PP_UNLIKELY(pp_tcache_memo.id != alloc->id ||
 			alloc->nr_zones != 1 || !PAGE_HOOKS_NOOP ||
-			!tcache_trylock(tc)))
+			!tcache_leaf_enter(tc)))
 		goto slow;
 	tcz = &tc->z[0];
 	if (PP_UNLIKELY(nr > alloc->tcache_size - tcz->count)) {
-		tcache_unlock(tc);
+		tcache_leaf_exit(tc);
 		goto slow;
 	}
 	if (PP_UNLIKELY(copy_any_null(&tcz->stack[tcz->count], pages, nr))) {
-		tcache_unlock(tc);
+		tcache_leaf_exit(tc);
 		goto slow;
 	}
 	tcz->count += (unsigned int)nr;
 	COUNT(alloc, tc, 0, pages_freed, nr);
-	tcache_unlock(tc);
+	tcache_leaf_exit(tc);
 	return;
 slow:
 	free_bulk_slow(alloc, pages, nr);

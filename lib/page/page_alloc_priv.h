@@ -351,20 +351,26 @@ static inline void tcache_lock(struct pp_tcache *tc)
 }
 
 /*
- * tcache_lock() for the leaf fast paths: false instead of waiting, so
- * that they stay free of calls and the caller takes its slow path.
+ * The leaf fast paths' entry: the asymmetric way only, and false instead
+ * of waiting, so that they stay free of calls and atomic read-modify-
+ * writes; the caller then takes its general path, which waits (or uses
+ * the lock word). Left with tcache_leaf_exit().
  */
-static inline bool tcache_trylock(struct pp_tcache *tc)
+static inline bool tcache_leaf_enter(struct pp_tcache *tc)
 {
-	if (PP_LIKELY(tc->asym)) {
-		__atomic_store_n(&tc->busy, 1, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (PP_LIKELY(!__atomic_load_n(&tc->stop, __ATOMIC_ACQUIRE)))
-			return true;
-		__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
+	if (PP_UNLIKELY(!tc->asym))
 		return false;
-	}
-	return !__atomic_exchange_n(&tc->lock, 1, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&tc->busy, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (PP_LIKELY(!__atomic_load_n(&tc->stop, __ATOMIC_ACQUIRE)))
+		return true;
+	__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
+	return false;
+}
+
+static inline void tcache_leaf_exit(struct pp_tcache *tc)
+{
+	__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
 }
 
 /* Release: the call's changes to the stack are visible to a drainer that
