@@ -11,7 +11,8 @@
 #include <stdint.h>
 
 #include <pagepool/pp_page_pool.h>
-#include <pagepool/pp_ring.h>
+
+#include "pp_recycle_ring.h"
 
 /* Kept in page->pp_magic while a page belongs to a pool ("PPOOL" + tag);
  * the low bit says whether the page holds a DMA mapping. */
@@ -31,7 +32,7 @@ struct pp_pool {
 	/* Construction-only parameters, read-mostly. */
 	struct pp_allocator *allocator;
 	struct pp_dma *dma;
-	struct pp_ring *ring;
+	struct pp_recycle_ring *ring;
 	unsigned int order;
 	unsigned int max_len;
 	unsigned int offset;
@@ -52,7 +53,6 @@ struct pp_pool {
 	 * order nothing). Kept off the owner's lines.
 	 */
 	struct {
-		uint64_t ring;
 		uint64_t ring_full;
 		uint64_t released_refcnt;
 		uint64_t release;
@@ -60,8 +60,7 @@ struct pp_pool {
 
 	/*
 	 * Pages held minus pages released, plus PP_POOL_DESTROYING once
-	 * destroy has begun, plus one short-lived guard per thread inside a
-	 * ring return or destroy. page_pool.c explains the protocol.
+	 * destroy has drained the pool. page_pool.c explains the protocol.
 	 */
 	uint64_t state __attribute__((aligned(PP_CACHE_LINE)));
 };
