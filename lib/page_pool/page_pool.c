@@ -56,6 +56,17 @@
  *  5. The owner's puts after destroy find the ring closed too: destroy
  *     sets PP_POOL_F_NO_DIRECT_ first, which turns the inline direct path
  *     off, and the slow path's push fails.
+ *  6. The owner's own releases (pp_pool_release_page() on the thread that
+ *     allocates, the XDP_PASS case) are not subtracted one by one: they
+ *     accumulate in pool->owner_released, which the owner subtracts with
+ *     its next adoption of pages (one RMW that adds the new pages and
+ *     drops the released ones) and destroy subtracts with its own RMW.
+ *     Holding them back only keeps the count higher than the truth before
+ *     destroy, when nobody frees; destroy, run by the owner or after it,
+ *     takes the rest and clears pool->owner so that the owner's later
+ *     releases subtract like anyone's. The owner is told by a per-thread
+ *     number that is never reused, not by pthread_self(), which a thread
+ *     started later may inherit from a finished one.
  * The cost of a ring return is therefore the one compare-and-swap of the
  * push: no guard, no re-check, no final drop (an earlier version took a
  * guard on state around each push and paid three more RMWs of one line),
@@ -75,6 +86,27 @@
 /* The kernel caps its ptr_ring at 32768 entries; so do we. */
 #define POOL_RING_DEFAULT 1024
 #define POOL_RING_MAX 32768
+
+/* ---- the owner thread ---- */
+
+/* This thread's number, 0 until first asked; see point 6 above. */
+static __thread uint64_t this_thread_id
+	__attribute__((tls_model("initial-exec")));
+static uint64_t last_thread_id;
+
+static uint64_t pool_thread_id(void)
+{
+	if (PP_UNLIKELY(!this_thread_id))
+		this_thread_id = __atomic_add_fetch(&last_thread_id, 1,
+						    __ATOMIC_RELAXED);
+	return this_thread_id;
+}
+
+static bool on_owner_thread(struct pp_pool *pool)
+{
+	return __atomic_load_n(&pool->owner, __ATOMIC_RELAXED) ==
+	       pool_thread_id();
+}
 
 /* ---- page ownership ---- */
 
@@ -122,13 +154,22 @@ static unsigned int pages_adopt(struct pp_pool *pool, struct pp_page **pages,
 	if (PP_UNLIKELY(kept < n))
 		POOL_STAT_ADD(pool->map_failed, n - kept);
 	if (kept) {
+		uint64_t released = pool->owner_released;
+
 		POOL_STAT_ADD(pool->hold, kept);
 		/*
-		 * Relaxed: these pages reach other threads only through later
-		 * synchronisation of the caller's own (a ring, a queue), which
-		 * orders this add before their subtraction.
+		 * Add the new pages and drop the owner's held-back releases
+		 * (point 6) in one RMW: the count stays above zero, as the
+		 * new pages are in it. Relaxed: these pages reach other
+		 * threads only through later synchronisation of the caller's
+		 * own (a ring, a queue), which orders this add before their
+		 * subtraction, and nobody frees the pool before destroy.
 		 */
-		__atomic_fetch_add(&pool->state, kept, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pool->state, kept - released,
+				   __ATOMIC_RELAXED);
+		if (released)
+			__atomic_store_n(&pool->owner_released, 0,
+					 __ATOMIC_RELAXED);
 	}
 	return kept;
 }
@@ -157,8 +198,6 @@ static void pages_return(struct pp_pool *pool, struct pp_page **pages,
 		page_release(pool, pages[i]);
 		pp_free_pages(pool->allocator, pages[i], pool->order);
 	}
-	if (n)
-		POOL_XSTAT_ADD(pool, release, n);
 }
 
 static void pool_free(struct pp_pool *pool)
@@ -262,7 +301,6 @@ static void put_shared_page(struct pp_pool *pool, struct pp_page *page)
 
 	page_release(pool, page);
 	POOL_XSTAT_ADD(pool, released_refcnt, 1);
-	POOL_XSTAT_ADD(pool, release, 1);
 	pool_put_count(pool, 1);
 	/* The pool may be gone now; the page is the allocator's. */
 	pp_put_page(alloc, page);
@@ -339,7 +377,6 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 		if (pp_page_ref_count(page) != 1) {
 			page_release(pool, page);
 			POOL_XSTAT_ADD(pool, released_refcnt, 1);
-			POOL_XSTAT_ADD(pool, release, 1);
 			drop++;
 			pp_put_page(alloc, page);
 			continue;
@@ -374,7 +411,14 @@ void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 	}
 	if (!released)
 		return;
-	POOL_XSTAT_ADD(pool, release, released);
+	/* The owner's are subtracted later, with its next refill. */
+	if (on_owner_thread(pool)) {
+		__atomic_store_n(&pool->owner_released,
+				 pool->owner_released + released,
+				 __ATOMIC_RELAXED);
+		return;
+	}
+	/* The release statistic is hold minus the count: no RMW of its own. */
 	pool_put_count(pool, released);
 }
 
@@ -383,10 +427,7 @@ void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 static void check_owner(struct pp_pool *pool)
 {
 #if PP_DEBUG >= 1
-	pthread_t owner = __atomic_load_n(&pool->owner, __ATOMIC_RELAXED);
-
-	if (PP_UNLIKELY(!pthread_equal(owner, pthread_self()) &&
-			!pool->owner_warned)) {
+	if (PP_UNLIKELY(!on_owner_thread(pool) && !pool->owner_warned)) {
 		pool->owner_warned = true;
 		PP_ERR("pool %s: allocation from a thread that is not the pool's owner: call pp_pool_set_owner() from the allocating thread",
 		       pool->name);
@@ -622,7 +663,7 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 	pool->nid = params->nid;
 	pool->dma_dir = params->dma_dir;
 	pool->refill = params->refill;
-	pool->owner = pthread_self();
+	pool->owner = pool_thread_id();
 	snprintf(pool->name, sizeof(pool->name), "%s",
 		 params->name ? params->name : "page_pool");
 	return pool;
@@ -647,7 +688,13 @@ int pp_pool_destroy(struct pp_pool *pool)
 	/* Point 4: from here on returners keep their pages. */
 	pp_recycle_ring_close(pool->ring);
 
-	released = c->count;
+	/* Point 6: the owner's held-back releases are ours to drop, and
+	 * its later ones subtract like anyone's. */
+	__atomic_store_n(&pool->owner, 0, __ATOMIC_RELAXED);
+	released = pool->owner_released;
+	__atomic_store_n(&pool->owner_released, 0, __ATOMIC_RELAXED);
+
+	released += c->count;
 	pages_return(pool, c->cache, c->count);
 	__atomic_store_n(&c->count, 0, __ATOMIC_RELAXED);
 	released += ring_drain(pool);
@@ -672,6 +719,6 @@ int pp_pool_destroy(struct pp_pool *pool)
 
 void pp_pool_set_owner(struct pp_pool *pool)
 {
-	__atomic_store_n(&pool->owner, pthread_self(), __ATOMIC_RELAXED);
+	__atomic_store_n(&pool->owner, pool_thread_id(), __ATOMIC_RELAXED);
 	pool->owner_warned = false;
 }

@@ -6,7 +6,6 @@
 #ifndef PP_PAGE_POOL_PRIV_H
 #define PP_PAGE_POOL_PRIV_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,22 +39,30 @@ struct pp_pool {
 	int nid;
 	enum pp_dma_dir dma_dir;
 	enum pp_pool_refill refill;
-	pthread_t owner;       /* relaxed atomic: for debug checks only */
+	uint64_t owner;        /* pool_thread_id() of the owner, 0 once
+				  destroyed; relaxed atomic */
 	bool owner_warned;
 	char name[PP_POOL_NAME_MAX];
 
 	/* Owner-only counters outside the inline cache struct. */
 	uint64_t hold;
 	uint64_t map_failed;
+	/*
+	 * Pages the owner released and has not yet subtracted from state:
+	 * it does so with its next adoption of pages, or destroy does.
+	 * Owner-only; relaxed atomic stores for pp_pool_inflight().
+	 */
+	uint64_t owner_released;
 
 	/*
-	 * Written by any thread that returns pages (relaxed atomics: they
-	 * order nothing). Kept off the owner's lines.
+	 * Written by any thread that returns pages, on the rare paths only
+	 * (relaxed atomics: they order nothing). Kept off the owner's lines.
+	 * The common paths count nothing: pages into the ring are read off
+	 * the ring's head, and pages released are hold minus state.
 	 */
 	struct {
 		uint64_t ring_full;
 		uint64_t released_refcnt;
-		uint64_t release;
 	} xstats __attribute__((aligned(PP_CACHE_LINE)));
 
 	/*
