@@ -393,13 +393,10 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 		pool_put_count(pool, drop);
 }
 
-void pp_pool_release_page(struct pp_pool *pool, struct pp_page *page)
-{
-	pp_pool_release_pages_bulk(pool, &page, 1);
-}
-
-void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
-				unsigned int n)
+/* Both release calls, inlined into each: the single one is the XDP_PASS
+ * per-page path, where a call more shows. */
+static inline void release_pages(struct pp_pool *pool, struct pp_page **pages,
+				 unsigned int n)
 {
 	unsigned int i, released = 0;
 
@@ -411,7 +408,7 @@ void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 	}
 	if (!released)
 		return;
-	/* The owner's are subtracted later, with its next refill. */
+	/* The owner's are subtracted later, with its next refill (point 6). */
 	if (on_owner_thread(pool)) {
 		__atomic_store_n(&pool->owner_released,
 				 pool->owner_released + released,
@@ -420,6 +417,17 @@ void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 	}
 	/* The release statistic is hold minus the count: no RMW of its own. */
 	pool_put_count(pool, released);
+}
+
+void pp_pool_release_page(struct pp_pool *pool, struct pp_page *page)
+{
+	release_pages(pool, &page, 1);
+}
+
+void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
+				unsigned int n)
+{
+	release_pages(pool, pages, n);
 }
 
 /* ---- the allocation slow path (owner only) ---- */
@@ -491,10 +499,14 @@ static struct pp_page *refill_from_allocator(struct pp_pool *pool)
 	case PP_REFILL_ARRAY:
 		/* The array form fills only NULL entries. */
 		memset(c->cache, 0, PP_POOL_CACHE_REFILL * sizeof(c->cache[0]));
-		pp_alloc_pages_bulk(pool->allocator, pool->nid,
-				    PP_NODEMASK_PREFERRED_ONLY,
-				    PP_POOL_CACHE_REFILL, NULL, c->cache);
-		for (i = 0; i < PP_POOL_CACHE_REFILL; i++)
+		n = (unsigned int)pp_alloc_pages_bulk(pool->allocator, pool->nid,
+						      PP_NODEMASK_PREFERRED_ONLY,
+						      PP_POOL_CACHE_REFILL, NULL,
+						      c->cache);
+		/* All populated: nothing to close up (the usual case). */
+		if (PP_LIKELY(n == PP_POOL_CACHE_REFILL))
+			break;
+		for (i = 0, n = 0; i < PP_POOL_CACHE_REFILL; i++)
 			if (c->cache[i])
 				c->cache[n++] = c->cache[i];
 		break;
