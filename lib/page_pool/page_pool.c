@@ -72,6 +72,23 @@
  * guard on state around each push and paid three more RMWs of one line),
  * and its recycle_ring statistic is read off the ring's head instead of
  * being counted. The owner takes the pages back with no RMW at all.
+ *
+ * Every atomic read-modify-write left, and what it is for:
+ *   ring head CAS (pp_recycle_ring_push)   one per ring return, single or
+ *       bulk: reserves slots against other returners, and orders the
+ *       return against destroy's close (point 4);
+ *   ring head fetch_or (pp_recycle_ring_close)   once, in destroy;
+ *   state add in pages_adopt()   once per refill from the allocator (64
+ *       pages): counts the new pages, drops the owner's held-back
+ *       releases (point 6);
+ *   state sub in pool_put_count()   one per call that releases pages off
+ *       the owner thread (a bulk call pays one for all), or whose pages
+ *       the ring refused: its result says who frees (point 1);
+ *   state add in pp_pool_destroy()   once: sets the bit (point 3);
+ *   xstats adds   the rare paths only (ring full, page still referenced).
+ * The rest are plain loads and stores that are atomic only so that other
+ * threads may read them (the owner's counters and c->count), or that order
+ * (the ring's seq acquire loads and release stores, plain moves on x86).
  */
 #include <errno.h>
 #include <stdio.h>
