@@ -171,7 +171,13 @@ static unsigned int pages_adopt(struct pp_pool *pool, struct pp_page **pages,
 	if (PP_UNLIKELY(kept < n))
 		POOL_STAT_ADD(pool->map_failed, n - kept);
 	if (kept) {
-		uint64_t released = pool->owner_released;
+		/*
+		 * Only the owner touches its held-back releases: a thread
+		 * that allocates without having been made the owner (a
+		 * misuse the debug build reports) leaves them to destroy.
+		 */
+		uint64_t released = on_owner_thread(pool) ?
+				    pool->owner_released : 0;
 
 		POOL_STAT_ADD(pool->hold, kept);
 		/*

@@ -189,7 +189,8 @@ unsigned int pp_recycle_ring_drain(struct pp_recycle_ring *r, void **objs,
  * pp_recycle_ring_count - pointers reserved and not yet taken (a snapshot
  * while others run; those being written count as in).
  */
-static inline unsigned int pp_recycle_ring_count(const struct pp_recycle_ring *r)
+static inline unsigned int
+pp_recycle_ring_count(const struct pp_recycle_ring *r)
 {
 	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED) &
