@@ -231,7 +231,7 @@ static void pool_free(struct pp_pool *pool)
 }
 
 /*
- * Drop @n counts (released pages and guards). The caller's last access to
+ * Drop @n counts (released pages). The caller's last access to
  * @pool: the one that leaves exactly PP_POOL_DESTROYING frees it.
  * Acquire-release: every subtraction is an RMW, so they form one release
  * sequence; the freer's acquire makes all earlier users' accesses happen

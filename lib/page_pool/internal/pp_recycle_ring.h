@@ -108,8 +108,22 @@ static inline unsigned int pp_recycle_ring_push(struct pp_recycle_ring *r,
 			return 0;
 		}
 		k = pp_recycle_ring_room_(r, pos, n);
-		if (!k)
-			return 0;
+		if (PP_UNLIKELY(!k)) {
+			uint64_t seq = __atomic_load_n(
+				&r->slots[pos & r->mask].seq,
+				__ATOMIC_ACQUIRE);
+
+			/*
+			 * Behind @pos: the slot still holds (or is being
+			 * given) the pointer of one lap earlier, so the ring
+			 * is full. Ahead: other producers took @pos since we
+			 * read head, so read it again.
+			 */
+			if ((int64_t)(seq - pos) < 0)
+				return 0;
+			pos = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+			continue;
+		}
 		/*
 		 * The only read-modify-write of a push. Relaxed: it publishes
 		 * nothing (the seq stores do) and the room check above already
