@@ -522,10 +522,9 @@ static struct pp_page *refill_from_allocator(struct pp_pool *pool)
 	case PP_REFILL_ARRAY:
 		/* The array form fills only NULL entries. */
 		memset(c->cache, 0, PP_POOL_CACHE_REFILL * sizeof(c->cache[0]));
-		n = (unsigned int)pp_alloc_pages_bulk(pool->allocator, pool->nid,
-						      PP_NODEMASK_PREFERRED_ONLY,
-						      PP_POOL_CACHE_REFILL, NULL,
-						      c->cache);
+		n = (unsigned int)pp_alloc_pages_bulk(
+			pool->allocator, pool->nid, PP_NODEMASK_PREFERRED_ONLY,
+			PP_POOL_CACHE_REFILL, NULL, c->cache);
 		/* All populated: nothing to close up (the usual case). */
 		if (PP_LIKELY(n == PP_POOL_CACHE_REFILL))
 			break;

@@ -221,7 +221,8 @@ int pp_pool_check(struct pp_pool *pool)
 		err = check_page(pool, all[i], "alloc cache");
 	}
 	for (i = 0; i < nr_ring && !err; i++) {
-		const struct pp_recycle_slot *s = &r->slots[(tail + i) & r->mask];
+		const struct pp_recycle_slot *s =
+			&r->slots[(tail + i) & r->mask];
 
 		/* With no returner running, every reserved slot is written. */
 		if (LOAD(s->seq) != tail + i + 1) {
