@@ -134,8 +134,12 @@ PP_API struct pp_pool *pp_pool_create(const struct pp_pool_params *params);
  */
 PP_API int pp_pool_destroy(struct pp_pool *pool);
 
-/* pp_pool_set_owner - hand the pool to the calling thread (e.g. an RX
- * thread that did not create it). Only while no other thread allocates. */
+/*
+ * pp_pool_set_owner - hand the pool to the calling thread (e.g. an RX
+ * thread that did not create it). Only while no other thread allocates,
+ * and after the previous owner's last call on the pool (thread start or
+ * join orders them): the owner's releases are counted without atomics.
+ */
 PP_API void pp_pool_set_owner(struct pp_pool *pool);
 
 /* Out-of-line slow paths; call the inline functions below instead. */
@@ -250,14 +254,16 @@ PP_API void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
  * stack): it is unmapped, counted as released, and becomes a plain
  * allocator page that its new owner frees with pp_put_page() or
  * pp_free_pages(). Any thread; the pool must not be touched by the caller
- * after this returns unless it holds other pages of it.
+ * after this returns unless it holds other pages of it. On the owner
+ * thread it costs no atomic operation (the count is settled with the next
+ * refill); elsewhere one.
  */
 PP_API void pp_pool_release_page(struct pp_pool *pool, struct pp_page *page);
 
 /*
  * pp_pool_release_pages_bulk - pp_pool_release_page() for @n pages of
- * @pool, with one update of the pool's counters for the lot instead of two
- * atomic operations per page (an XDP_PASS burst). Any thread.
+ * @pool, with one update of the pool's count for the lot (an XDP_PASS
+ * burst). Any thread.
  */
 PP_API void pp_pool_release_pages_bulk(struct pp_pool *pool,
 				       struct pp_page **pages, unsigned int n);

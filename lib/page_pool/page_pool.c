@@ -9,7 +9,7 @@
  *
  * Where a page can be, and who may touch it there:
  *   alloc cache  - the owner thread only (no atomics);
- *   recycle ring - any thread (MPMC pp_ring);
+ *   recycle ring - any thread puts, the owner takes (pp_recycle_ring.h);
  *   in flight    - whoever the owner handed it to;
  *   allocator    - not the pool's any more (released).
  * pool->state counts pages held minus released, so it covers the first
@@ -25,43 +25,70 @@
  * low 63 bits and PP_POOL_DESTROYING in the top bit:
  *
  *  1. A thread may touch the pool only while it owns part of the count:
- *     a page of the pool it holds, or a "guard" (+1) it took while owning
- *     something else. Its last access is the subtraction of everything it
- *     owns (pool_put_count()); the one whose subtraction leaves exactly
+ *     a page of the pool it holds, or released pages it has not yet
+ *     subtracted. Its last access is the subtraction of everything it
+ *     owns (pool_put_count()), or the push that hands its last page to
+ *     the ring; the one whose subtraction leaves exactly
  *     PP_POOL_DESTROYING frees the pool. All changes to state are atomic
  *     read-modify-writes with acquire-release ordering, so every thread's
  *     accesses to the pool happen before the free.
- *  2. The count never rises from zero once the bit is set: only a thread
- *     that already owns some of it takes a guard, and the owner allocates
+ *  2. The count never rises once the bit is set: the owner allocates
  *     (adding held pages) only before destroy. So the transition to
  *     DESTROYING|0 happens once, and exactly one thread frees.
- *  3. The destroyer sets the bit and takes its own guard in one RMW, then
- *     empties the cache and the ring, then drops the guard and the drained
- *     pages. If nothing was in flight it frees the pool itself and returns
- *     0; otherwise it warns and returns -EBUSY.
+ *  3. The destroyer closes the recycle ring, empties the cache, drains the
+ *     ring, and only then sets the bit and drops the drained pages in one
+ *     RMW. Until that RMW the bit is clear, so nobody frees; the drained
+ *     pages, still counted, keep the count above zero. If nothing was in
+ *     flight the destroyer's RMW leaves DESTROYING|0 and it frees the pool
+ *     itself and returns 0; otherwise it warns and returns -EBUSY.
  *  4. A page pushed into the ring after the destroyer drained it would be
- *     stranded (the pool never freed, the page never returned). So a
- *     returner that pushes into the ring holds a guard across the push and
- *     afterwards re-reads state with an RMW: if the bit is set it drains the
- *     ring itself (the ring is multi-consumer, so the destroyer and any
- *     number of returners may drain at once and each page comes out once).
- *     Why the re-check cannot miss: the returner's re-check RMW and the
- *     destroyer's bit-setting RMW are ordered in state's modification
- *     order. If the re-check comes later it sees the bit. If it comes
- *     earlier, the destroyer's acquire RMW reads a value in the release
- *     sequence of the returner's re-check, so the returner's push (before
- *     its re-check) happens before the destroyer's drain, which sees the
- *     page. A plain load for the re-check would not do: that is the
- *     store-buffering pattern, where both sides can miss each other.
- *     The guard is what lets the returner touch the pool after the push:
- *     without it the destroyer could drain the page it just pushed, drop
- *     the last count and free the pool under it.
- *  5. A returner whose guard RMW already sees the bit gives its pages
- *     straight to the allocator. The owner's puts after destroy go the
- *     same way: destroy sets PP_POOL_F_NO_DIRECT_ first, which turns the
- *     inline direct path off.
- * The cost is three RMWs on one line per ring return (guard, re-check,
- * final drop), paid once per call by pp_pool_put_pages_bulk().
+ *     stranded (the pool never freed, the page never returned). The ring's
+ *     close prevents that: it is an RMW of the ring's head, and a push
+ *     reserves its slots with a compare-and-swap of the same word. Either
+ *     the reservation comes first in head's modification order, and then
+ *     it lies below the closed head and the drain waits until the page is
+ *     written and takes it; or the close comes first, the compare-and-swap
+ *     fails and the returner sees the ring closed. Such a returner keeps
+ *     its pages and gives them to the allocator itself (point 1). A
+ *     returner whose last page went into the ring stops touching the pool
+ *     at the push: the drain that takes the page waits for the push's last
+ *     store, which is therefore before any free.
+ *  5. The owner's puts after destroy find the ring closed too: destroy
+ *     sets PP_POOL_F_NO_DIRECT_ first, which turns the inline direct path
+ *     off, and the slow path's push fails.
+ *  6. The owner's own releases (pp_pool_release_page() on the thread that
+ *     allocates, the XDP_PASS case) are not subtracted one by one: they
+ *     accumulate in pool->owner_released, which the owner subtracts with
+ *     its next adoption of pages (one RMW that adds the new pages and
+ *     drops the released ones) and destroy subtracts with its own RMW.
+ *     Holding them back only keeps the count higher than the truth before
+ *     destroy, when nobody frees; destroy, run by the owner or after it,
+ *     takes the rest and clears pool->owner so that the owner's later
+ *     releases subtract like anyone's. The owner is told by a per-thread
+ *     number that is never reused, not by pthread_self(), which a thread
+ *     started later may inherit from a finished one.
+ * The cost of a ring return is therefore the one compare-and-swap of the
+ * push: no guard, no re-check, no final drop (an earlier version took a
+ * guard on state around each push and paid three more RMWs of one line),
+ * and its recycle_ring statistic is read off the ring's head instead of
+ * being counted. The owner takes the pages back with no RMW at all.
+ *
+ * Every atomic read-modify-write left, and what it is for:
+ *   ring head CAS (pp_recycle_ring_push)   one per ring return, single or
+ *       bulk: reserves slots against other returners, and orders the
+ *       return against destroy's close (point 4);
+ *   ring head fetch_or (pp_recycle_ring_close)   once, in destroy;
+ *   state add in pages_adopt()   once per refill from the allocator (64
+ *       pages): counts the new pages, drops the owner's held-back
+ *       releases (point 6);
+ *   state sub in pool_put_count()   one per call that releases pages off
+ *       the owner thread (a bulk call pays one for all), or whose pages
+ *       the ring refused: its result says who frees (point 1);
+ *   state add in pp_pool_destroy()   once: sets the bit (point 3);
+ *   xstats adds   the rare paths only (ring full, page still referenced).
+ * The rest are plain loads and stores that are atomic only so that other
+ * threads may read them (the owner's counters and c->count), or that order
+ * (the ring's seq acquire loads and release stores, plain moves on x86).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -76,6 +103,27 @@
 /* The kernel caps its ptr_ring at 32768 entries; so do we. */
 #define POOL_RING_DEFAULT 1024
 #define POOL_RING_MAX 32768
+
+/* ---- the owner thread ---- */
+
+/* This thread's number, 0 until first asked; see point 6 above. */
+static __thread uint64_t this_thread_id
+	__attribute__((tls_model("initial-exec")));
+static uint64_t last_thread_id;
+
+static uint64_t pool_thread_id(void)
+{
+	if (PP_UNLIKELY(!this_thread_id))
+		this_thread_id = __atomic_add_fetch(&last_thread_id, 1,
+						    __ATOMIC_RELAXED);
+	return this_thread_id;
+}
+
+static bool on_owner_thread(struct pp_pool *pool)
+{
+	return __atomic_load_n(&pool->owner, __ATOMIC_RELAXED) ==
+	       pool_thread_id();
+}
 
 /* ---- page ownership ---- */
 
@@ -123,13 +171,28 @@ static unsigned int pages_adopt(struct pp_pool *pool, struct pp_page **pages,
 	if (PP_UNLIKELY(kept < n))
 		POOL_STAT_ADD(pool->map_failed, n - kept);
 	if (kept) {
+		/*
+		 * Only the owner touches its held-back releases: a thread
+		 * that allocates without having been made the owner (a
+		 * misuse the debug build reports) leaves them to destroy.
+		 */
+		uint64_t released = on_owner_thread(pool) ?
+				    pool->owner_released : 0;
+
 		POOL_STAT_ADD(pool->hold, kept);
 		/*
-		 * Relaxed: these pages reach other threads only through later
-		 * synchronisation of the caller's own (a ring, a queue), which
-		 * orders this add before their subtraction.
+		 * Add the new pages and drop the owner's held-back releases
+		 * (point 6) in one RMW: the count stays above zero, as the
+		 * new pages are in it. Relaxed: these pages reach other
+		 * threads only through later synchronisation of the caller's
+		 * own (a ring, a queue), which orders this add before their
+		 * subtraction, and nobody frees the pool before destroy.
 		 */
-		__atomic_fetch_add(&pool->state, kept, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pool->state, kept - released,
+				   __ATOMIC_RELAXED);
+		if (released)
+			__atomic_store_n(&pool->owner_released, 0,
+					 __ATOMIC_RELAXED);
 	}
 	return kept;
 }
@@ -158,19 +221,17 @@ static void pages_return(struct pp_pool *pool, struct pp_page **pages,
 		page_release(pool, pages[i]);
 		pp_free_pages(pool->allocator, pages[i], pool->order);
 	}
-	if (n)
-		POOL_XSTAT_ADD(pool, release, n);
 }
 
 static void pool_free(struct pp_pool *pool)
 {
 	PP_DEBUG_LOG("pool %s: freed", pool->name);
-	pp_ring_free(pool->ring);
+	pp_recycle_ring_free(pool->ring);
 	free(pool);
 }
 
 /*
- * Drop @n counts (released pages and guards). The caller's last access to
+ * Drop @n counts (released pages). The caller's last access to
  * @pool: the one that leaves exactly PP_POOL_DESTROYING frees it.
  * Acquire-release: every subtraction is an RMW, so they form one release
  * sequence; the freer's acquire makes all earlier users' accesses happen
@@ -183,16 +244,16 @@ static void pool_put_count(struct pp_pool *pool, uint64_t n)
 		pool_free(pool);
 }
 
-/* Empty the ring to the allocator; returns how many pages came out. The
- * caller owns a count (a guard) and subtracts the result. */
+/* After the close, empty the ring to the allocator; returns how many pages
+ * came out. The destroyer subtracts them. */
 static uint64_t ring_drain(struct pp_pool *pool)
 {
 	struct pp_page *pages[PP_POOL_CACHE_REFILL];
 	uint64_t total = 0;
 	unsigned int n;
 
-	while ((n = pp_ring_mc_dequeue_burst(pool->ring, (void **)pages,
-					     PP_POOL_CACHE_REFILL))) {
+	while ((n = pp_recycle_ring_drain(pool->ring, (void **)pages,
+					  PP_POOL_CACHE_REFILL))) {
 		pages_return(pool, pages, n);
 		total += n;
 	}
@@ -201,65 +262,27 @@ static uint64_t ring_drain(struct pp_pool *pool)
 
 /* ---- returning pages through the ring (any thread) ---- */
 
-struct ring_return {
-	bool destroying; /* state had the bit when the guard was taken */
-	bool pushed;     /* something went into the ring */
-	uint64_t drop;   /* counts to subtract at the end, guard included */
-};
-
 /*
- * Take a guard (point 4 of the protocol above). The caller owns at least
- * one page of the pool, so the count is not zero and the pool is alive.
- * Relaxed: the guard must be in the count before any page we push can be
- * drained by another thread, and the release store of prod.tail in the
- * push orders it so; nothing else depends on it.
+ * Push @n pages into the ring; those it cannot take (full, or closed by
+ * destroy) are released to the allocator here. Returns the count the
+ * caller must subtract from state: when it is 0 every page went in and the
+ * caller must not touch the pool again (point 1 of the protocol above).
  */
-static void ring_return_begin(struct pp_pool *pool, struct ring_return *rr)
+static unsigned int ring_return_pages(struct pp_pool *pool,
+				      struct pp_page **pages, unsigned int n)
 {
-	uint64_t v = __atomic_fetch_add(&pool->state, 1, __ATOMIC_RELAXED);
+	bool closed = false;
+	unsigned int done;
 
-	rr->destroying = (v & PP_POOL_DESTROYING) != 0;
-	rr->pushed = false;
-	rr->drop = 1;
-}
-
-/* Push @n pages; what the ring cannot take (or all, while destroying)
- * goes to the allocator. */
-static void ring_return_pages(struct pp_pool *pool, struct ring_return *rr,
-			      struct pp_page **pages, unsigned int n)
-{
-	unsigned int done = 0;
-
-	if (!rr->destroying) {
-		done = pp_ring_mp_enqueue_burst(pool->ring,
-						(void *const *)pages, n);
-		if (done) {
-			rr->pushed = true;
-			POOL_XSTAT_ADD(pool, ring, done);
-		}
-		if (PP_UNLIKELY(done < n))
-			POOL_XSTAT_ADD(pool, ring_full, n - done);
-	}
-	if (done < n) {
-		pages_return(pool, pages + done, n - done);
-		rr->drop += n - done;
-	}
-}
-
-/* Re-check for a destroy that raced the push, then drop everything: the
- * caller's last access to the pool. */
-static void ring_return_end(struct pp_pool *pool, struct ring_return *rr)
-{
-	uint64_t v;
-
-	if (rr->pushed) {
-		/* An RMW, not a load: see point 4 above. Pairs with the
-		 * destroyer's RMW in pp_pool_destroy(). */
-		v = __atomic_fetch_or(&pool->state, 0, __ATOMIC_ACQ_REL);
-		if (PP_UNLIKELY(v & PP_POOL_DESTROYING))
-			rr->drop += ring_drain(pool);
-	}
-	pool_put_count(pool, rr->drop);
+	done = pp_recycle_ring_push(pool->ring, (void *const *)pages, n,
+				    &closed);
+	if (PP_LIKELY(done == n))
+		return 0;
+	/* We still hold pages + done..n, so the pool is alive. */
+	if (!closed)
+		POOL_XSTAT_ADD(pool, ring_full, n - done);
+	pages_return(pool, pages + done, n - done);
+	return n - done;
 }
 
 static inline void sync_for_device(struct pp_pool *pool, struct pp_page *page,
@@ -301,7 +324,6 @@ static void put_shared_page(struct pp_pool *pool, struct pp_page *page)
 
 	page_release(pool, page);
 	POOL_XSTAT_ADD(pool, released_refcnt, 1);
-	POOL_XSTAT_ADD(pool, release, 1);
 	pool_put_count(pool, 1);
 	/* The pool may be gone now; the page is the allocator's. */
 	pp_put_page(alloc, page);
@@ -311,7 +333,7 @@ void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
 			   unsigned int dma_sync_size, bool allow_direct)
 {
 	struct pp_pool_alloc_cache *c = &pool->alloc;
-	struct ring_return rr;
+	unsigned int dropped;
 
 	if (page_is_foreign(pool, page))
 		return;
@@ -334,9 +356,9 @@ void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
 		}
 		POOL_STAT_ADD(c->recycle_cache_full, 1);
 	}
-	ring_return_begin(pool, &rr);
-	ring_return_pages(pool, &rr, &page, 1);
-	ring_return_end(pool, &rr);
+	dropped = ring_return_pages(pool, &page, 1);
+	if (PP_UNLIKELY(dropped))
+		pool_put_count(pool, dropped);
 }
 
 void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
@@ -344,8 +366,8 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 {
 	struct pp_page *chunk[PP_POOL_CACHE_REFILL];
 	struct pp_allocator *alloc = pool->allocator;
-	struct ring_return rr;
 	unsigned int i, k, shared = 0;
+	uint64_t drop = 0;
 
 	if (!n)
 		return;
@@ -357,17 +379,18 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 			sync_for_device(pool, pages[i], (unsigned int)-1);
 	}
 
-	ring_return_begin(pool, &rr);
 	if (PP_LIKELY(!shared)) {
 		/* The common case: one ring operation for the lot. */
-		ring_return_pages(pool, &rr, pages, n);
-		ring_return_end(pool, &rr);
+		drop = ring_return_pages(pool, pages, n);
+		if (PP_UNLIKELY(drop))
+			pool_put_count(pool, drop);
 		return;
 	}
 	/*
 	 * Some pages are shared (or foreign): release those, and push the
 	 * others in chunks without writing to the caller's array. The
-	 * guard keeps the pool alive until ring_return_end().
+	 * released pages are subtracted only at the end, so that their
+	 * counts keep the pool alive across the pushes (point 1).
 	 */
 	for (i = 0, k = 0; i < n; i++) {
 		struct pp_page *page = pages[i];
@@ -377,29 +400,26 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 		if (pp_page_ref_count(page) != 1) {
 			page_release(pool, page);
 			POOL_XSTAT_ADD(pool, released_refcnt, 1);
-			POOL_XSTAT_ADD(pool, release, 1);
-			rr.drop++;
+			drop++;
 			pp_put_page(alloc, page);
 			continue;
 		}
 		chunk[k++] = page;
 		if (k == PP_POOL_CACHE_REFILL) {
-			ring_return_pages(pool, &rr, chunk, k);
+			drop += ring_return_pages(pool, chunk, k);
 			k = 0;
 		}
 	}
 	if (k)
-		ring_return_pages(pool, &rr, chunk, k);
-	ring_return_end(pool, &rr);
+		drop += ring_return_pages(pool, chunk, k);
+	if (drop)
+		pool_put_count(pool, drop);
 }
 
-void pp_pool_release_page(struct pp_pool *pool, struct pp_page *page)
-{
-	pp_pool_release_pages_bulk(pool, &page, 1);
-}
-
-void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
-				unsigned int n)
+/* Both release calls, inlined into each: the single one is the XDP_PASS
+ * per-page path, where a call more shows. */
+static inline void release_pages(struct pp_pool *pool, struct pp_page **pages,
+				 unsigned int n)
 {
 	unsigned int i, released = 0;
 
@@ -411,8 +431,26 @@ void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 	}
 	if (!released)
 		return;
-	POOL_XSTAT_ADD(pool, release, released);
+	/* The owner's are subtracted later, with its next refill (point 6). */
+	if (on_owner_thread(pool)) {
+		__atomic_store_n(&pool->owner_released,
+				 pool->owner_released + released,
+				 __ATOMIC_RELAXED);
+		return;
+	}
+	/* The release statistic is hold minus the count: no RMW of its own. */
 	pool_put_count(pool, released);
+}
+
+void pp_pool_release_page(struct pp_pool *pool, struct pp_page *page)
+{
+	release_pages(pool, &page, 1);
+}
+
+void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
+				unsigned int n)
+{
+	release_pages(pool, pages, n);
 }
 
 /* ---- the allocation slow path (owner only) ---- */
@@ -420,10 +458,7 @@ void pp_pool_release_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 static void check_owner(struct pp_pool *pool)
 {
 #if PP_DEBUG >= 1
-	pthread_t owner = __atomic_load_n(&pool->owner, __ATOMIC_RELAXED);
-
-	if (PP_UNLIKELY(!pthread_equal(owner, pthread_self()) &&
-			!pool->owner_warned)) {
+	if (PP_UNLIKELY(!on_owner_thread(pool) && !pool->owner_warned)) {
 		pool->owner_warned = true;
 		PP_ERR("pool %s: allocation from a thread that is not the pool's owner: call pp_pool_set_owner() from the allocating thread",
 		       pool->name);
@@ -443,8 +478,8 @@ static struct pp_page *refill_from_ring(struct pp_pool *pool)
 	struct pp_pool_alloc_cache *c = &pool->alloc;
 	unsigned int i, n, kept, waived = 0;
 
-	n = pp_ring_mc_dequeue_burst(pool->ring, (void **)c->cache,
-				     PP_POOL_CACHE_REFILL);
+	n = pp_recycle_ring_pop(pool->ring, (void **)c->cache,
+				PP_POOL_CACHE_REFILL);
 	if (!n) {
 		POOL_STAT_ADD(c->alloc_stats.empty, 1);
 		return NULL;
@@ -487,10 +522,13 @@ static struct pp_page *refill_from_allocator(struct pp_pool *pool)
 	case PP_REFILL_ARRAY:
 		/* The array form fills only NULL entries. */
 		memset(c->cache, 0, PP_POOL_CACHE_REFILL * sizeof(c->cache[0]));
-		pp_alloc_pages_bulk(pool->allocator, pool->nid,
-				    PP_NODEMASK_PREFERRED_ONLY,
-				    PP_POOL_CACHE_REFILL, NULL, c->cache);
-		for (i = 0; i < PP_POOL_CACHE_REFILL; i++)
+		n = (unsigned int)pp_alloc_pages_bulk(
+			pool->allocator, pool->nid, PP_NODEMASK_PREFERRED_ONLY,
+			PP_POOL_CACHE_REFILL, NULL, c->cache);
+		/* All populated: nothing to close up (the usual case). */
+		if (PP_LIKELY(n == PP_POOL_CACHE_REFILL))
+			break;
+		for (i = 0, n = 0; i < PP_POOL_CACHE_REFILL; i++)
 			if (c->cache[i])
 				c->cache[n++] = c->cache[i];
 		break;
@@ -638,9 +676,9 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 		return NULL;
 	}
 	memset(pool, 0, sizeof(*pool));
-	pool->ring = pp_os_ring_create(roundup_pow2(params->pool_size ?
-						    params->pool_size :
-						    POOL_RING_DEFAULT), 0);
+	pool->ring = pp_recycle_ring_create(roundup_pow2(params->pool_size ?
+							 params->pool_size :
+							 POOL_RING_DEFAULT));
 	if (!pool->ring) {
 		err = errno;
 		PP_ERR("pp_pool_create: %s: no recycle ring (%s)",
@@ -659,7 +697,7 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 	pool->nid = params->nid;
 	pool->dma_dir = params->dma_dir;
 	pool->refill = params->refill;
-	pool->owner = pthread_self();
+	pool->owner = pool_thread_id();
 	snprintf(pool->name, sizeof(pool->name), "%s",
 		 params->name ? params->name : "page_pool");
 	return pool;
@@ -681,23 +719,29 @@ int pp_pool_destroy(struct pp_pool *pool)
 	c = &pool->alloc;
 	/* Point 5: the owner's own puts stop using the cache. */
 	c->flags |= PP_POOL_F_NO_DIRECT_;
-	/*
-	 * Point 3: set the bit (it was clear, so adding sets it) and take a
-	 * guard in one RMW. Acquire pairs with the returners' re-check RMW
-	 * in ring_return_end(): a push they made before it is visible to the
-	 * drain below.
-	 */
-	__atomic_fetch_add(&pool->state, PP_POOL_DESTROYING + 1,
-			   __ATOMIC_ACQ_REL);
+	/* Point 4: from here on returners keep their pages. */
+	pp_recycle_ring_close(pool->ring);
 
-	released = c->count;
+	/* Point 6: the owner's held-back releases are ours to drop, and
+	 * its later ones subtract like anyone's. */
+	__atomic_store_n(&pool->owner, 0, __ATOMIC_RELAXED);
+	released = pool->owner_released;
+	__atomic_store_n(&pool->owner_released, 0, __ATOMIC_RELAXED);
+
+	released += c->count;
 	pages_return(pool, c->cache, c->count);
 	__atomic_store_n(&c->count, 0, __ATOMIC_RELAXED);
 	released += ring_drain(pool);
 
 	/* After the subtraction below the pool may be freed by a returner. */
 	memcpy(name, pool->name, sizeof(name));
-	v = __atomic_sub_fetch(&pool->state, released + 1, __ATOMIC_ACQ_REL);
+	/*
+	 * Point 3: set the bit (it was clear, so adding sets it) and drop
+	 * what we released in one RMW; the count is at least @released, so
+	 * the sum does not borrow from the bit.
+	 */
+	v = __atomic_add_fetch(&pool->state, PP_POOL_DESTROYING - released,
+			       __ATOMIC_ACQ_REL);
 	if (v == PP_POOL_DESTROYING) {
 		pool_free(pool);
 		return 0;
@@ -709,6 +753,6 @@ int pp_pool_destroy(struct pp_pool *pool)
 
 void pp_pool_set_owner(struct pp_pool *pool)
 {
-	__atomic_store_n(&pool->owner, pthread_self(), __ATOMIC_RELAXED);
+	__atomic_store_n(&pool->owner, pool_thread_id(), __ATOMIC_RELAXED);
 	pool->owner_warned = false;
 }

@@ -6,12 +6,12 @@
 #ifndef PP_PAGE_POOL_PRIV_H
 #define PP_PAGE_POOL_PRIV_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <pagepool/pp_page_pool.h>
-#include <pagepool/pp_ring.h>
+
+#include "pp_recycle_ring.h"
 
 /* Kept in page->pp_magic while a page belongs to a pool ("PPOOL" + tag);
  * the low bit says whether the page holds a DMA mapping. */
@@ -31,7 +31,7 @@ struct pp_pool {
 	/* Construction-only parameters, read-mostly. */
 	struct pp_allocator *allocator;
 	struct pp_dma *dma;
-	struct pp_ring *ring;
+	struct pp_recycle_ring *ring;
 	unsigned int order;
 	unsigned int max_len;
 	unsigned int offset;
@@ -39,29 +39,35 @@ struct pp_pool {
 	int nid;
 	enum pp_dma_dir dma_dir;
 	enum pp_pool_refill refill;
-	pthread_t owner;       /* relaxed atomic: for debug checks only */
+	uint64_t owner;        /* pool_thread_id() of the owner, 0 once
+				  destroyed; relaxed atomic */
 	bool owner_warned;
 	char name[PP_POOL_NAME_MAX];
 
 	/* Owner-only counters outside the inline cache struct. */
 	uint64_t hold;
 	uint64_t map_failed;
+	/*
+	 * Pages the owner released and has not yet subtracted from state:
+	 * it does so with its next adoption of pages, or destroy does.
+	 * Owner-only; relaxed atomic stores for pp_pool_inflight().
+	 */
+	uint64_t owner_released;
 
 	/*
-	 * Written by any thread that returns pages (relaxed atomics: they
-	 * order nothing). Kept off the owner's lines.
+	 * Written by any thread that returns pages, on the rare paths only
+	 * (relaxed atomics: they order nothing). Kept off the owner's lines.
+	 * The common paths count nothing: pages into the ring are read off
+	 * the ring's head, and pages released are hold minus state.
 	 */
 	struct {
-		uint64_t ring;
 		uint64_t ring_full;
 		uint64_t released_refcnt;
-		uint64_t release;
 	} xstats __attribute__((aligned(PP_CACHE_LINE)));
 
 	/*
 	 * Pages held minus pages released, plus PP_POOL_DESTROYING once
-	 * destroy has begun, plus one short-lived guard per thread inside a
-	 * ring return or destroy. page_pool.c explains the protocol.
+	 * destroy has drained the pool. page_pool.c explains the protocol.
 	 */
 	uint64_t state __attribute__((aligned(PP_CACHE_LINE)));
 };

@@ -18,7 +18,11 @@
 
 uint64_t pp_pool_inflight(struct pp_pool *pool)
 {
-	return LOAD(pool->state) & PP_POOL_COUNT_MASK;
+	uint64_t count = LOAD(pool->state) & PP_POOL_COUNT_MASK;
+	uint64_t held_back = LOAD(pool->owner_released);
+
+	/* Two loads while others run: clamp. */
+	return count > held_back ? count - held_back : 0;
 }
 
 int pp_pool_get_stats(struct pp_pool *pool, struct pp_pool_stats *out)
@@ -35,16 +39,26 @@ int pp_pool_get_stats(struct pp_pool *pool, struct pp_pool_stats *out)
 	out->alloc.waive = LOAD(c->alloc_stats.waive);
 	out->recycle.cached = LOAD(c->recycle_cached);
 	out->recycle.cache_full = LOAD(c->recycle_cache_full);
-	out->recycle.ring = LOAD(pool->xstats.ring);
+#if PP_STATS
+	/* Every reservation of the ring's head is a page put into it. */
+	out->recycle.ring = pp_recycle_ring_pushed(pool->ring);
+#endif
 	out->recycle.ring_full = LOAD(pool->xstats.ring_full);
 	out->recycle.released_refcnt = LOAD(pool->xstats.released_refcnt);
+	/*
+	 * Released pages are the held ones minus the count, as the kernel
+	 * derives its in-flight figure the other way round: the count first,
+	 * so that a page adopted in between cannot make it negative.
+	 */
+	held = pp_pool_inflight(pool);
 	out->hold = LOAD(pool->hold);
-	out->release = LOAD(pool->xstats.release);
+#if PP_STATS
+	out->release = out->hold > held ? out->hold - held : 0;
+#endif
 	out->map_failed = LOAD(pool->map_failed);
 	out->cache_count = LOAD(c->count);
-	out->ring_count = pp_ring_count(pool->ring);
+	out->ring_count = pp_recycle_ring_count(pool->ring);
 	/* From the live count, which exists even without PP_STATS. */
-	held = pp_pool_inflight(pool);
 	stored = out->cache_count + out->ring_count;
 	out->inflight = held > stored ? held - stored : 0;
 	return 0;
@@ -173,10 +187,12 @@ static int check_page(struct pp_pool *pool, struct pp_page *page,
 int pp_pool_check(struct pp_pool *pool)
 {
 	const struct pp_pool_alloc_cache *c = &pool->alloc;
-	struct pp_ring *r = pool->ring;
-	uint32_t head = LOAD(r->cons.tail), tail = LOAD(r->prod.tail);
+	struct pp_recycle_ring *r = pool->ring;
+	uint64_t tail = LOAD(r->tail);
+	uint64_t head = LOAD(r->head) & ~PP_RECYCLE_RING_CLOSED;
 	uint64_t held = pp_pool_inflight(pool);
-	unsigned int nr_ring = tail - head, nr, i;
+	uint64_t nr_ring = head - tail;
+	unsigned int nr, i;
 	struct pp_page **all;
 	int err = 0;
 
@@ -185,26 +201,18 @@ int pp_pool_check(struct pp_pool *pool)
 		return -EFAULT;
 	}
 	if (c->count > PP_POOL_CACHE_SIZE || nr_ring > r->size) {
-		PP_ERR("pool %s check: cache count %u or ring count %u out of range",
-		       pool->name, c->count, nr_ring);
+		PP_ERR("pool %s check: cache count %u or ring count %llu out of range",
+		       pool->name, c->count, (unsigned long long)nr_ring);
 		return -EFAULT;
 	}
-#if PP_STATS
-	if (LOAD(pool->hold) - LOAD(pool->xstats.release) != held) {
-		PP_ERR("pool %s check: held %llu - released %llu != count %llu",
-		       pool->name, (unsigned long long)LOAD(pool->hold),
-		       (unsigned long long)LOAD(pool->xstats.release),
+	if ((uint64_t)c->count + nr_ring > held) {
+		PP_ERR("pool %s check: cache %u + ring %llu pages exceed the %llu held minus released",
+		       pool->name, c->count, (unsigned long long)nr_ring,
 		       (unsigned long long)held);
 		return -EFAULT;
 	}
-#endif
-	if ((uint64_t)c->count + nr_ring > held) {
-		PP_ERR("pool %s check: cache %u + ring %u pages exceed the %llu held minus released",
-		       pool->name, c->count, nr_ring, (unsigned long long)held);
-		return -EFAULT;
-	}
 
-	nr = c->count + nr_ring;
+	nr = c->count + (unsigned int)nr_ring;
 	all = pp_os_malloc(((size_t)nr + 1) * sizeof(*all));
 	if (!all)
 		return -ENOMEM;
@@ -213,7 +221,18 @@ int pp_pool_check(struct pp_pool *pool)
 		err = check_page(pool, all[i], "alloc cache");
 	}
 	for (i = 0; i < nr_ring && !err; i++) {
-		all[c->count + i] = r->slots[(head + i) & r->mask];
+		const struct pp_recycle_slot *s =
+			&r->slots[(tail + i) & r->mask];
+
+		/* With no returner running, every reserved slot is written. */
+		if (LOAD(s->seq) != tail + i + 1) {
+			PP_ERR("pool %s check: ring slot %llu is reserved but not written (seq %llu)",
+			       pool->name, (unsigned long long)(tail + i),
+			       (unsigned long long)LOAD(s->seq));
+			err = -EFAULT;
+			break;
+		}
+		all[c->count + i] = s->obj;
 		err = check_page(pool, all[c->count + i], "recycle ring");
 	}
 	if (!err) {

@@ -400,6 +400,94 @@ static void test_release(void)
 	env_free(&e);
 }
 
+/* ---- the owner's releases, subtracted later ---- */
+
+static void *release_in_thread(void *arg)
+{
+	struct returner *r = arg;
+
+	pp_pool_release_pages_bulk(r->pool, r->pages, r->n);
+	return NULL;
+}
+
+/*
+ * The owner's releases are held back and subtracted with its next refill
+ * from the allocator or by destroy; other threads' are subtracted at once.
+ * Whichever way, the figures must agree with the allocator's own count,
+ * and destroy must see the held-back ones: a pool whose pages all came
+ * back is freed at once.
+ */
+static void test_owner_release(void)
+{
+	enum { N = 100 };
+	struct env e = env_new(PP_IOVA_VA, NULL, NULL);
+	struct pp_pool_params p = params(&e, PP_REFILL_ARRAY);
+	struct pp_pool *pool = pool_new(&p);
+	struct pp_page *pages[N + 1], *more[PP_POOL_CACHE_SIZE];
+	struct returner r;
+	struct pp_pool_stats s;
+	pthread_t t;
+	unsigned int i, n;
+
+	for (i = 0; i < N; i++)
+		REQUIRE((pages[i] = pp_pool_alloc_pages(pool)) != NULL);
+	/* The owner: 30 one at a time, 20 in bulk. */
+	for (i = 0; i < 30; i++)
+		pp_pool_release_page(pool, pages[i]);
+	pp_pool_release_pages_bulk(pool, pages + 30, 20);
+	s = stats(pool);
+	CHECK_EQ(s.release, 50);
+	CHECK_EQ(s.inflight, N - 50);
+	pool_balanced(&e, pool, 0, 50);
+	/* Another thread: 10 more. */
+	r = (struct returner){ pool, pages + 50, 10, true };
+	REQUIRE(pthread_create(&t, NULL, release_in_thread, &r) == 0);
+	pthread_join(t, NULL);
+	s = stats(pool);
+	CHECK_EQ(s.release, 60);
+	pool_balanced(&e, pool, 0, 60);
+	for (i = 0; i < 60; i++)
+		pp_put_page(e.alloc, pages[i]);
+	pool_balanced(&e, pool, 0, 0);
+	/* Empty the cache so that the next allocation refills from the
+	 * allocator, which subtracts the held-back releases. */
+	n = 0;
+	while (stats(pool).cache_count)
+		REQUIRE((more[n++] = pp_pool_alloc_pages(pool)) != NULL);
+	REQUIRE((pages[N] = pp_pool_alloc_pages(pool)) != NULL);
+	s = stats(pool);
+	CHECK_EQ(s.release, 60);
+	CHECK_EQ(s.alloc.slow, 3);
+	pool_balanced(&e, pool, 0, 0);
+	/* Give back all but 30 + 1, through the ring and by release. */
+	pp_pool_put_pages_bulk(pool, more, n);
+	pp_pool_release_pages_bulk(pool, pages + 60, 10);
+	for (i = 60; i < 70; i++)
+		pp_put_page(e.alloc, pages[i]);
+	CHECK_EQ(pp_pool_destroy(pool), -EBUSY);
+	/* After destroy the owner's releases are subtracted at once; the
+	 * last return frees the pool (LeakSanitizer sees it if not). */
+	for (i = 70; i < N; i++) {
+		pp_pool_release_page(pool, pages[i]);
+		pp_put_page(e.alloc, pages[i]);
+	}
+	CHECK_EQ(allocated(&e), 1);
+	pp_pool_put_page(pool, pages[N], (unsigned int)-1, false);
+	CHECK_EQ(allocated(&e), 0);
+
+	/* All pages back, some held back by the owner: freed at once. */
+	pool = pool_new(&p);
+	for (i = 0; i < 10; i++)
+		REQUIRE((pages[i] = pp_pool_alloc_pages(pool)) != NULL);
+	pp_pool_release_pages_bulk(pool, pages, 10);
+	for (i = 0; i < 10; i++)
+		pp_put_page(e.alloc, pages[i]);
+	CHECK_EQ(pp_pool_inflight(pool), PP_POOL_CACHE_REFILL - 10);
+	CHECK_EQ(pp_pool_destroy(pool), 0);
+	CHECK_EQ(allocated(&e), 0);
+	env_free(&e);
+}
+
 /* ---- destroy with pages in flight (single thread; the race is in
  * test_pool_destroy.c) ---- */
 
@@ -873,6 +961,7 @@ static const struct {
 	{ "cache_full_ring_full", test_cache_full_ring_full },
 	{ "released_refcnt", test_released_refcnt },
 	{ "release", test_release },
+	{ "owner_release", test_owner_release },
 	{ "destroy_deferred", test_destroy_deferred },
 	{ "dma_map_fail", test_dma_map_fail },
 	{ "dma_map_fail_all", test_dma_map_fail_all },
