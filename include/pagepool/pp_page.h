@@ -24,6 +24,7 @@
 
 #include <pagepool/pp_arena.h>
 #include <pagepool/pp_common.h>
+#include <pagepool/pp_tcache.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,8 +110,13 @@ PP_API int pp_allocator_destroy(struct pp_allocator *alloc);
 PP_API struct pp_page *pp_alloc_pages(struct pp_allocator *alloc, int nid,
 				      unsigned int order);
 
+/* Inline when the thread's cache can serve (pp_tcache.h). */
 static inline struct pp_page *pp_alloc_page(struct pp_allocator *alloc)
 {
+	struct pp_page *page = pp_tcache_alloc_one_(alloc);
+
+	if (PP_LIKELY(page != NULL))
+		return page;
 	return pp_alloc_pages(alloc, PP_NUMA_NODE_ANY, 0);
 }
 
@@ -127,8 +133,11 @@ static inline struct pp_page *pp_alloc_page(struct pp_allocator *alloc)
 PP_API void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
 			  unsigned int order);
 
+/* Inline when the thread's cache has room (pp_tcache.h). */
 static inline void pp_free_page(struct pp_allocator *alloc, struct pp_page *page)
 {
+	if (PP_LIKELY(pp_tcache_free_one_(alloc, page)))
+		return;
 	pp_free_pages(alloc, page, 0);
 }
 
@@ -179,6 +188,11 @@ static inline unsigned long
 pp_alloc_pages_bulk_array(struct pp_allocator *alloc, int nr_pages,
 			  struct pp_page **array)
 {
+	/* Inline for an empty array the thread's cache covers. */
+	unsigned long got = pp_tcache_alloc_array_(alloc, nr_pages, array);
+
+	if (PP_LIKELY(got != 0))
+		return got;
 	return pp_alloc_pages_bulk(alloc, PP_NUMA_NODE_ANY,
 				   PP_NODEMASK_PREFERRED_ONLY, nr_pages, NULL,
 				   array);
@@ -192,12 +206,23 @@ pp_alloc_pages_bulk_array_node(struct pp_allocator *alloc, int nid,
 				   nr_pages, NULL, array);
 }
 
+/* Out of line: what pp_free_pages_bulk() does not do in place. */
+PP_API void pp_free_pages_bulk_slow(struct pp_allocator *alloc,
+				    struct pp_page **pages, unsigned long nr);
+
 /*
  * pp_free_pages_bulk - free @nr order-0 pages (NULL entries are skipped).
- * One thread-cache operation; drains to the zone in batches.
+ * One thread-cache operation, inline when the cache has room for all and
+ * none is NULL; drains to the zone in batches.
  */
-PP_API void pp_free_pages_bulk(struct pp_allocator *alloc,
-			       struct pp_page **pages, unsigned long nr);
+static inline void pp_free_pages_bulk(struct pp_allocator *alloc,
+				      struct pp_page **pages,
+				      unsigned long nr)
+{
+	if (PP_LIKELY(pp_tcache_free_array_(alloc, pages, nr)))
+		return;
+	pp_free_pages_bulk_slow(alloc, pages, nr);
+}
 
 /* pp_free_page_list - free every order-0 page on @list and empty it. */
 PP_API void pp_free_page_list(struct pp_allocator *alloc,

@@ -16,6 +16,7 @@
  * come back: page_debug_priv.h.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,12 +40,24 @@
  */
 static uint64_t allocator_ids;
 
+/* The inline fast paths (pp_tcache.h) read these structures through
+ * views of their heads: the layouts must agree. */
+#define SAME_OFFSET(a, b, field) \
+	_Static_assert(offsetof(a, field) == offsetof(b, field), #field)
+SAME_OFFSET(struct pp_allocator, struct pp_allocator_view_, id);
+SAME_OFFSET(struct pp_allocator, struct pp_allocator_view_, nr_zones);
+SAME_OFFSET(struct pp_allocator, struct pp_allocator_view_, tcache_size);
+SAME_OFFSET(struct pp_allocator, struct pp_allocator_view_, z0_free);
+SAME_OFFSET(struct pp_allocator, struct pp_allocator_view_, z0_wmark_low);
+_Static_assert(sizeof(((struct pp_allocator *)0)->z0_wmark_low) ==
+	       sizeof(((struct pp_zone *)0)->wmark_low), "wmark_low");
+
 /* Statistics, once per call: to the thread's cache, or to the zone. */
 #define COUNT(alloc, tc, zi, field, n)                                     \
 	do {                                                                \
 		if (PP_STATS) {                                             \
 			if (tc)                                            \
-				counter_add(&(tc)->z[zi].c.field, (n));    \
+				counter_add(&(tc)->v.z[zi].c.field, (n));    \
 			else                                                \
 				zone_count(&(alloc)->zones[zi].retired.field, \
 					   (n));                            \
@@ -168,7 +181,7 @@ static PP_ALWAYS_INLINE bool watermark_ok(const struct pp_zone *z,
 
 /* The stack is full: give a batch (the top, the hottest) to the zone. */
 static PP_NOINLINE void tcache_drain_batch(struct pp_allocator *alloc,
-					   struct tcache_zone *tcz,
+					   struct pp_tcache_zone_ *tcz,
 					   struct pp_zone *z)
 {
 	unsigned int n = alloc->tcache_batch;
@@ -188,7 +201,7 @@ static PP_NOINLINE void tcache_drain_batch(struct pp_allocator *alloc,
  * given to @s.
  */
 static PP_NOINLINE unsigned int tcache_refill(struct pp_allocator *alloc,
-					      struct tcache_zone *tcz,
+					      struct pp_tcache_zone_ *tcz,
 					      struct pp_zone *z, unsigned int rem,
 					      struct sink *s)
 {
@@ -237,7 +250,7 @@ static PP_ALWAYS_INLINE unsigned int tcache_take(struct pp_allocator *alloc,
 						 unsigned int need,
 						 struct sink *s)
 {
-	struct tcache_zone *tcz = &tc->z[zi];
+	struct pp_tcache_zone_ *tcz = &tc->v.z[zi];
 	struct pp_zone *z = &alloc->zones[zi];
 	struct pp_page **stack = tcz->stack;
 	unsigned int count = tcz->count;
@@ -279,7 +292,7 @@ static PP_ALWAYS_INLINE unsigned int tcache_take(struct pp_allocator *alloc,
 static struct pp_page *tcache_take_one(struct pp_allocator *alloc,
 				       struct pp_tcache *tc, unsigned int zi)
 {
-	struct tcache_zone *tcz = &tc->z[zi];
+	struct pp_tcache_zone_ *tcz = &tc->v.z[zi];
 	struct pp_zone *z = &alloc->zones[zi];
 	struct pp_page *page = NULL;
 
@@ -322,7 +335,7 @@ static PP_ALWAYS_INLINE void tcache_put(struct pp_allocator *alloc,
 					struct pp_tcache *tc, struct pp_zone *z,
 					struct pp_page *page)
 {
-	struct tcache_zone *tcz = &tc->z[z->index];
+	struct pp_tcache_zone_ *tcz = &tc->v.z[z->index];
 
 	page_on_free(page, 0);
 	if (PP_UNLIKELY(tcz->count == alloc->tcache_size))
@@ -417,31 +430,21 @@ static PP_NOINLINE struct pp_page *alloc_pages_slow(struct pp_allocator *alloc,
 
 /*
  * The common call, an order-0 page of a one-zone allocator from a thread
- * whose cache holds one, is a leaf: no frame, no saved register, the
- * slow path a tail call. Any node is zone 0's, as in preferred_zone().
+ * whose cache holds one, is the inline path of pp_tcache.h (which callers
+ * of pp_alloc_page() run in place); any node is zone 0's, as in
+ * preferred_zone(). The rest is a tail call.
  */
 struct pp_page *pp_alloc_pages(struct pp_allocator *alloc, int nid,
 			       unsigned int order)
 {
-	struct pp_tcache *tc = pp_tcache_memo.tc;
-	struct tcache_zone *tcz;
 	struct pp_page *page;
 
-	if (PP_UNLIKELY(order || pp_tcache_memo.id != alloc->id ||
-			alloc->nr_zones != 1 || !PAGE_HOOKS_NOOP))
-		return alloc_pages_slow(alloc, nid, order);
-	tcz = &tc->z[0];
-	if (PP_UNLIKELY(!tcache_leaf_enter(tc)))
-		return alloc_pages_slow(alloc, nid, order);
-	if (PP_UNLIKELY(!tcz->count)) {
-		tcache_leaf_exit(tc);
-		return alloc_pages_slow(alloc, nid, order);
+	if (PP_LIKELY(!order)) {
+		page = pp_tcache_alloc_one_(alloc);
+		if (PP_LIKELY(page != NULL))
+			return page;
 	}
-	page = tcz->stack[--tcz->count];
-	COUNT(alloc, tc, 0, alloc_calls, 1);
-	COUNT(alloc, tc, 0, pages_allocated, 1);
-	tcache_leaf_exit(tc);
-	return page;
+	return alloc_pages_slow(alloc, nid, order);
 }
 
 /* ---- the bulk call ---- */
@@ -534,86 +537,25 @@ single:
 }
 
 /*
- * Copy @n pointers and say whether any was NULL, two at a time in
- * 16-byte vectors. A 64-bit compare does not vectorise with plain SSE2
- * (the scalar loop costs about 1.5 cycles per page, as much as the rest
- * of a bulk free), so each pointer is two 32-bit lanes, NULL when both
- * are zero: compare the lanes, then AND each with its neighbour. The
- * caller's array and a cache's stack never overlap.
- */
-typedef uint32_t lanes4 __attribute__((vector_size(16)));
-
-#if defined(__clang__)
-#define LANES_SWAP_PAIRS(v) __builtin_shufflevector((v), (v), 1, 0, 3, 2)
-#else
-#define LANES_SWAP_PAIRS(v) __builtin_shuffle((v), (lanes4){ 1, 0, 3, 2 })
-#endif
-
-static PP_ALWAYS_INLINE bool copy_any_null(struct pp_page **restrict dst,
-					   struct pp_page *const *restrict src,
-					   unsigned long n)
-{
-	lanes4 nulls = { 0, 0, 0, 0 };
-	unsigned long i;
-	bool any;
-
-	for (i = 0; i + 2 <= n; i += 2) {
-		lanes4 v, zero;
-
-		memcpy(&v, &src[i], sizeof(v));
-		memcpy(&dst[i], &v, sizeof(v));
-		zero = (lanes4)(v == 0);
-		nulls |= zero & LANES_SWAP_PAIRS(zero);
-	}
-	any = (nulls[0] | nulls[1] | nulls[2] | nulls[3]) != 0;
-	if (i < n) {
-		dst[i] = src[i];
-		any |= src[i] == NULL;
-	}
-	return any;
-}
-
-/*
- * The common bulk call as a leaf, as pp_alloc_pages(): an empty array of
- * a one-zone allocator that the thread's cache covers. The copy is
- * copy_any_null()'s vector loop rather than memcpy() (a call); a cache's
- * stack holds no NULL, so its answer is not needed.
+ * The common bulk call, an empty array that the thread's cache of a
+ * one-zone allocator covers, is the inline path of pp_tcache.h (which
+ * pp_alloc_pages_bulk_array() runs in place) once the node is allowed.
  */
 unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
 				  uint64_t nodemask, int nr_pages,
 				  struct pp_page_list *list,
 				  struct pp_page **array)
 {
-	struct pp_tcache *tc = pp_tcache_memo.tc;
-	const struct pp_zone *z = &alloc->zones[0];
-	struct tcache_zone *tcz;
-	uintptr_t set = 0;
-	unsigned int n;
+	int node = alloc->zones[0].node;
+	unsigned long got;
 
-	if (PP_UNLIKELY(!array || list || nr_pages < 2 ||
-			pp_tcache_memo.id != alloc->id ||
-			alloc->nr_zones != 1 || !PAGE_HOOKS_NOOP ||
-			(preferred_nid != PP_NUMA_NODE_ANY &&
-			 preferred_nid != z->node &&
-			 !node_allowed(nodemask, z->node))))
-		goto slow;
-	n = (unsigned int)nr_pages;
-	for (unsigned int i = 0; i < n; i++)
-		set |= (uintptr_t)array[i];
-	tcz = &tc->z[0];
-	if (PP_UNLIKELY(set || !watermark_ok(z, n) || !tcache_leaf_enter(tc)))
-		goto slow;
-	if (PP_UNLIKELY(tcz->count < n)) {
-		tcache_leaf_exit(tc);
-		goto slow;
+	if (PP_LIKELY(array && !list) &&
+	    (preferred_nid == PP_NUMA_NODE_ANY || preferred_nid == node ||
+	     node_allowed(nodemask, node))) {
+		got = pp_tcache_alloc_array_(alloc, nr_pages, array);
+		if (PP_LIKELY(got))
+			return got;
 	}
-	tcz->count -= n;
-	copy_any_null(array, &tcz->stack[tcz->count], n);
-	COUNT(alloc, tc, 0, bulk_calls, 1);
-	COUNT(alloc, tc, 0, pages_allocated, n);
-	tcache_leaf_exit(tc);
-	return n;
-slow:
 	return alloc_bulk_slow(alloc, preferred_nid, nodemask, nr_pages, list,
 			       array);
 }
@@ -708,31 +650,13 @@ static PP_NOINLINE void free_pages_slow(struct pp_allocator *alloc,
 	tcache_unlock(tc);
 }
 
-/* As pp_alloc_pages(): a leaf while the cache has room. */
+/* As pp_alloc_pages(). */
 void pp_free_pages(struct pp_allocator *alloc, struct pp_page *page,
 		   unsigned int order)
 {
-	struct pp_tcache *tc = pp_tcache_memo.tc;
-	struct tcache_zone *tcz;
-
-	if (PP_UNLIKELY(!page || order || pp_tcache_memo.id != alloc->id ||
-			alloc->nr_zones != 1 || !PAGE_HOOKS_NOOP)) {
-		free_pages_slow(alloc, page, order);
+	if (PP_LIKELY(!order) && PP_LIKELY(pp_tcache_free_one_(alloc, page)))
 		return;
-	}
-	tcz = &tc->z[0];
-	if (PP_UNLIKELY(!tcache_leaf_enter(tc))) {
-		free_pages_slow(alloc, page, order);
-		return;
-	}
-	if (PP_UNLIKELY(tcz->count == alloc->tcache_size)) {
-		tcache_leaf_exit(tc);
-		free_pages_slow(alloc, page, order);
-		return;
-	}
-	tcz->stack[tcz->count++] = page;
-	COUNT(alloc, tc, 0, pages_freed, 1);
-	tcache_leaf_exit(tc);
+	free_pages_slow(alloc, page, order);
 }
 
 /* One zone: the stack count stays in a register for the whole loop. */
@@ -741,7 +665,7 @@ static PP_ALWAYS_INLINE void free_bulk_one_zone(struct pp_allocator *alloc,
 						struct pp_page **pages,
 						unsigned long nr)
 {
-	struct tcache_zone *tcz = &tc->z[0];
+	struct pp_tcache_zone_ *tcz = &tc->v.z[0];
 	struct pp_page **stack = tcz->stack;
 	unsigned int count = tcz->count, high = alloc->tcache_size;
 	unsigned long freed = 0;
@@ -818,36 +742,12 @@ static PP_NOINLINE void free_bulk_slow(struct pp_allocator *alloc,
 	tcache_unlock(tc);
 }
 
-/*
- * As pp_alloc_pages_bulk(): a leaf when the cache has room for all. The
- * pages are copied whether NULL or not, and NULL entries looked for in
- * the same pass; a call that had some starts over on the slow path,
- * which skips them (the stack above count is free space).
- */
-void pp_free_pages_bulk(struct pp_allocator *alloc, struct pp_page **pages,
-			unsigned long nr)
+/* What pp_free_pages_bulk() (inline, pp_page.h) does not do in place. */
+void pp_free_pages_bulk_slow(struct pp_allocator *alloc, struct pp_page **pages,
+			     unsigned long nr)
 {
-	struct pp_tcache *tc = pp_tcache_memo.tc;
-	struct tcache_zone *tcz;
-
-	if (PP_UNLIKELY(pp_tcache_memo.id != alloc->id ||
-			alloc->nr_zones != 1 || !PAGE_HOOKS_NOOP ||
-			!tcache_leaf_enter(tc)))
-		goto slow;
-	tcz = &tc->z[0];
-	if (PP_UNLIKELY(nr > alloc->tcache_size - tcz->count)) {
-		tcache_leaf_exit(tc);
-		goto slow;
-	}
-	if (PP_UNLIKELY(copy_any_null(&tcz->stack[tcz->count], pages, nr))) {
-		tcache_leaf_exit(tc);
-		goto slow;
-	}
-	tcz->count += (unsigned int)nr;
-	COUNT(alloc, tc, 0, pages_freed, nr);
-	tcache_leaf_exit(tc);
-	return;
-slow:
+	if (PP_LIKELY(pp_tcache_free_array_(alloc, pages, nr)))
+		return;
 	free_bulk_slow(alloc, pages, nr);
 }
 
@@ -1027,6 +927,9 @@ struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts)
 		if (alloc->zones[i].max_order < alloc->max_order)
 			alloc->max_order = alloc->zones[i].max_order;
 	}
+	/* What the inline bulk path reads for the watermark check. */
+	alloc->z0_free = &alloc->zones[0].free_pages;
+	alloc->z0_wmark_low = alloc->zones[0].wmark_low;
 	err = -pthread_mutex_init(&alloc->tcache_list_lock, NULL);
 	if (err)
 		goto err_fini_zones;
@@ -1102,9 +1005,10 @@ int pp_allocator_destroy(struct pp_allocator *alloc)
 	pp_tcache_free_all(alloc);
 	pthread_mutex_unlock(&alloc->tcache_list_lock);
 	pthread_mutex_destroy(&alloc->tcache_list_lock);
-	if (pp_tcache_memo.id == alloc->id) {
-		pp_tcache_memo.id = 0;
-		pp_tcache_memo.tc = NULL;
+	if (pp_tcache_memo_.id == alloc->id) {
+		pp_tcache_memo_.id = 0;
+		pp_tcache_memo_.tc = NULL;
+		pp_tcache_memo_.leaf = NULL;
 	}
 	pp_page_asan_arenas(alloc, false);
 	for (unsigned int i = 0; i < alloc->nr_zones; i++) {

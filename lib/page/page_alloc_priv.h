@@ -53,19 +53,13 @@ struct free_area {
 };
 
 /*
- * Counters kept per zone and per thread cache. A cache's are written only
- * by its owner thread with relaxed atomics (a load and a store, no locked
+ * Counters kept per zone and per thread cache (struct
+ * pp_tcache_counters_, pp_tcache.h). A cache's are written only by its
+ * owner thread with relaxed atomics (a load and a store, no locked
  * instruction) and read by the statistics calls with relaxed loads; they
  * need no ordering with anything, only to be whole. When a cache dies its
  * counters are added to its zone's with atomic adds.
  */
-struct pp_counters {
-	uint64_t alloc_calls;
-	uint64_t bulk_calls;
-	uint64_t pages_allocated;
-	uint64_t pages_freed;
-	uint64_t alloc_failed;
-};
 
 struct pp_zone {
 	/* Hot: under @lock, except free_pages, read racily (see below). */
@@ -105,15 +99,8 @@ struct pp_zone {
 	uint64_t thread_cache_refills __attribute__((aligned(PP_CACHE_LINE)));
 	uint64_t thread_cache_drains;
 	uint64_t remote_drains;
-	struct pp_counters retired;
+	struct pp_tcache_counters_ retired;
 } __attribute__((aligned(PP_CACHE_LINE)));
-
-/* One zone's part of a thread cache: a stack of order-0 pages. */
-struct tcache_zone {
-	unsigned int count;		/* pages on @stack, at most high */
-	struct pp_page **stack;		/* high entries; top is stack[count-1] */
-	struct pp_counters c;
-};
 
 /*
  * struct pp_tcache - one thread's cache for one allocator (the kernel's
@@ -141,21 +128,26 @@ struct tcache_zone {
  */
 struct pp_tcache {
 	int lock;			/* 0 free, 1 held */
-	uint32_t busy;			/* asym: the owner is in a call */
-	uint32_t stop;			/* asym: another thread holds it */
 	bool asym;			/* which of the two ways */
 	unsigned int nr_zones;
 	struct pp_allocator *alloc;
 	/* On alloc->tcache_list, under tcache_list_lock. */
 	struct pp_tcache *next, *prev;
-	struct tcache_zone z[];
+	/*
+	 * @busy, @stop (asym) and the zones' stacks: the part the inline
+	 * fast paths of pp_page.h use too (pp_tcache.h), last because its
+	 * zones are a flexible array.
+	 */
+	struct pp_tcache_view_ v;
 };
 
 struct pp_allocator {
-	/* Read by every call. */
+	/* Read by every call; the head is struct pp_allocator_view_. */
 	uint64_t id;		/* unique per process lifetime; see tcache_get() */
 	unsigned int nr_zones;
 	unsigned int tcache_size;
+	const unsigned long *z0_free;	/* &zones[0].free_pages */
+	unsigned long z0_wmark_low;	/* zones[0].wmark_low */
 	unsigned int tcache_batch;
 	unsigned int max_order;	/* the smallest zone's */
 	pthread_key_t key;	/* this thread's struct pp_tcache */
@@ -284,20 +276,12 @@ static inline void zone_count(uint64_t *counter, uint64_t n)
 /* ---- thread_cache.c ---- */
 
 /*
- * A one-entry memo of the last allocator this thread used: comparing an
- * id is cheaper than pthread_getspecific(), a library call. The id, not
- * the pointer, is compared, so that an allocator destroyed and another
- * created at the same address never finds the dead one's cache.
- * Initial-exec TLS: no __tls_get_addr() call from the shared library; it
- * uses 16 bytes of the static TLS that glibc keeps spare for libraries.
+ * The calling thread's memo of the last allocator it used,
+ * pp_tcache_memo_ (pp_tcache.h): comparing an id is cheaper than
+ * pthread_getspecific(), a library call. The id, not the pointer, is
+ * compared, so that an allocator destroyed and another created at the
+ * same address never finds the dead one's cache.
  */
-struct tcache_memo {
-	uint64_t id;
-	struct pp_tcache *tc;
-};
-extern __thread struct tcache_memo pp_tcache_memo
-	__attribute__((tls_model("initial-exec"), visibility("hidden")));
-
 PP_HIDDEN struct pp_tcache *pp_tcache_get_slow(struct pp_allocator *alloc);
 PP_HIDDEN void pp_tcache_lock_slow(struct pp_tcache *tc);
 /* The owner found @stop raised: wait for the other thread, then enter. */
@@ -323,8 +307,8 @@ PP_HIDDEN void pp_tcache_fold_counters(struct pp_tcache *tc);
 /* The calling thread's cache, made on first use; NULL if out of memory. */
 static inline struct pp_tcache *tcache_get(struct pp_allocator *alloc)
 {
-	if (PP_LIKELY(pp_tcache_memo.id == alloc->id))
-		return pp_tcache_memo.tc;
+	if (PP_LIKELY(pp_tcache_memo_.id == alloc->id))
+		return pp_tcache_memo_.tc;
 	return pp_tcache_get_slow(alloc);
 }
 
@@ -338,9 +322,9 @@ static inline struct pp_tcache *tcache_get(struct pp_allocator *alloc)
 static inline void tcache_lock(struct pp_tcache *tc)
 {
 	if (PP_LIKELY(tc->asym)) {
-		__atomic_store_n(&tc->busy, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&tc->v.busy, 1, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (PP_LIKELY(!__atomic_load_n(&tc->stop, __ATOMIC_ACQUIRE)))
+		if (PP_LIKELY(!__atomic_load_n(&tc->v.stop, __ATOMIC_ACQUIRE)))
 			return;
 		pp_tcache_enter_slow(tc);
 		return;
@@ -350,40 +334,17 @@ static inline void tcache_lock(struct pp_tcache *tc)
 	pp_tcache_lock_slow(tc);
 }
 
-/*
- * The leaf fast paths' entry: the asymmetric way only, and false instead
- * of waiting, so that they stay free of calls and atomic read-modify-
- * writes; the caller then takes its general path, which waits (or uses
- * the lock word). Left with tcache_leaf_exit().
- */
-static inline bool tcache_leaf_enter(struct pp_tcache *tc)
-{
-	if (PP_UNLIKELY(!tc->asym))
-		return false;
-	__atomic_store_n(&tc->busy, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (PP_LIKELY(!__atomic_load_n(&tc->stop, __ATOMIC_ACQUIRE)))
-		return true;
-	__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
-	return false;
-}
-
-static inline void tcache_leaf_exit(struct pp_tcache *tc)
-{
-	__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
-}
-
 /* Release: the call's changes to the stack are visible to a drainer that
  * sees busy (or the lock) clear. */
 static inline void tcache_unlock(struct pp_tcache *tc)
 {
 	if (PP_LIKELY(tc->asym))
-		__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&tc->v.busy, 0, __ATOMIC_RELEASE);
 	else
 		__atomic_store_n(&tc->lock, 0, __ATOMIC_RELEASE);
 }
 
-/* Owner-only counter update; see struct pp_counters. */
+/* Owner-only counter update; see struct pp_tcache_counters_. */
 static inline void counter_add(uint64_t *c, uint64_t n)
 {
 	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,

@@ -15,7 +15,7 @@
 #include "pp_os_fault.h"
 #include "page_alloc_priv.h"
 
-static void add_counters(struct pp_zone_stats *out, const struct pp_counters *c)
+static void add_counters(struct pp_zone_stats *out, const struct pp_tcache_counters_ *c)
 {
 	out->alloc_calls += counter_read(&c->alloc_calls);
 	out->bulk_calls += counter_read(&c->bulk_calls);
@@ -46,8 +46,8 @@ int pp_allocator_zone_stats(struct pp_allocator *alloc, unsigned int zone,
 	/* The hold makes count exact; counters need none. */
 	pp_tcache_hold_all(alloc);
 	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next) {
-		out->thread_cache_pages += tc->z[zone].count;
-		add_counters(out, &tc->z[zone].c);
+		out->thread_cache_pages += tc->v.z[zone].count;
+		add_counters(out, &tc->v.z[zone].c);
 	}
 	pp_tcache_release_all(alloc);
 	pthread_mutex_unlock(&alloc->tcache_list_lock);
@@ -213,7 +213,7 @@ static int check_tcache(struct pp_allocator *alloc, struct pp_zone *z,
 			unsigned char *where, unsigned long *cached)
 {
 	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next) {
-		struct tcache_zone *tcz = &tc->z[z->index];
+		struct pp_tcache_zone_ *tcz = &tc->v.z[z->index];
 
 		if (tcz->count > alloc->tcache_size)
 			BROKEN("a thread cache holds %u pages of zone %u, above its high mark %u",

@@ -24,9 +24,10 @@
 #include "pp_os_fault.h"
 #include "pp_os.h"
 #include "page_alloc_priv.h"
+#include "page_debug_priv.h"
 
-__thread struct tcache_memo pp_tcache_memo
-	__attribute__((tls_model("initial-exec"), visibility("hidden")));
+__thread struct pp_tcache_memo_ pp_tcache_memo_
+	__attribute__((tls_model("initial-exec")));
 
 #if defined(__SANITIZE_THREAD__)
 #define TCACHE_TSAN 1
@@ -97,17 +98,17 @@ void pp_tcache_lock_slow(struct pp_tcache *tc)
 void pp_tcache_enter_slow(struct pp_tcache *tc)
 {
 	for (;;) {
-		__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
-		for (int i = 0; __atomic_load_n(&tc->stop, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&tc->v.busy, 0, __ATOMIC_RELEASE);
+		for (int i = 0; __atomic_load_n(&tc->v.stop, __ATOMIC_ACQUIRE);
 		     i++) {
 			if (i < 128)
 				cpu_relax();
 			else
 				sched_yield();
 		}
-		__atomic_store_n(&tc->busy, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&tc->v.busy, 1, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&tc->stop, __ATOMIC_ACQUIRE))
+		if (!__atomic_load_n(&tc->v.stop, __ATOMIC_ACQUIRE))
 			return;
 	}
 }
@@ -118,7 +119,7 @@ static void hold_begin(struct pp_tcache *tc)
 	if (__atomic_exchange_n(&tc->lock, 1, __ATOMIC_ACQUIRE))
 		pp_tcache_lock_slow(tc);
 	if (tc->asym)
-		__atomic_store_n(&tc->stop, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&tc->v.stop, 1, __ATOMIC_RELAXED);
 }
 
 /* After the membarrier: the owner is out of any call, and stays out. */
@@ -126,7 +127,7 @@ static void hold_wait(struct pp_tcache *tc)
 {
 	if (!tc->asym)
 		return;
-	for (int i = 0; __atomic_load_n(&tc->busy, __ATOMIC_ACQUIRE); i++) {
+	for (int i = 0; __atomic_load_n(&tc->v.busy, __ATOMIC_ACQUIRE); i++) {
 		if (i < 128)
 			cpu_relax();
 		else
@@ -145,7 +146,7 @@ void pp_tcache_hold(struct pp_tcache *tc)
 void pp_tcache_release(struct pp_tcache *tc)
 {
 	if (tc->asym)
-		__atomic_store_n(&tc->stop, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&tc->v.stop, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&tc->lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -173,7 +174,7 @@ void pp_tcache_release_all(struct pp_allocator *alloc)
 static struct pp_tcache *tcache_create(struct pp_allocator *alloc)
 {
 	size_t head = sizeof(struct pp_tcache) +
-		      alloc->nr_zones * sizeof(struct tcache_zone);
+		      alloc->nr_zones * sizeof(struct pp_tcache_zone_);
 	size_t stack = (size_t)alloc->tcache_size * sizeof(struct pp_page *);
 	struct pp_tcache *tc;
 	void *mem;
@@ -189,7 +190,7 @@ static struct pp_tcache *tcache_create(struct pp_allocator *alloc)
 	tc->nr_zones = alloc->nr_zones;
 	tc->alloc = alloc;
 	for (unsigned int i = 0; i < alloc->nr_zones; i++)
-		tc->z[i].stack = (struct pp_page **)((char *)mem + head +
+		tc->v.z[i].stack = (struct pp_page **)((char *)mem + head +
 						     i * stack);
 	return tc;
 }
@@ -213,8 +214,12 @@ struct pp_tcache *pp_tcache_get_slow(struct pp_allocator *alloc)
 		alloc->tcache_list = tc;
 		pthread_mutex_unlock(&alloc->tcache_list_lock);
 	}
-	pp_tcache_memo.id = alloc->id;
-	pp_tcache_memo.tc = tc;
+	pp_tcache_memo_.id = alloc->id;
+	pp_tcache_memo_.tc = tc;
+	/* The inline paths serve one zone, without the lock word and without
+	 * the debug builds' checks (page_debug_priv.h). */
+	pp_tcache_memo_.leaf = tc->asym && alloc->nr_zones == 1 &&
+			       PAGE_HOOKS_NOOP ? &tc->v : NULL;
 	return tc;
 }
 
@@ -223,7 +228,7 @@ void pp_tcache_drain_locked(struct pp_tcache *tc, bool remote)
 	struct pp_allocator *alloc = tc->alloc;
 
 	for (unsigned int i = 0; i < tc->nr_zones; i++) {
-		struct tcache_zone *tcz = &tc->z[i];
+		struct pp_tcache_zone_ *tcz = &tc->v.z[i];
 		struct pp_zone *z = &alloc->zones[i];
 
 		if (!tcz->count)
@@ -239,8 +244,8 @@ void pp_tcache_drain_locked(struct pp_tcache *tc, bool remote)
 void pp_tcache_fold_counters(struct pp_tcache *tc)
 {
 	for (unsigned int i = 0; i < tc->nr_zones; i++) {
-		struct pp_counters *from = &tc->z[i].c;
-		struct pp_counters *to = &tc->alloc->zones[i].retired;
+		struct pp_tcache_counters_ *from = &tc->v.z[i].c;
+		struct pp_tcache_counters_ *to = &tc->alloc->zones[i].retired;
 
 		zone_count(&to->alloc_calls, counter_read(&from->alloc_calls));
 		zone_count(&to->bulk_calls, counter_read(&from->bulk_calls));
@@ -279,9 +284,10 @@ void pp_tcache_destructor(void *arg)
 	pp_tcache_fold_counters(tc);
 	tcache_unlock(tc);
 	pthread_mutex_unlock(&alloc->tcache_list_lock);
-	if (pp_tcache_memo.tc == tc) {
-		pp_tcache_memo.id = 0;
-		pp_tcache_memo.tc = NULL;
+	if (pp_tcache_memo_.tc == tc) {
+		pp_tcache_memo_.id = 0;
+		pp_tcache_memo_.tc = NULL;
+		pp_tcache_memo_.leaf = NULL;
 	}
 	free(tc);
 }
@@ -300,7 +306,7 @@ unsigned long pp_tcache_drain_all(struct pp_allocator *alloc)
 	pp_tcache_hold_all(alloc);
 	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next) {
 		for (unsigned int i = 0; i < tc->nr_zones; i++)
-			moved += tc->z[i].count;
+			moved += tc->v.z[i].count;
 		pp_tcache_drain_locked(tc, tc != self);
 	}
 	pp_tcache_release_all(alloc);

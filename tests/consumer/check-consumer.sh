@@ -31,9 +31,15 @@ incdir=$(pkg-config --variable=includedir pagepool)/pagepool
 for h in "$incdir"/*.h; do echo "#include <pagepool/$(basename "$h")>"; done >"$root/all.c"
 gcc -std=gnu11 $(pkg-config --cflags pagepool) -aux-info "$root/aux.txt" \
 	-c "$root/all.c" -o "$root/all.o"
-declared() { # declared FILE-PATTERN: the functions the matching headers declare
-	grep "/include/pagepool/$1:[0-9]*:NC \\*/" "$root/aux.txt" |
-		sed 's/.*[ *]\(pp_[A-Za-z0-9_]*\) (.*/\1/' | sort -u
+declared() { # declared FILE-PATTERN: what the matching headers declare
+	{
+		grep "/include/pagepool/$1:[0-9]*:NC \\*/" "$root/aux.txt" |
+			sed 's/.*[ *]\(pp_[A-Za-z0-9_]*\) (.*/\1/'
+		# Variables, which -aux-info does not list: "PP_API extern"
+		# declarations, the name last on the line.
+		grep -h '^PP_API extern ' $(ls "$incdir"/*.h | grep "/$1\$") |
+			sed 's/.*[ *]\(pp_[A-Za-z0-9_]*\)$/\1/' || true
+	} | sort -u
 }
 exported() { # exported LIB: every symbol its dynamic table defines
 	nm -D --defined-only "$libdir/$1" |
