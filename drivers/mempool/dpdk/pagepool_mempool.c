@@ -277,6 +277,12 @@ static int pagepool_enqueue(struct rte_mempool *mp, void *const *obj_table,
 	if (PP_UNLIKELY(!ops_usable("enqueue")))
 		return -ENOTSUP;
 	p = mp->pool_data;
+	if (n == 1 && !PP_DEBUG && PP_LIKELY(p->foreign == NULL)) {
+		/* A put of one (rte_pktmbuf_free() without a mempool
+		 * cache): the single-page free, no scratch array. */
+		pp_free_page(p->alloc, obj_to_page(p, obj_table[0]));
+		return 0;
+	}
 	while (n) {
 		unsigned int c = n < SCRATCH_MAX ? n : SCRATCH_MAX;
 
@@ -402,6 +408,19 @@ static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
 	if (PP_UNLIKELY(!ops_usable("dequeue")))
 		return -ENOTSUP;
 	p = mp->pool_data;
+	if (n == 1 && PP_LIKELY(p->foreign == NULL)) {
+		/* A get of one: the single-page call, which the bulk call
+		 * would end in anyway; it too drains every thread's cache
+		 * before it fails. */
+		struct pp_page *page = pp_alloc_page(p->alloc);
+
+		if (PP_UNLIKELY(!page)) {
+			count_teardown_miss(mp, p, 1);
+			return -ENOBUFS;
+		}
+		obj_table[0] = page_to_obj(p, page);
+		return 0;
+	}
 	if (PP_UNLIKELY(n > SCRATCH_MAX)) {
 		/* DPDK's get reports the error itself. */
 		pages = pp_os_malloc(n * sizeof(*pages));
