@@ -262,14 +262,9 @@ objs_sort_free(struct rte_mempool *mp, struct pagepool_mp *p,
 		foreign_put(mp, p, foreign, nf);
 }
 
-/*
- * enqueue: never fails. The objects become pages, a shift and a mask
- * each, and go to the allocator in one bulk free per SCRATCH_MAX; the
- * calling thread's cache takes them and, when full, gives a batch to the
- * zone.
- */
-static int pagepool_enqueue(struct rte_mempool *mp, void *const *obj_table,
-			    unsigned int n)
+/* enqueue of several objects, or in a pool with foreign objects. */
+static __attribute__((noinline)) int
+enqueue_bulk(struct rte_mempool *mp, void *const *obj_table, unsigned int n)
 {
 	struct pp_page *pages[SCRATCH_MAX];
 	struct pagepool_mp *p;
@@ -277,12 +272,6 @@ static int pagepool_enqueue(struct rte_mempool *mp, void *const *obj_table,
 	if (PP_UNLIKELY(!ops_usable("enqueue")))
 		return -ENOTSUP;
 	p = mp->pool_data;
-	if (n == 1 && !PP_DEBUG && PP_LIKELY(p->foreign == NULL)) {
-		/* A put of one (rte_pktmbuf_free() without a mempool
-		 * cache): the single-page free, no scratch array. */
-		pp_free_page(p->alloc, obj_to_page(p, obj_table[0]));
-		return 0;
-	}
 	while (n) {
 		unsigned int c = n < SCRATCH_MAX ? n : SCRATCH_MAX;
 
@@ -296,6 +285,27 @@ static int pagepool_enqueue(struct rte_mempool *mp, void *const *obj_table,
 		obj_table += c;
 		n -= c;
 	}
+	return 0;
+}
+
+/*
+ * enqueue: never fails. The objects become pages, a shift and a mask
+ * each, and go to the allocator in one bulk free per SCRATCH_MAX; the
+ * calling thread's cache takes them and, when full, gives a batch to the
+ * zone. A put of one (rte_pktmbuf_free() without a mempool cache, once
+ * per packet) is the single-page free, and this function stays small
+ * enough for it to save no register: the scratch array and the loop are
+ * in enqueue_bulk().
+ */
+static int pagepool_enqueue(struct rte_mempool *mp, void *const *obj_table,
+			    unsigned int n)
+{
+	const struct pagepool_mp *p = mp->pool_data;
+
+	if (PP_UNLIKELY(n != 1 || PP_DEBUG || !pools_here ||
+			p->foreign != NULL))
+		return enqueue_bulk(mp, obj_table, n);
+	pp_free_page(p->alloc, obj_to_page(p, obj_table[0]));
 	return 0;
 }
 
@@ -397,8 +407,8 @@ dequeue_mixed(struct pagepool_mp *p, void **obj_table,
  * on the heap above that (only for applications that get more than that
  * in one call).
  */
-static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
-			    unsigned int n)
+static __attribute__((noinline)) int
+dequeue_bulk(struct rte_mempool *mp, void **obj_table, unsigned int n)
 {
 	struct pp_page *stack[SCRATCH_MAX], **pages = stack;
 	struct pagepool_mp *p;
@@ -408,19 +418,6 @@ static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
 	if (PP_UNLIKELY(!ops_usable("dequeue")))
 		return -ENOTSUP;
 	p = mp->pool_data;
-	if (n == 1 && PP_LIKELY(p->foreign == NULL)) {
-		/* A get of one: the single-page call, which the bulk call
-		 * would end in anyway; it too drains every thread's cache
-		 * before it fails. */
-		struct pp_page *page = pp_alloc_page(p->alloc);
-
-		if (PP_UNLIKELY(!page)) {
-			count_teardown_miss(mp, p, 1);
-			return -ENOBUFS;
-		}
-		obj_table[0] = page_to_obj(p, page);
-		return 0;
-	}
 	if (PP_UNLIKELY(n > SCRATCH_MAX)) {
 		/* DPDK's get reports the error itself. */
 		pages = pp_os_malloc(n * sizeof(*pages));
@@ -444,6 +441,28 @@ static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
 	if (PP_UNLIKELY(pages != stack))
 		free(pages);
 	return ret;
+}
+
+/*
+ * A get of one object (rte_pktmbuf_alloc() without a mempool cache): the
+ * single-page call, which the bulk call would end in anyway; it too
+ * drains every thread's cache before it fails.
+ */
+static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
+			    unsigned int n)
+{
+	struct pagepool_mp *p = mp->pool_data;
+	struct pp_page *page;
+
+	if (PP_UNLIKELY(n != 1 || !pools_here || p->foreign != NULL))
+		return dequeue_bulk(mp, obj_table, n);
+	page = pp_alloc_page(p->alloc);
+	if (PP_UNLIKELY(!page)) {
+		count_teardown_miss(mp, p, 1);
+		return -ENOBUFS;
+	}
+	obj_table[0] = page_to_obj(p, page);
+	return 0;
 }
 
 /*
