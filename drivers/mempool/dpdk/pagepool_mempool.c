@@ -82,10 +82,10 @@
  * The scratch array of a get or put of up to SMALL_MAX objects (a burst):
  * 512 bytes of stack. Not SCRATCH_MAX for all: a frame of 8 KiB puts the
  * array just over 8 KiB below the caller's, where its burst array
- * usually is (testpmd's), and loads from one and stores to the other
- * then alias in the CPU's 4 KiB-granular store forwarding check; with
- * that frame a get and put of 32 cost 1.3x to 1.7x as much (measured
- * with a copy of these loops over the allocator).
+ * usually is (testpmd's), so that loads from one and stores to the other
+ * are a multiple of 4 KiB apart plus a little, which the CPU's
+ * store-forwarding check (on the low 12 address bits) takes for a
+ * dependency.
  */
 #define SMALL_MAX 64
 
