@@ -330,7 +330,7 @@ static int pagepool_enqueue(struct rte_mempool *mp, void *const *obj_table,
 	if (PP_UNLIKELY(!ops_usable("enqueue")))
 		return -ENOTSUP;
 	p = mp->pool_data;
-	if (PP_UNLIKELY(n != 1 || PP_DEBUG || p->foreign != NULL)) {
+	if (n != 1 || PP_DEBUG || p->foreign != NULL) {
 		if (n <= SMALL_MAX)
 			enqueue_small(mp, obj_table, n);
 		else
@@ -505,7 +505,7 @@ static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
 	if (PP_UNLIKELY(!ops_usable("dequeue")))
 		return -ENOTSUP;
 	p = mp->pool_data;
-	if (PP_UNLIKELY(n != 1 || p->foreign != NULL)) {
+	if (n != 1 || p->foreign != NULL) {
 		if (n <= SMALL_MAX)
 			return dequeue_small(mp, obj_table, n);
 		return dequeue_big(mp, obj_table, n);
