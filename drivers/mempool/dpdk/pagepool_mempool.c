@@ -399,8 +399,22 @@ static inline void pages_to_objs(const struct pagepool_mp *p,
 				 struct pp_page *const *pages,
 				 void **obj_table, unsigned int n)
 {
-	for (unsigned int i = 0; i < n; i++)
-		obj_table[i] = page_to_obj(p, pages[i]);
+	/*
+	 * page_to_obj() with the pool's fields in registers: DPDK builds
+	 * with -fno-strict-aliasing, so each store to @obj_table could
+	 * change *p as far as the compiler knows, and it would load them
+	 * again for every object.
+	 */
+	const uintptr_t base = p->base;
+	const struct pp_page *first = p->first;
+	const uint16_t *obj_off = p->obj_off;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uintptr_t idx = (uintptr_t)(pages[i] - first);
+
+		obj_table[i] = (void *)(base + (idx << PP_PAGE_SHIFT) +
+					obj_off[idx & (COLOUR_SLOTS - 1)]);
+	}
 }
 
 /*
