@@ -6,14 +6,17 @@
  *
  * The object model (doc/dpdk-mempool.md has the long form): every mempool
  * object occupies one 4 KiB page of a pagepool arena, at a cache-line
- * colour offset inside it. A free object is either in its lcore's
- * magazine (object pointers, like the allocator's thread caches hold
- * pages) or a free page of the pool's own pagepool allocator. Magazines
- * refill with pp_alloc_pages_bulk_array() and spill with
- * pp_free_pages_bulk(), a batch at a time. Object pointer and page
- * descriptor convert with a shift and a mask, because an arena's
- * descriptors are one dense array (pp_page.h) and this pool's arena has
- * one zone.
+ * colour offset inside it. A free object is a free page of the pool's
+ * own pagepool allocator, and that allocator's thread caches are the
+ * driver's per-lcore caches: enqueue converts objects to pages and calls
+ * pp_free_pages_bulk(), dequeue calls pp_alloc_pages_bulk_array() and
+ * converts the pages back, with no cache of the driver's own in between.
+ * Object pointer and page descriptor convert with a shift and a mask,
+ * because an arena's descriptors are one dense array (pp_page.h) and
+ * this pool's arena has one zone. The caches are sized from the pool
+ * (cache_sizes_for()); a thread that finds the pool dry drains every
+ * other thread's cache in the allocator's single-page path, so a get
+ * fails only when no free object is left anywhere.
  *
  * The pool owns: one arena (2 MiB pages, 4 KiB as a fallback), one
  * allocator over it, one DMA domain that gives each page its IOVA, and a
@@ -30,15 +33,15 @@
  * real IOVA or RTE_BAD_IOVA. Such a chunk is not arena memory, so its
  * objects cannot be pages of the allocator. populate slices it with
  * DPDK's own helper (rte_mempool_op_populate_helper(), as ring_mp_mc
- * does) and those objects, when they leave the magazines, go to a
- * second store: a ring of object pointers that holds every object of
- * the pool (created at the first foreign chunk). The magazines hold
- * pointers and so hold either kind; only the allocator side sorts them,
- * by address (inside the arena or not). A pool populated from the arena
- * alone has no ring and pays one NULL test per spill or refill batch.
- * Rejected: refusing foreign chunks (what the driver did; DPDK's own
- * mempool_autotest populates with anonymous memory) and copying the
- * chunk's objects into arena pages (their addresses are the caller's).
+ * does) and those objects, when free, sit in a second store: a ring of
+ * object pointers that holds every object of the pool (created at the
+ * first foreign chunk). A put sorts objects by address (inside the arena
+ * or not); a get takes what the allocator has and the rest from the
+ * ring. A pool populated from the arena alone has no ring and pays one
+ * NULL test per call. Rejected: refusing foreign chunks (what the driver
+ * did; DPDK's own mempool_autotest populates with anonymous memory) and
+ * copying the chunk's objects into arena pages (their addresses are the
+ * caller's).
  *
  * State is process-local (malloc, pointers into this process's mappings):
  * secondary processes are not supported, and every op says so and fails.
@@ -48,10 +51,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <linux/membarrier.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -59,9 +58,7 @@
 #include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_mempool.h>
-#include <rte_pause.h>
 #include <rte_ring.h>
-#include <rte_spinlock.h>
 
 #include <pagepool/pagepool.h>
 
@@ -72,88 +69,44 @@
 #define PAGEPOOL_OPS_NAME "pagepool"
 
 /*
- * Objects converted per step of enqueue and dequeue: the scratch array of
- * descriptors lives on the stack. 64 is the allocator's refill batch
- * (pp_allocator_opts.thread_cache_batch default), so a chunk is at most
- * one refill.
+ * Pages per bulk call of enqueue and dequeue, in a scratch array on the
+ * stack (8 KiB): DPDK's biggest cache refill, a full cache (512) plus a
+ * request up to the same size, which it serves through the cache, so
+ * that every call a mempool cache makes is one allocator call. Only an
+ * application that gets or puts more in one call (with no cache) takes
+ * several, or for a get, a scratch array on the heap.
  */
+#define SCRATCH_MAX (2 * RTE_MEMPOOL_CACHE_MAX_SIZE)
+
+/*
+ * The scratch array of a get or put of up to SMALL_MAX objects (a burst):
+ * 512 bytes of stack. Not SCRATCH_MAX for all: a frame of 8 KiB puts the
+ * array just over 8 KiB below the caller's, where its burst array
+ * usually is (testpmd's), so that loads from one and stores to the other
+ * are a multiple of 4 KiB apart plus a little, which the CPU's
+ * store-forwarding check (on the low 12 address bits) takes for a
+ * dependency.
+ */
+#define SMALL_MAX 64
+
+/* Pages per bulk free when the whole arena goes back at teardown. */
 #define CHUNK 64
 
 /*
- * The per-lcore magazine: object pointers in front of the allocator, as
- * the allocator's thread caches are pages in front of its zone. Its
- * capacity is the pool's size over twice the EAL's lcores, at most
- * MAG_MAX, so that magazines together hold at most half the pool and
- * lcores rarely have to drain each other. MAG_MAX is twice DPDK's largest
+ * Sizing of the allocator's thread caches (cache_sizes_for()). A cache
+ * holds the pool's size over twice the EAL's lcores, so that the caches
+ * of all lcores together hold at most half the pool and lcores rarely
+ * have to drain each other; at most TCACHE_MAX, twice DPDK's largest
  * cache flush (1.5 x RTE_MEMPOOL_CACHE_MAX_SIZE = 768, rounded up to a
- * power of two): requests up to half the capacity use the magazine,
- * bigger ones go to the allocator (they would empty or flush it at
- * once). A refill takes the shortfall plus MAG_BATCH, the allocator's
- * own batch. Below MAG_MIN a magazine is not worth having.
+ * power of two), so that a flush lands in the cache without a trip to
+ * the zone; and at least TCACHE_MIN, since a smaller cache only turns
+ * calls into zone-lock round trips (the allocator has no cache-less
+ * mode: 0 means its default, 512).
  */
-#define MAG_MAX 2048
-#define MAG_MIN 16
-#define MAG_BATCH 64
-
-/*
- * A magazine is used by its owner lcore on every call and by another
- * lcore only when that one drains it because the pool ran dry. The owner
- * pays no atomic read-modify-write for that rare case: it marks itself
- * busy with a plain store and then checks for a drainer, and a drainer
- * raises stop and then runs membarrier(), which puts a full barrier on
- * every CPU that runs one of our threads, before it reads busy (the
- * asymmetric Dekker of userspace RCU). So either the drainer sees busy
- * and waits, or the owner sees stop and steps back. Where membarrier is
- * missing, both sides use a lock word instead (mag_asym false).
- */
-struct mag {
-	uint32_t busy;  /* owner inside; lock word when !mag_asym */
-	uint32_t stop;  /* a drainer wants the magazine */
-	uint32_t len;
-	void *objs[];   /* mag_cap entries */
-} __rte_cache_aligned;
-
-/*
- * The EAL's lcore id, read with the initial-exec TLS model: the EAL is
- * loaded with the application, so its TLS block is static, and this
- * plugin (loaded later with dlopen) would otherwise reach it through
- * __tls_get_addr on every call.
- */
-extern __thread unsigned int per_lcore__lcore_id
-	__attribute__((tls_model("initial-exec")));
-
-static inline unsigned int lcore_id(void)
-{
-	return per_lcore__lcore_id;
-}
-
-/*
- * Object pointers between magazine and caller. The fast paths take up to
- * COPY_INLINE_MAX with a plain copy loop, four at a time, then the rest
- * (the two never overlap); they are built with LEAF_COPY, which keeps
- * gcc from turning the loop into a memmove call, so that with no call
- * they save no registers. Bigger bulks go through the slow paths, where
- * memcpy's wide vector loop (chosen at run time) beats this SSE2 one.
- * 32 is DPDK's usual burst (testpmd's default); a bigger bulk is long
- * enough for the call and the saved registers to pay for themselves.
- */
-#define LEAF_COPY __attribute__((optimize("no-tree-loop-distribute-patterns")))
-#define COPY_INLINE_MAX 32
-
-static inline void objs_copy_small(void **restrict dst,
-				   void *const *restrict src, unsigned int n)
-{
-	for (; n >= 4; n -= 4, dst += 4, src += 4) {
-		void *a = src[0], *b = src[1], *c = src[2], *d = src[3];
-
-		dst[0] = a;
-		dst[1] = b;
-		dst[2] = c;
-		dst[3] = d;
-	}
-	for (; n; n--)
-		*dst++ = *src++;
-}
+#define TCACHE_MAX 2048
+#define TCACHE_MIN 16
+/* The allocator's default batch, the kernel's pcp batch. */
+#define TCACHE_BATCH 64
 
 #define PMP_LOG(level, fmt, ...)                                            \
 	RTE_LOG(level, MEMPOOL, "pagepool: " fmt "\n", ##__VA_ARGS__)
@@ -180,8 +133,8 @@ struct pagepool_mp {
 	struct rte_ring *foreign;    /* free foreign objects; NULL: none yet */
 	uint32_t nr_pages;           /* pages in the arena */
 	uint32_t nr_colours;         /* see obj_offset() */
-	/* Object offset in page i: obj_off[i % COLOUR_SLOTS]. Read by
-	 * refills and debug checks, not by the magazine fast paths. */
+	/* Object offset in page i: obj_off[i % COLOUR_SLOTS]; read by
+	 * every dequeue, for each page it turns into an object. */
 	uint16_t obj_off[COLOUR_SLOTS];
 
 	/* Cold: setup and teardown. */
@@ -193,86 +146,7 @@ struct pagepool_mp {
 	int app_socket;              /* mp->socket_id while the heap's is lent */
 	bool heap_added;             /* the arena is in the external heap */
 	char heap_name[HEAP_NAME_LEN];
-	struct mag *mag_of[RTE_MAX_LCORE]; /* NULL: no EAL lcore there */
-	uint32_t mag_cap;            /* objects a magazine holds */
-	uint32_t mag_direct;         /* bigger requests skip the magazine */
-	void *mags;                  /* one block for all magazines */
-	rte_spinlock_t drain_lock;   /* one drainer at a time */
 };
-
-/* Set once, at the first alloc: membarrier(PRIVATE_EXPEDITED) works. */
-static bool mag_asym;
-
-static void membarrier_probe(void)
-{
-	static bool probed;
-
-	if (probed)
-		return;
-	probed = true;
-	mag_asym = syscall(__NR_membarrier,
-			   MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0;
-	if (!mag_asym)
-		PMP_LOG(INFO, "membarrier(PRIVATE_EXPEDITED) unavailable (%s): lcore magazines use a lock word",
-			strerror(errno));
-}
-
-/* The owner lcore enters its magazine. */
-static inline void mag_enter(struct mag *m)
-{
-	if (PP_UNLIKELY(!mag_asym)) {
-		/* Pairs with the release in mag_exit(). */
-		while (__atomic_exchange_n(&m->busy, 1, __ATOMIC_ACQUIRE))
-			rte_pause();
-		return;
-	}
-	for (;;) {
-		__atomic_store_n(&m->busy, 1, __ATOMIC_RELAXED);
-		/*
-		 * Compiler order only: the drainer's membarrier() supplies
-		 * the CPU barrier between the store above and the load below.
-		 * The acquire pairs with the drainer's release of stop, so
-		 * the owner sees the emptied magazine.
-		 */
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (PP_LIKELY(!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)))
-			return;
-		__atomic_store_n(&m->busy, 0, __ATOMIC_RELEASE);
-		while (__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE))
-			rte_pause();
-	}
-}
-
-/* Release pairs with the drainer's acquire load of busy (and the
- * next owner entry's exchange in lock-word mode). */
-static inline void mag_exit(struct mag *m)
-{
-	__atomic_store_n(&m->busy, 0, __ATOMIC_RELEASE);
-}
-
-/* A drainer takes a magazine; the caller holds drain_lock. */
-static void mag_steal(struct mag *m)
-{
-	if (!mag_asym) {
-		mag_enter(m);
-		return;
-	}
-	__atomic_store_n(&m->stop, 1, __ATOMIC_RELAXED);
-	syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0);
-	/* Pairs with the release in mag_exit(): the owner's writes. */
-	while (__atomic_load_n(&m->busy, __ATOMIC_ACQUIRE))
-		rte_pause();
-}
-
-static void mag_unsteal(struct mag *m)
-{
-	if (!mag_asym) {
-		mag_exit(m);
-		return;
-	}
-	/* Pairs with the owner's acquire load of stop in mag_enter(). */
-	__atomic_store_n(&m->stop, 0, __ATOMIC_RELEASE);
-}
 
 /*
  * Set by the first successful alloc in this process. A secondary process
@@ -368,65 +242,139 @@ static void foreign_put(struct rte_mempool *mp, struct pagepool_mp *p,
 }
 
 /*
- * Free @n objects into the store they belong to: arena objects' pages
- * into the allocator, foreign objects (only in pools that have some)
- * into the ring.
+ * Free @n objects: arena objects' pages into the allocator (the calling
+ * thread's cache takes them), foreign objects into the ring. Only pools
+ * with foreign objects and debug builds get here: the others convert
+ * without looking at each pointer.
  */
 static __attribute__((noinline)) void
-objs_to_allocator(struct rte_mempool *mp, struct pagepool_mp *p,
-		  void *const *obj_table, unsigned int n)
+objs_sort_free(struct rte_mempool *mp, struct pagepool_mp *p,
+	       void *const *obj_table, struct pp_page **pages, unsigned int n)
 {
-	struct pp_page *pages[CHUNK];
-	void *foreign[CHUNK];
+	void *foreign[SCRATCH_MAX];
+	unsigned int nf = 0;
 
-	while (n) {
-		unsigned int c = n < CHUNK ? n : CHUNK, nf = 0;
-
-		for (unsigned int i = 0; i < c; i++) {
-			if (PP_UNLIKELY(p->foreign != NULL) &&
-			    !obj_in_arena(p, obj_table[i])) {
-				foreign[nf++] = obj_table[i];
-				pages[i] = NULL;
-				continue;
-			}
-			pages[i] = obj_to_page(p, obj_table[i]);
-			if (PP_DEBUG && PP_UNLIKELY(!obj_valid(p, obj_table[i]))) {
-				PMP_LOG(ERR, "put of %p into pool '%s', which does not own it; ignored: put objects back into the pool they came from",
-					obj_table[i], mp->name);
-				pages[i] = NULL;
-			}
+	for (unsigned int i = 0; i < n; i++) {
+		pages[i] = NULL;
+		if (p->foreign && !obj_in_arena(p, obj_table[i])) {
+			foreign[nf++] = obj_table[i];
+			continue;
 		}
-		/* Cannot fail: pages go to this thread's cache or the zone;
-		 * the NULL entries (foreign objects) are skipped. */
-		pp_free_pages_bulk(p->alloc, pages, c);
-		if (nf)
-			foreign_put(mp, p, foreign, nf);
+		if (PP_DEBUG && PP_UNLIKELY(!obj_valid(p, obj_table[i]))) {
+			PMP_LOG(ERR, "put of %p into pool '%s', which does not own it; ignored: put objects back into the pool they came from",
+				obj_table[i], mp->name);
+			continue;
+		}
+		pages[i] = obj_to_page(p, obj_table[i]);
+	}
+	/* The NULL entries (foreign objects, rejects) are skipped. */
+	pp_free_pages_bulk(p->alloc, pages, n);
+	if (nf)
+		foreign_put(mp, p, foreign, nf);
+}
+
+/*
+ * Put @n objects, in bulk frees of up to @max pages through @pages.
+ * Inlined into the two scratch sizes below.
+ */
+static inline void objs_put(struct rte_mempool *mp, struct pagepool_mp *p,
+			    void *const *obj_table, unsigned int n,
+			    struct pp_page **pages, unsigned int max)
+{
+	while (n) {
+		unsigned int c = n < max ? n : max;
+
+		if (PP_UNLIKELY(PP_DEBUG || p->foreign)) {
+			objs_sort_free(mp, p, obj_table, pages, c);
+		} else {
+			for (unsigned int i = 0; i < c; i++)
+				pages[i] = obj_to_page(p, obj_table[i]);
+			pp_free_pages_bulk(p->alloc, pages, c);
+		}
 		obj_table += c;
 		n -= c;
 	}
 }
 
+/* A burst: a scratch array of SMALL_MAX (see there). */
+static __attribute__((noinline)) void
+enqueue_small(struct rte_mempool *mp, void *const *obj_table, unsigned int n)
+{
+	struct pp_page *pages[SMALL_MAX];
+
+	objs_put(mp, mp->pool_data, obj_table, n, pages, SMALL_MAX);
+}
+
+/* A mempool cache's flush, or more: SCRATCH_MAX at a time. */
+static __attribute__((noinline)) void
+enqueue_big(struct rte_mempool *mp, void *const *obj_table, unsigned int n)
+{
+	struct pp_page *pages[SCRATCH_MAX];
+
+	objs_put(mp, mp->pool_data, obj_table, n, pages, SCRATCH_MAX);
+}
+
 /*
- * Fill @pages[0..c) completely, or return fewer. The bulk call returns
+ * enqueue: never fails. The objects become pages, a subtraction and a
+ * shift each, and go to the allocator in bulk frees; the calling
+ * thread's cache takes them and, when full, gives a batch to the zone.
+ * A put of one (rte_pktmbuf_free() without a mempool cache) is the
+ * single-page free, and this function stays small enough for it to save
+ * no register: the scratch arrays and loops are in the callees.
+ */
+static int pagepool_enqueue(struct rte_mempool *mp, void *const *obj_table,
+			    unsigned int n)
+{
+	const struct pagepool_mp *p;
+
+	if (PP_UNLIKELY(!ops_usable("enqueue")))
+		return -ENOTSUP;
+	p = mp->pool_data;
+	if (n != 1 || PP_DEBUG || p->foreign != NULL) {
+		if (n <= SMALL_MAX)
+			enqueue_small(mp, obj_table, n);
+		else
+			enqueue_big(mp, obj_table, n);
+		return 0;
+	}
+	pp_free_page(p->alloc, obj_to_page(p, obj_table[0]));
+	return 0;
+}
+
+/*
+ * Fill @pages[0..n) completely, or return fewer. The bulk call returns
  * what the thread cache and one zone refill give; called again it fills
- * only the NULL entries, and once a single page is missing it takes the
- * single-page path, which drains other threads' caches before it gives
- * up. So the loop stops short only when no free page is left anywhere.
+ * only the NULL entries, and once a single page is missing (or the zone
+ * is below its watermark) it takes the single-page path, which drains
+ * every thread's cache before it gives up. So the loop stops short only
+ * when no free page is left anywhere.
  */
 static unsigned int take_pages(struct pp_allocator *alloc,
-			       struct pp_page **pages, unsigned int c)
+			       struct pp_page **pages, unsigned int n)
 {
 	unsigned long got, prev;
 
-	memset(pages, 0, c * sizeof(*pages));
-	got = pp_alloc_pages_bulk_array(alloc, (int)c, pages);
-	while (PP_UNLIKELY(got < c)) {
+	memset(pages, 0, n * sizeof(*pages));
+	got = pp_alloc_pages_bulk_array(alloc, (int)n, pages);
+	while (PP_UNLIKELY(got < n)) {
 		prev = got;
-		got = pp_alloc_pages_bulk_array(alloc, (int)c, pages);
+		got = pp_alloc_pages_bulk_array(alloc, (int)n, pages);
 		if (got == prev)
 			break;
 	}
 	return (unsigned int)got;
+}
+
+/* Move the non-NULL entries of @pages[0..n) to the front; returns how
+ * many there are. */
+static unsigned int pages_compact(struct pp_page **pages, unsigned int n)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (pages[i])
+			pages[k++] = pages[i];
+	return k;
 }
 
 /*
@@ -444,343 +392,152 @@ static void count_teardown_miss(struct rte_mempool *mp, struct pagepool_mp *p,
 }
 
 /*
- * Take @n pages into @pages in CHUNK-sized bulk calls; all or nothing.
+ * @n objects into @obj_table from @pages[0..n), which the allocator
+ * filled. Written only now, on success (see pagepool_dequeue()).
  */
-static int take_all(struct pagepool_mp *p, struct pp_page **pages,
-		    unsigned int n)
+static inline void pages_to_objs(const struct pagepool_mp *p,
+				 struct pp_page *const *pages,
+				 void **obj_table, unsigned int n)
 {
-	for (unsigned int done = 0; done < n;) {
-		unsigned int c = n - done < CHUNK ? n - done : CHUNK;
-		unsigned int got = take_pages(p->alloc, pages + done, c);
+	/*
+	 * page_to_obj() with the pool's fields in registers: DPDK builds
+	 * with -fno-strict-aliasing, so each store to @obj_table could
+	 * change *p as far as the compiler knows, and it would load them
+	 * again for every object.
+	 */
+	const uintptr_t base = p->base;
+	const struct pp_page *first = p->first;
+	const uint16_t *obj_off = p->obj_off;
 
-		if (PP_UNLIKELY(got < c)) {
-			/* NULL entries are skipped by the bulk free. */
-			pp_free_pages_bulk(p->alloc, pages, done + c);
-			return -ENOBUFS;
-		}
-		done += c;
+	for (unsigned int i = 0; i < n; i++) {
+		uintptr_t idx = (uintptr_t)(pages[i] - first);
+
+		obj_table[i] = (void *)(base + (idx << PP_PAGE_SHIFT) +
+					obj_off[idx & (COLOUR_SLOTS - 1)]);
 	}
-	return 0;
 }
 
 /*
- * As many of @n pages as the allocator has, into @pages[0..return).
- * Pools with foreign objects only: the shortfall comes from the ring.
- */
-static unsigned int take_upto(struct pagepool_mp *p, struct pp_page **pages,
-			      unsigned int n)
-{
-	for (unsigned int done = 0; done < n;) {
-		unsigned int c = n - done < CHUNK ? n - done : CHUNK;
-		unsigned int got = take_pages(p->alloc, pages + done, c);
-
-		if (PP_UNLIKELY(got < c)) {
-			unsigned int k = done;
-
-			/* Close up any NULL gaps the bulk calls left. */
-			for (unsigned int i = done; i < done + c; i++)
-				if (pages[i])
-					pages[k++] = pages[i];
-			return k;
-		}
-		done += c;
-	}
-	return n;
-}
-
-/* DPDK's biggest cache refill: a full cache (512) plus a request up to
- * the same size, which it serves through the cache. */
-#define SCRATCH_MAX (2 * RTE_MEMPOOL_CACHE_MAX_SIZE)
-
-static int objs_into_slots(struct pagepool_mp *p, void **slots,
-			   unsigned int n);
-
-/*
- * @n objects straight from the allocator (and the foreign ring), all or
- * nothing; @obj_table is written only on success. The objects gather in
- * a scratch array first: on the stack up to SCRATCH_MAX, on the heap
- * above that (only for applications that get more than that in one
- * call).
+ * A pool with foreign objects: what the allocator has, the rest from the
+ * ring, all or nothing. The ring's part goes straight to the tail of
+ * @obj_table (a failed ring dequeue writes nothing), the pages' after
+ * it succeeded.
  */
 static __attribute__((noinline)) int
-objs_from_allocator(struct pagepool_mp *p, void **obj_table, unsigned int n)
+dequeue_mixed(struct pagepool_mp *p, void **obj_table,
+	      struct pp_page **pages, unsigned int n)
 {
-	void *stack[SCRATCH_MAX], **objs = stack;
-	int ret;
+	unsigned int got;
 
-	if (PP_UNLIKELY(n > SCRATCH_MAX)) {
-		/* The fast path's one allocation, for a bulk past the
-		 * stack scratch; DPDK's get reports the error itself. */
-		objs = pp_os_malloc(n * sizeof(*objs));
-		if (!objs)
-			return -ENOMEM;
-	}
-	ret = objs_into_slots(p, objs, n);
-	if (PP_LIKELY(ret == 0))
-		memcpy(obj_table, objs, n * sizeof(*obj_table));
-	if (PP_UNLIKELY(objs != stack))
-		free(objs);
-	return ret;
-}
-
-/*
- * The pool ran dry for this lcore: move every other lcore's magazine into
- * the allocator, where the next attempt finds the objects. The caller
- * holds no magazine lock (two lcores draining each other would deadlock).
- */
-static __attribute__((noinline)) void
-mags_drain_others(struct rte_mempool *mp, struct pagepool_mp *p,
-		  unsigned int self)
-{
-	rte_spinlock_lock(&p->drain_lock);
-	for (unsigned int i = 0; i < RTE_MAX_LCORE; i++) {
-		struct mag *m = p->mag_of[i];
-
-		/* Racy by nature: one that fills meanwhile is missed, as are
-		 * objects other lcores hold at this moment. */
-		if (!m || i == self ||
-		    !__atomic_load_n(&m->len, __ATOMIC_RELAXED))
-			continue;
-		mag_steal(m);
-		objs_to_allocator(mp, p, m->objs, m->len);
-		__atomic_store_n(&m->len, 0, __ATOMIC_RELAXED);
-		mag_unsteal(m);
-	}
-	rte_spinlock_unlock(&p->drain_lock);
-}
-
-/*
- * @n objects from the allocator into the free slots @slots (of a
- * magazine or a scratch array), all or nothing. The slots serve as the
- * allocator's page array first and are converted in place, so that a
- * refill needs no scratch array and no second copy. A pool with foreign
- * objects takes what the allocator has and the rest from the ring, or
- * gives the pages back. A failure leaves garbage in the slots, which are
- * past the magazine's length and so not objects.
- */
-static int objs_into_slots(struct pagepool_mp *p, void **slots,
-			   unsigned int n)
-{
-	struct pp_page **pages = (struct pp_page **)(void *)slots;
-	unsigned int got = n;
-
-	if (PP_LIKELY(p->foreign == NULL)) {
-		int ret = take_all(p, pages, n);
-
-		if (PP_UNLIKELY(ret))
-			return ret;
-	} else {
-		got = take_upto(p, pages, n);
-		/* The shortfall from the ring, all or nothing. */
-		if (got < n && rte_ring_mc_dequeue_bulk(p->foreign, slots + got,
-							n - got, NULL) == 0) {
-			pp_free_pages_bulk(p->alloc, pages, got);
-			return -ENOBUFS;
-		}
-	}
-	for (unsigned int i = 0; i < got; i++) {
-		struct pp_page *page;
-
-		/* Read as the type written (no aliasing games). */
-		memcpy(&page, &pages[i], sizeof(page));
-		slots[i] = page_to_obj(p, page);
-	}
-	return 0;
-}
-
-/*
- * Top up @m (locked) to at least @n objects, plus a batch when there is
- * room. Returns true when it holds @n.
- */
-static __attribute__((noinline)) bool
-mag_fill(struct pagepool_mp *p, struct mag *m, unsigned int n)
-{
-	unsigned int want = n - m->len + MAG_BATCH;
-
-	if (want > p->mag_cap - m->len)
-		want = p->mag_cap - m->len;
-	/* The batch is a bonus: settle for the shortfall if need be. */
-	if (objs_into_slots(p, m->objs + m->len, want) == 0) {
-		m->len += want;
-		return true;
-	}
-	want = n - m->len;
-	if (objs_into_slots(p, m->objs + m->len, want) == 0) {
-		m->len += want;
-		return true;
-	}
-	return false;
-}
-
-/*
- * The calling lcore's magazine when the fast path may use it for @n
- * objects, else NULL: the lcore has one, the request is small enough,
- * and the owner could enter it without waiting (asymmetric mode and no
- * drainer at work). On success the caller is inside and leaves with
- * mag_exit().
- */
-static inline struct mag *mag_fast_enter(const struct pagepool_mp *p,
-					 unsigned int n)
-{
-	unsigned int id = lcore_id();
-	struct mag *m;
-
-	if (PP_UNLIKELY(id >= RTE_MAX_LCORE || !mag_asym))
-		return NULL;
-	m = p->mag_of[id];
-	if (PP_UNLIKELY(!m || n > p->mag_direct))
-		return NULL;
-	__atomic_store_n(&m->busy, 1, __ATOMIC_RELAXED);
-	/* As in mag_enter(): the drainer's membarrier() orders the store
-	 * above before the load below; the acquire pairs with its release
-	 * of stop. */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (PP_UNLIKELY(__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE))) {
-		mag_exit(m);
-		return NULL;
-	}
-	return m;
-}
-
-/*
- * dequeue, everything but the fast path: refills, non-EAL threads, big
- * requests, lock-word mode, a drainer at work, the pool running dry.
- */
-static __attribute__((noinline)) int
-dequeue_slow(struct rte_mempool *mp, void **obj_table, unsigned int n)
-{
-	unsigned int id = lcore_id();
-	struct pagepool_mp *p;
-	struct mag *m;
-
-	if (PP_UNLIKELY(!ops_usable("dequeue")))
-		return -ENOTSUP;
-	p = mp->pool_data;
-	if (id >= RTE_MAX_LCORE || !p->mag_of[id] || n > p->mag_direct) {
-		/* Non-EAL threads and big requests: the allocator. */
-		if (objs_from_allocator(p, obj_table, n) == 0)
-			return 0;
-		mags_drain_others(mp, p, RTE_MAX_LCORE);
-		if (objs_from_allocator(p, obj_table, n) == 0)
-			return 0;
-		count_teardown_miss(mp, p, n);
+	take_pages(p->alloc, pages, n);
+	got = pages_compact(pages, n);
+	if (got < n && rte_ring_mc_dequeue_bulk(p->foreign, obj_table + got,
+						n - got, NULL) == 0) {
+		pp_free_pages_bulk(p->alloc, pages, got);
 		return -ENOBUFS;
 	}
-	m = p->mag_of[id];
-	mag_enter(m);
-	if (m->len < n && !mag_fill(p, m, n)) {
-		mag_exit(m);
-		mags_drain_others(mp, p, id);
-		mag_enter(m);
-		if (m->len < n && !mag_fill(p, m, n)) {
-			mag_exit(m);
-			count_teardown_miss(mp, p, n);
-			return -ENOBUFS;
-		}
-	}
-	m->len -= n;
-	memcpy(obj_table, m->objs + m->len, n * sizeof(*obj_table));
-	mag_exit(m);
+	pages_to_objs(p, pages, obj_table, got);
 	return 0;
 }
 
 /*
  * dequeue: all or nothing, as rte_mempool_ops_dequeue_bulk() requires:
- * when fewer than @n objects can be had anywhere (this lcore's magazine,
- * the allocator, other lcores' magazines and thread caches), nothing is
- * taken and the call returns -ENOBUFS (the ring driver's code;
- * rte_mempool_get_bulk() turns it into -ENOENT). A failed call leaves
- * @obj_table untouched: rte_mempool_do_generic_get() refills its cache
- * in place and, when that fails, counts the old entries as still there.
- *
- * The fast path (up to COPY_INLINE_MAX objects, which the magazine
- * holds) touches only caller-saved registers: everything else is one
- * tail call to dequeue_slow(), so that the common call saves and
- * restores nothing.
+ * when fewer than @n objects can be had anywhere (the allocator's zone
+ * and every thread's cache, and in a pool with foreign objects the
+ * ring), nothing is taken and the call returns -ENOBUFS (the ring
+ * driver's code; rte_mempool_get_bulk() turns it into -ENOENT). A failed
+ * call leaves @obj_table untouched: rte_mempool_do_generic_get() refills
+ * its cache in place and, when that fails, counts the old entries as
+ * still there. So the pages gather in a scratch array and become objects
+ * in @obj_table only once all are there: on the stack up to SCRATCH_MAX,
+ * on the heap above that (only for applications that get more than that
+ * in one call).
  */
-static LEAF_COPY int pagepool_dequeue(struct rte_mempool *mp,
-				      void **obj_table, unsigned int n)
+static inline int objs_get(struct rte_mempool *mp, struct pagepool_mp *p,
+			   void **obj_table, unsigned int n,
+			   struct pp_page **pages)
 {
-	struct mag *m;
+	unsigned int got;
+	int ret = 0;
 
-	if (PP_UNLIKELY(!pools_here || n > COPY_INLINE_MAX))
-		return dequeue_slow(mp, obj_table, n);
-	m = mag_fast_enter(mp->pool_data, n);
-	if (PP_UNLIKELY(!m))
-		return dequeue_slow(mp, obj_table, n);
-	if (PP_UNLIKELY(m->len < n)) {
-		mag_exit(m);
-		return dequeue_slow(mp, obj_table, n);
+	if (PP_UNLIKELY(p->foreign != NULL)) {
+		ret = dequeue_mixed(p, obj_table, pages, n);
+	} else {
+		got = take_pages(p->alloc, pages, n);
+		if (PP_LIKELY(got == n)) {
+			pages_to_objs(p, pages, obj_table, n);
+		} else {
+			/* NULL entries are skipped by the bulk free. */
+			pp_free_pages_bulk(p->alloc, pages, n);
+			ret = -ENOBUFS;
+		}
 	}
-	/* The top n: the most recently freed, still warm in cache. */
-	m->len -= n;
-	objs_copy_small(obj_table, m->objs + m->len, n);
-	mag_exit(m);
-	return 0;
+	if (PP_UNLIKELY(ret))
+		count_teardown_miss(mp, p, n);
+	return ret;
 }
 
-/* enqueue, everything but the fast path (see dequeue_slow()). */
+/* A burst: a scratch array of SMALL_MAX (see there). */
 static __attribute__((noinline)) int
-enqueue_slow(struct rte_mempool *mp, void *const *obj_table, unsigned int n)
+dequeue_small(struct rte_mempool *mp, void **obj_table, unsigned int n)
 {
-	unsigned int id = lcore_id();
-	struct pagepool_mp *p;
-	struct mag *m;
+	struct pp_page *pages[SMALL_MAX];
 
-	if (PP_UNLIKELY(!ops_usable("enqueue")))
+	return objs_get(mp, mp->pool_data, obj_table, n, pages);
+}
+
+/* A mempool cache's refill, or more. */
+static __attribute__((noinline)) int
+dequeue_big(struct rte_mempool *mp, void **obj_table, unsigned int n)
+{
+	struct pp_page *stack[SCRATCH_MAX], **pages = stack;
+	int ret;
+
+	if (PP_UNLIKELY(n > SCRATCH_MAX)) {
+		/* DPDK's get reports the error itself. */
+		pages = pp_os_malloc(n * sizeof(*pages));
+		if (!pages)
+			return -ENOMEM;
+	}
+	ret = objs_get(mp, mp->pool_data, obj_table, n, pages);
+	if (PP_UNLIKELY(pages != stack))
+		free(pages);
+	return ret;
+}
+
+/*
+ * A get of one object (rte_pktmbuf_alloc() without a mempool cache): the
+ * single-page call, which the bulk call would end in anyway; it too
+ * drains every thread's cache before it fails.
+ */
+static int pagepool_dequeue(struct rte_mempool *mp, void **obj_table,
+			    unsigned int n)
+{
+	struct pagepool_mp *p;
+	struct pp_page *page;
+
+	if (PP_UNLIKELY(!ops_usable("dequeue")))
 		return -ENOTSUP;
 	p = mp->pool_data;
-	if (id >= RTE_MAX_LCORE || !p->mag_of[id] || n > p->mag_direct) {
-		objs_to_allocator(mp, p, obj_table, n);
-		return 0;
+	if (n != 1 || p->foreign != NULL) {
+		if (n <= SMALL_MAX)
+			return dequeue_small(mp, obj_table, n);
+		return dequeue_big(mp, obj_table, n);
 	}
-	m = p->mag_of[id];
-	mag_enter(m);
-	if (m->len + n > p->mag_cap) {
-		unsigned int excess = m->len + n - p->mag_direct;
-
-		m->len -= excess;
-		objs_to_allocator(mp, p, m->objs + m->len, excess);
+	page = pp_alloc_page(p->alloc);
+	if (PP_UNLIKELY(!page)) {
+		count_teardown_miss(mp, p, 1);
+		return -ENOBUFS;
 	}
-	memcpy(m->objs + m->len, obj_table, n * sizeof(*obj_table));
-	m->len += n;
-	mag_exit(m);
+	obj_table[0] = page_to_obj(p, page);
 	return 0;
 }
 
 /*
- * enqueue: never fails. Into this lcore's magazine; when it would
- * overflow, the magazine first gives its top down to half full to the
- * allocator (mag_direct >= n, so that much is always there). The fast
- * path is dequeue's.
- */
-static LEAF_COPY int pagepool_enqueue(struct rte_mempool *mp,
-				      void *const *obj_table, unsigned int n)
-{
-	const struct pagepool_mp *p;
-	struct mag *m;
-
-	if (PP_UNLIKELY(!pools_here || n > COPY_INLINE_MAX))
-		return enqueue_slow(mp, obj_table, n);
-	p = mp->pool_data;
-	m = mag_fast_enter(p, n);
-	if (PP_UNLIKELY(!m))
-		return enqueue_slow(mp, obj_table, n);
-	if (PP_UNLIKELY(m->len + n > p->mag_cap)) {
-		mag_exit(m);
-		return enqueue_slow(mp, obj_table, n);
-	}
-	objs_copy_small(m->objs + m->len, obj_table, n);
-	m->len += n;
-	mag_exit(m);
-	return 0;
-}
-
-/*
- * Exact when no other lcore is inside enqueue or dequeue: the zone's free
- * pages plus every thread cache, each read under its lock, plus the
- * foreign ring, plus every magazine. Arena pages without an object stay allocated to the driver
- * and so are not counted.
+ * Exact when no other thread is inside enqueue or dequeue: the zone's
+ * free pages plus every thread cache, each read under its lock, plus
+ * the foreign ring. Arena pages without an object stay allocated to the
+ * driver and so are not counted.
  */
 static unsigned int pagepool_get_count(const struct rte_mempool *mp)
 {
@@ -796,11 +553,6 @@ static unsigned int pagepool_get_count(const struct rte_mempool *mp)
 			n += s.free_pages + s.thread_cache_pages;
 	if (p->foreign)
 		n += rte_ring_count(p->foreign);
-	/* Exact when the lcores are quiescent, like the rest. */
-	for (unsigned int i = 0; i < RTE_MAX_LCORE; i++)
-		if (p->mag_of[i])
-			n += __atomic_load_n(&p->mag_of[i]->len,
-					     __ATOMIC_RELAXED);
 	return (unsigned int)n;
 }
 
@@ -969,36 +721,30 @@ static void pagepool_teardown(struct rte_mempool *mp, struct pagepool_mp *p)
 	pp_dma_destroy(p->dma);
 	pp_arena_destroy(p->arena);
 	free(p->foreign);
-	free(p->mags);
 	free(p);
 }
 
-/* One magazine per EAL lcore, sized from the pool (see MAG_MAX). */
-static int mags_create(struct pagepool_mp *p, unsigned int pool_size)
+/*
+ * The allocator's thread caches for a pool of @pool_size objects (see
+ * TCACHE_MAX): the caches are the pool's per-lcore caches, so they are
+ * sized as such. The batch, what a refill takes beyond the request and a
+ * full cache gives back, is the allocator's default unless the cache is
+ * too small for it; then half the cache, so that a refill or a drain
+ * leaves room either way.
+ */
+static void cache_sizes_for(struct pp_allocator_opts *lo,
+			    unsigned int pool_size)
 {
-	unsigned int lcores = rte_lcore_count(), cap, i, k = 0;
-	size_t one;
+	unsigned int lcores = rte_lcore_count(), size;
 
-	cap = pool_size / (2 * (lcores ? lcores : 1));
-	if (cap > MAG_MAX)
-		cap = MAG_MAX;
-	if (cap < MAG_MIN)
-		return 0; /* every call goes to the allocator */
-	one = RTE_ALIGN_CEIL(sizeof(struct mag) + cap * sizeof(void *),
-			     RTE_CACHE_LINE_SIZE);
-	p->mags = pp_os_aligned_alloc(RTE_CACHE_LINE_SIZE, one * lcores);
-	if (!p->mags) {
-		PMP_LOG(ERR, "out of memory for %u lcore magazines of %zu bytes",
-			lcores, one);
-		return -ENOMEM;
-	}
-	memset(p->mags, 0, one * lcores);
-	RTE_LCORE_FOREACH(i)
-		if (k < lcores)
-			p->mag_of[i] = (struct mag *)((char *)p->mags + one * k++);
-	p->mag_cap = cap;
-	p->mag_direct = cap / 2;
-	return 0;
+	size = pool_size / (2 * (lcores ? lcores : 1));
+	if (size > TCACHE_MAX)
+		size = TCACHE_MAX;
+	if (size < TCACHE_MIN)
+		size = TCACHE_MIN;
+	lo->thread_cache_size = size;
+	lo->thread_cache_batch = size / 2 < TCACHE_BATCH ? size / 2 :
+							   TCACHE_BATCH;
 }
 
 /*
@@ -1042,11 +788,6 @@ static int pagepool_alloc(struct rte_mempool *mp)
 		return -ENOMEM;
 	}
 	colours_init(p, obj_total, mp->header_size);
-	err = mags_create(p, mp->size);
-	if (err)
-		goto err_free_state;
-	rte_spinlock_init(&p->drain_lock);
-	membarrier_probe();
 
 	/*
 	 * 2 MiB pages: the smallest hugepage, so the arena wastes at most
@@ -1069,10 +810,12 @@ static int pagepool_alloc(struct rte_mempool *mp)
 	}
 
 	/* One zone; a low watermark of 1 so that bulk calls stay on the
-	 * fast path until the pool is nearly empty. */
+	 * fast path until the pool is nearly empty; thread caches sized
+	 * as the pool's per-lcore caches. */
 	lo.arenas = &p->arena;
 	lo.nr_arenas = 1;
 	lo.wmark_low = 1;
+	cache_sizes_for(&lo, mp->size);
 	p->alloc = pp_allocator_create(&lo);
 	if (!p->alloc) {
 		err = -errno;
@@ -1119,7 +862,6 @@ err_destroy_alloc:
 err_destroy_arena:
 	pp_arena_destroy(p->arena);
 err_free_state:
-	free(p->mags);
 	free(p);
 	return err;
 }
@@ -1214,7 +956,7 @@ static int foreign_ring_create(struct rte_mempool *mp, struct pagepool_mp *p)
 /*
  * populate with a chunk that is not arena memory (see "Foreign memory"
  * at the top): DPDK's default slicing, which calls @obj_cb and then
- * enqueues each object, and so puts it in a magazine or the ring.
+ * enqueues each object, and so puts it in the ring.
  */
 static int populate_foreign(struct rte_mempool *mp, struct pagepool_mp *p,
 			    unsigned int max_objs, void *vaddr,
