@@ -214,15 +214,27 @@ pp_tcache_alloc_array_(struct pp_allocator *alloc, int n,
 	struct pp_tcache_view_ *tc = pp_tcache_leaf_(alloc);
 	struct pp_tcache_zone_ *z0;
 	unsigned long got = 0;
-	uintptr_t set = 0;
 
 	if (PP_UNLIKELY(tc == NULL || n < 2))
 		return 0;
 	z0 = &tc->z[0];
-	for (int i = 0; i < n; i++)
-		set |= (uintptr_t)array[i];
-	if (PP_UNLIKELY(set != 0) ||
-	    PP_UNLIKELY(__atomic_load_n(a->z0_free, __ATOMIC_RELAXED) <
+	/*
+	 * The last entry first, then eight at a time, so that a partly
+	 * filled array (the SUNRPC refill's holes) is turned away after a
+	 * load or a few.
+	 */
+	if (array[n - 1] != NULL)
+		return 0;
+	for (int i = 0; i < n; i += 8) {
+		int end = n - i < 8 ? n : i + 8;
+		uintptr_t set = 0;
+
+		for (int j = i; j < end; j++)
+			set |= (uintptr_t)array[j];
+		if (PP_UNLIKELY(set != 0))
+			return 0;
+	}
+	if (PP_UNLIKELY(__atomic_load_n(a->z0_free, __ATOMIC_RELAXED) <
 			a->z0_wmark_low + (unsigned long)n) ||
 	    PP_UNLIKELY(!pp_tcache_enter_(tc)))
 		return 0;

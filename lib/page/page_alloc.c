@@ -466,10 +466,16 @@ static PP_NOINLINE __attribute__((cold)) void bulk_no_sink(void)
 	errno = saved;
 }
 
-static PP_NOINLINE unsigned long
-alloc_bulk_slow(struct pp_allocator *alloc, int preferred_nid,
-		uint64_t nodemask, int nr_pages, struct pp_page_list *list,
-		struct pp_page **array)
+/*
+ * The common bulk call, an empty array that the thread's cache of a
+ * one-zone allocator covers, is served in the caller by the inline
+ * pp_alloc_pages_bulk_array() (pp_tcache.h); what reaches the library is
+ * the rest, so it does not try that again.
+ */
+unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
+				  uint64_t nodemask, int nr_pages,
+				  struct pp_page_list *list,
+				  struct pp_page **array)
 {
 	struct sink s = { .array = array, .list = list, .pos = 0,
 			  .empty = false };
@@ -536,29 +542,6 @@ single:
 	return populated;
 }
 
-/*
- * The common bulk call, an empty array that the thread's cache of a
- * one-zone allocator covers, is the inline path of pp_tcache.h (which
- * pp_alloc_pages_bulk_array() runs in place) once the node is allowed.
- */
-unsigned long pp_alloc_pages_bulk(struct pp_allocator *alloc, int preferred_nid,
-				  uint64_t nodemask, int nr_pages,
-				  struct pp_page_list *list,
-				  struct pp_page **array)
-{
-	int node = alloc->zones[0].node;
-	unsigned long got;
-
-	if (PP_LIKELY(array && !list) &&
-	    (preferred_nid == PP_NUMA_NODE_ANY || preferred_nid == node ||
-	     node_allowed(nodemask, node))) {
-		got = pp_tcache_alloc_array_(alloc, nr_pages, array);
-		if (PP_LIKELY(got))
-			return got;
-	}
-	return alloc_bulk_slow(alloc, preferred_nid, nodemask, nr_pages, list,
-			       array);
-}
 
 /* ---- frees ---- */
 
