@@ -5,12 +5,14 @@
  * 5.13 __alloc_pages_bulk() semantics (doc/design.md, "Bulk allocator
  * semantics"), and the frees.
  *
- * The fast path, inline here: find the thread's cache (a TLS compare),
- * take its lock (one atomic exchange), move pages between the caller and
- * the cache's stack, touching no descriptor in release builds (an order-0
- * page keeps refcount 1 and order 0 from the moment it leaves the buddy
- * lists: see page_prep_order0()), count statistics once
- * per call, unlock. The zone lock is taken once per batch, out of line.
+ * The fast path: find the thread's cache (a TLS compare), enter it (the
+ * asymmetric handshake, or the lock word), move pages between the caller
+ * and the cache's stack, touching no descriptor in release builds (an
+ * order-0 page keeps refcount 1 and order 0 from the moment it leaves the
+ * buddy lists: see page_prep_order0()), count statistics once per call,
+ * leave. Its common case runs inline in the caller (pp_tcache.h); the
+ * calls here take it too before their general paths. The zone lock is
+ * taken once per batch, out of line.
  *
  * Debug builds (PP_DEBUG from pp_config.h) add checks as pages leave and
  * come back: page_debug_priv.h.
