@@ -64,7 +64,7 @@ struct pp_pool_params {
 	unsigned int flags;         /* enum pp_pool_flags */
 	unsigned int order;         /* > 0 refills one block at a time */
 	unsigned int pool_size;     /* recycle ring entries; 0: 1024; rounded
-				       up to a power of two */
+				       up to a power of two, at least 2 */
 	int nid;                    /* PP_NUMA_NODE_ANY or a node */
 	enum pp_dma_dir dma_dir;
 	unsigned int max_len;       /* bytes to sync for device; 0: block

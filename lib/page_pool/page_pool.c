@@ -657,6 +657,7 @@ static unsigned int roundup_pow2(unsigned int v)
 
 struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 {
+	unsigned int ring_size;
 	struct pp_pool *pool;
 	size_t bytes;
 	int err;
@@ -676,9 +677,10 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 		return NULL;
 	}
 	memset(pool, 0, sizeof(*pool));
-	pool->ring = pp_recycle_ring_create(roundup_pow2(params->pool_size ?
-							 params->pool_size :
-							 POOL_RING_DEFAULT));
+	/* At least 2 slots: the ring's sequence numbers need two. */
+	ring_size = params->pool_size ? params->pool_size : POOL_RING_DEFAULT;
+	pool->ring = pp_recycle_ring_create(roundup_pow2(ring_size < 2 ? 2 :
+							 ring_size));
 	if (!pool->ring) {
 		err = errno;
 		PP_ERR("pp_pool_create: %s: no recycle ring (%s)",

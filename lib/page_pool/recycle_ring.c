@@ -16,7 +16,8 @@ struct pp_recycle_ring *pp_recycle_ring_create(unsigned int size)
 	unsigned int i;
 	size_t bytes;
 
-	if (!size || size > PP_RECYCLE_RING_SIZE_MAX || (size & (size - 1))) {
+	if (size < 2 || size > PP_RECYCLE_RING_SIZE_MAX ||
+	    (size & (size - 1))) {
 		errno = EINVAL;
 		return NULL;
 	}

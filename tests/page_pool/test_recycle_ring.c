@@ -124,13 +124,26 @@ static void test_basic(void)
 	CHECK_EQ(pp_recycle_ring_pushed(r), pushed + 5);
 	pp_recycle_ring_free(r);
 
-	/* The smallest ring. */
-	r = pp_recycle_ring_create(1);
+	/*
+	 * The smallest ring, 2 slots. One slot cannot work: a written slot
+	 * and a free one would carry the same sequence number, and a push
+	 * into a full ring would overwrite the page in it (the fuzzer found
+	 * that through a pool with pool_size 1).
+	 */
+	CHECK(pp_recycle_ring_create(1) == NULL && errno == EINVAL);
+	r = pp_recycle_ring_create(2);
 	REQUIRE(r != NULL);
 	for (round = 0; round < 10; round++) {
-		CHECK_EQ(push(r, in + round, 2), 1);
-		CHECK_EQ(pp_recycle_ring_pop(r, out, 2), 1);
+		CHECK_EQ(push(r, in + round, 3), 2);
+		/* Full: nothing more goes in, whatever the count asked. */
+		CHECK_EQ(push(r, in + 5, 1), 0);
+		CHECK_EQ(push(r, in + 5, 3), 0);
+		CHECK_EQ(pp_recycle_ring_count(r), 2);
+		CHECK_EQ(pp_recycle_ring_pop(r, out, 1), 1);
 		CHECK(out[0] == in[round]);
+		CHECK_EQ(push(r, in + 7, 2), 1);
+		CHECK_EQ(pp_recycle_ring_pop(r, out, 3), 2);
+		CHECK(out[0] == in[round + 1] && out[1] == in[7]);
 	}
 	pp_recycle_ring_free(r);
 }

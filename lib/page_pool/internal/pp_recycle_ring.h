@@ -58,8 +58,11 @@ struct pp_recycle_ring {
 };
 
 /*
- * pp_recycle_ring_create - a ring of @size slots (a power of two, at most
- * PP_RECYCLE_RING_SIZE_MAX), or NULL with errno EINVAL or ENOMEM.
+ * pp_recycle_ring_create - a ring of @size slots (a power of two from 2 to
+ * PP_RECYCLE_RING_SIZE_MAX), or NULL with errno EINVAL or ENOMEM. Not 1:
+ * with one slot, "written for p" (p + 1) and "free for p + 1" (p + size)
+ * are the same sequence number, and a push would overwrite a page the
+ * consumer has not taken.
  */
 struct pp_recycle_ring *pp_recycle_ring_create(unsigned int size);
 void pp_recycle_ring_free(struct pp_recycle_ring *r);
