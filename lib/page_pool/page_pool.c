@@ -445,7 +445,8 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
  * fragments. Say so, and return the fragment instead, which loses nothing
  * (the caller's other pages keep the pool alive).
  */
-static void split_page_released(struct pp_pool *pool, struct pp_page *page)
+static __attribute__((cold, noinline)) void
+split_page_released(struct pp_pool *pool, struct pp_page *page)
 {
 	PP_ERR("pool %s: page %p is split into fragments and cannot leave the pool: returned the fragment instead; use pp_pool_put_page() for fragments",
 	       pool->name, pp_page_address(page));
