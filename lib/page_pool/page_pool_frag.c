@@ -149,6 +149,11 @@ struct pp_page *pp_pool_alloc(struct pp_pool *pool, unsigned int *offset,
 	unsigned int block = PP_PAGE_SIZE << pool->order;
 	struct pp_page *page;
 
+	if (PP_UNLIKELY(*size > block)) {
+		PP_ERR("pool %s: buffer of %u bytes is larger than the pool's %u-byte block: ask for at most a block",
+		       pool->name, *size, block);
+		return NULL;
+	}
 	if (*size > block / 2) {
 		page = pp_pool_alloc_pages(pool);
 		if (page) {

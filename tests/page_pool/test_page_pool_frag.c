@@ -406,7 +406,7 @@ static void test_misuse(void)
 {
 	struct env e = env_new(NULL, 0);
 	struct pp_page *page, *next;
-	unsigned int off;
+	unsigned int off, size;
 
 	pp_test_capture_log();
 	pp_test_log_reset();
@@ -416,7 +416,13 @@ static void test_misuse(void)
 	CHECK(pp_pool_alloc_frag(e.pool, &off, e.block + 1) == NULL);
 	CHECK(pp_test_log_has("ask for 1 to"));
 	CHECK(pp_pool_alloc_frag(e.pool, &off, UINT32_MAX) == NULL);
+	size = e.block + 1;
+	pp_test_log_reset();
+	CHECK(pp_pool_alloc(e.pool, &off, &size) == NULL);
+	CHECK(pp_test_log_has("is larger than the pool's 4096-byte block"));
+	CHECK_EQ(size, e.block + 1);
 	CHECK_EQ(stats(&e).frag_alloc, 0);
+	CHECK_EQ(pp_pool_inflight(e.pool), 0);
 
 	/* A fragment cannot leave the pool: it is returned instead. */
 	page = frag(&e, 64, &off);
