@@ -463,8 +463,9 @@ static inline void release_pages(struct pp_pool *pool, struct pp_page **pages,
 	for (i = 0; i < n; i++) {
 		if (page_is_foreign(pool, pages[i]))
 			continue;
+		/* Relaxed: a misuse check, it orders nothing. */
 		if (PP_UNLIKELY(__atomic_load_n(&pages[i]->pp_ref_count,
-						__ATOMIC_ACQUIRE) != 1)) {
+						__ATOMIC_RELAXED) != 1)) {
 			split_page_released(pool, pages[i]);
 			continue;
 		}
