@@ -5,7 +5,8 @@
  * fragment, returns in any order and in bulk, fragments and whole pages
  * from one pool, reuse in place, the DMA sync ranges, destroy with
  * fragments in flight, misuse reported, and fragments of shared pages
- * returned by several threads at once. pp_pool_check() and the
+ * returned by several threads at once, also while the owner splits the
+ * pages they come back as (pipeline). pp_pool_check() and the
  * allocator's count close every case.
  *
  * Usage: test_page_pool_frag CASE [4k|2m]. The 4 KiB arena runs anywhere;
@@ -527,6 +528,118 @@ static void test_threads(void)
 	env_free(&e);
 }
 
+/*
+ * ---- a pipeline: the owner splits pages while holders return ----
+ *
+ * Here the owner hands fragments out while the workers return earlier
+ * ones, so a page comes back to the owner and is split again while other
+ * threads still use the pool. The only order between a worker that
+ * returns a fragment (not the last) and the owner that writes the same
+ * bytes after the page was recycled is the count's release sequence: each
+ * queue below orders owner to worker only (the owner reads the worker's
+ * position relaxed), so that TSan sees a return that orders too little.
+ */
+enum { PIPE_SLOTS = 256, PIPE_FRAGS = 60000, PIPE_WORKERS = 2 };
+
+struct pipe_slot {
+	struct pp_page *page;   /* relaxed atomics: published by tail */
+	unsigned char *data;
+	unsigned int len;
+};
+
+struct pipe {
+	struct pp_pool *pool;
+	struct pipe_slot slot[PIPE_SLOTS];
+	uint64_t head;          /* worker's; read relaxed by the owner */
+	uint64_t tail;          /* owner's; release, read acquire */
+	int done;
+};
+
+static void *pipe_worker(void *arg)
+{
+	struct pipe *q = arg;
+	uint64_t head = 0;
+
+	for (;;) {
+		uint64_t tail = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+		struct pipe_slot *sl;
+		struct pp_page *page;
+		unsigned char *data;
+		unsigned int len;
+
+		if (head == tail) {
+			if (__atomic_load_n(&q->done, __ATOMIC_ACQUIRE) &&
+			    head == __atomic_load_n(&q->tail,
+						    __ATOMIC_ACQUIRE))
+				break;
+			continue;
+		}
+		sl = &q->slot[head % PIPE_SLOTS];
+		page = __atomic_load_n(&sl->page, __ATOMIC_RELAXED);
+		data = __atomic_load_n(&sl->data, __ATOMIC_RELAXED);
+		len = __atomic_load_n(&sl->len, __ATOMIC_RELAXED);
+		__atomic_store_n(&q->head, ++head, __ATOMIC_RELAXED);
+		memset(data, 0x5a, len);
+		pp_pool_put_page(q->pool, page, (unsigned int)-1, false);
+	}
+	return NULL;
+}
+
+static void test_pipeline(void)
+{
+	struct env e = env_new(NULL, 0);
+	struct pipe *q = calloc(PIPE_WORKERS, sizeof(*q));
+	pthread_t t[PIPE_WORKERS];
+	struct pp_pool_stats s;
+	unsigned int i, k, off, size;
+	uint32_t seed = 4242;
+
+	REQUIRE(q != NULL);
+	for (k = 0; k < PIPE_WORKERS; k++) {
+		q[k].pool = e.pool;
+		REQUIRE(pthread_create(&t[k], NULL, pipe_worker, &q[k]) == 0);
+	}
+	for (i = 0; i < PIPE_FRAGS; i++) {
+		struct pp_page *page;
+		unsigned char *data;
+		struct pipe *to;
+		struct pipe_slot *sl;
+
+		seed = seed * 1103515245u + 12345u;
+		size = 64u << (seed >> 28 & 3);
+		REQUIRE((page = pp_pool_alloc_frag(e.pool, &off, size)) != NULL);
+		data = (unsigned char *)pp_page_address(page) + off;
+		/* The owner's write: races with an earlier holder's unless
+		 * the returns ordered it. */
+		memset(data, 0xa5, size);
+		k = (seed >> 16) % (PIPE_WORKERS + 1);
+		if (k == PIPE_WORKERS) {
+			pp_pool_recycle_direct(e.pool, page);
+			continue;
+		}
+		to = &q[k];
+		while (to->tail - __atomic_load_n(&to->head,
+						  __ATOMIC_RELAXED) ==
+		       PIPE_SLOTS)
+			; /* full: wait for the worker */
+		sl = &to->slot[to->tail % PIPE_SLOTS];
+		__atomic_store_n(&sl->page, page, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->data, data, __ATOMIC_RELAXED);
+		__atomic_store_n(&sl->len, size, __ATOMIC_RELAXED);
+		__atomic_store_n(&to->tail, to->tail + 1, __ATOMIC_RELEASE);
+	}
+	for (k = 0; k < PIPE_WORKERS; k++) {
+		__atomic_store_n(&q[k].done, 1, __ATOMIC_RELEASE);
+		pthread_join(t[k], NULL);
+	}
+	s = stats(&e);
+	CHECK_EQ(s.frag_alloc, PIPE_FRAGS);
+	CHECK_EQ(s.inflight, 1);
+	CHECK_EQ(s.recycle.released_refcnt, 0);
+	free(q);
+	env_free(&e);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -538,6 +651,7 @@ static const struct {
 	{ "destroy", test_destroy },
 	{ "misuse", test_misuse },
 	{ "threads", test_threads },
+	{ "pipeline", test_pipeline },
 };
 
 int main(int argc, char **argv)
