@@ -496,8 +496,8 @@ static void test_threads(void)
 				off = 0;
 				size = e.block;
 			} else {
-				to->pages[to->n] = pp_pool_alloc_frag(e.pool,
-								     &off, size);
+				to->pages[to->n] =
+					pp_pool_alloc_frag(e.pool, &off, size);
 				nfrag++;
 			}
 			REQUIRE(to->pages[to->n] != NULL);
@@ -607,7 +607,8 @@ static void test_pipeline(void)
 
 		seed = seed * 1103515245u + 12345u;
 		size = 64u << (seed >> 28 & 3);
-		REQUIRE((page = pp_pool_alloc_frag(e.pool, &off, size)) != NULL);
+		page = pp_pool_alloc_frag(e.pool, &off, size);
+		REQUIRE(page != NULL);
 		data = (unsigned char *)pp_page_address(page) + off;
 		/* The owner's write: races with an earlier holder's unless
 		 * the returns ordered it. */
