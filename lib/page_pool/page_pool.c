@@ -85,7 +85,11 @@
  *       the owner thread (a bulk call pays one for all), or whose pages
  *       the ring refused: its result says who frees (point 1);
  *   state add in pp_pool_destroy()   once: sets the bit (point 3);
- *   xstats adds   the rare paths only (ring full, page still referenced).
+ *   xstats adds   the rare paths only (ring full, page still referenced);
+ *   page->pp_ref_count sub (page_pool_frag.c)   one per fragment returned
+ *       while others of its page are out, and one when the owner moves on
+ *       from a block whose fragments are not all back: the kernel's
+ *       pp_ref_count, which orders every holder's use before the reuse.
  * The rest are plain loads and stores that are atomic only so that other
  * threads may read them (the owner's counters and c->count), or that order
  * (the ring's seq acquire loads and release stores, plain moves on x86).
@@ -404,8 +408,7 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 	 * Some pages are shared, fragments or foreign: drop the fragments
 	 * that are not their page's last, release the shared pages, and
 	 * push the others in chunks without writing to the caller's array.
-	 * The
-	 * released pages are subtracted only at the end, so that their
+	 * The released pages are subtracted only at the end, so that their
 	 * counts keep the pool alive across the pushes (point 1).
 	 */
 	for (i = 0, k = 0; i < n; i++) {
