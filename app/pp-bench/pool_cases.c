@@ -13,7 +13,12 @@
  *                 allocator: once per refill mode (array, list, single),
  *                 which is where the bulk allocator pays off per page;
  *                 and the burst form lib/net uses for PASS (bulk release,
- *                 bulk free).
+ *                 bulk free);
+ *   fragment      the owner takes one fragment of 64, 256, 1024 or 2048
+ *                 bytes and returns it at once (the fast path's pattern,
+ *                 per fragment): what splitting adds to a page's cost is
+ *                 one call out of line and one atomic per return, and a
+ *                 page per block's worth of fragments.
  *
  * Pools are created without DMA mapping, as in the kernel benchmark: the
  * figures are the recycling cost, not an IOMMU's.
@@ -28,6 +33,7 @@
 struct pool_arg {
 	struct pp_pool *pool;
 	struct pp_allocator *alloc;
+	unsigned int frag_size;
 };
 
 static int fast_path(void *p, unsigned long iters, struct bench_sample *s,
@@ -132,6 +138,31 @@ static int release_burst(void *p, unsigned long iters, struct bench_sample *s,
 	return 0;
 }
 
+static int frag_path(void *p, unsigned long iters, struct bench_sample *s,
+		     char *why, size_t why_len)
+{
+	struct pool_arg *a = p;
+	unsigned long i;
+	unsigned int offset;
+	uint64_t t0;
+
+	t0 = tsc_begin();
+	for (i = 0; i < iters; i++) {
+		struct pp_page *page = pp_pool_alloc_frag(a->pool, &offset,
+							  a->frag_size);
+
+		if (PP_UNLIKELY(!page)) {
+			snprintf(why, why_len, "pp_pool_alloc_frag returned NULL");
+			return -1;
+		}
+		bench_keep(page);
+		pp_pool_recycle_direct(a->pool, page);
+	}
+	s->cycles = tsc_end() - t0;
+	s->ops = iters;
+	return 0;
+}
+
 static const char *const refill_names[] = {
 	[PP_REFILL_ARRAY] = "array",
 	[PP_REFILL_LIST] = "list",
@@ -139,7 +170,8 @@ static const char *const refill_names[] = {
 };
 
 static int run_one(const struct bench_cfg *cfg, struct bench_results *out,
-		   const char *name, enum pp_pool_refill refill, bench_fn fn)
+		   const char *name, enum pp_pool_refill refill, bench_fn fn,
+		   unsigned int frag_size)
 {
 	struct pp_pool_params params;
 	struct pool_arg a;
@@ -155,13 +187,15 @@ static int run_one(const struct bench_cfg *cfg, struct bench_results *out,
 	params.name = "pp-bench";
 
 	a.alloc = cfg->alloc;
+	a.frag_size = frag_size;
 	a.pool = pp_pool_create(&params);
 	if (!a.pool) {
 		bench_fail(out, BENCH_POOL, name, 0, "page", "pp_pool_create: %s",
 			   strerror(errno));
 		return -1;
 	}
-	r = bench_run(cfg, out, BENCH_POOL, name, 0, "page", fn, &a);
+	r = bench_run(cfg, out, BENCH_POOL, name, 0,
+		      frag_size ? "frag" : "page", fn, &a);
 	ret = pp_pool_destroy(a.pool);
 	if (ret && !r->failed) {
 		r->failed = true;
@@ -174,18 +208,27 @@ static int run_one(const struct bench_cfg *cfg, struct bench_results *out,
 
 int bench_pool_cases(const struct bench_cfg *cfg, struct bench_results *out)
 {
+	static const unsigned int frag_sizes[] = { 64, 256, 1024, 2048 };
 	char name[40];
+	unsigned int i;
 	int m;
 
 	run_one(cfg, out, "fast path (direct recycle)", PP_REFILL_ARRAY,
-		fast_path);
-	run_one(cfg, out, "ring recycle", PP_REFILL_ARRAY, ring_recycle);
+		fast_path, 0);
+	for (i = 0; i < sizeof(frag_sizes) / sizeof(frag_sizes[0]); i++) {
+		snprintf(name, sizeof(name), "fragment %u B, direct recycle",
+			 frag_sizes[i]);
+		run_one(cfg, out, name, PP_REFILL_ARRAY, frag_path,
+			frag_sizes[i]);
+	}
+	run_one(cfg, out, "ring recycle", PP_REFILL_ARRAY, ring_recycle, 0);
 	for (m = PP_REFILL_ARRAY; m <= PP_REFILL_SINGLE; m++) {
 		snprintf(name, sizeof(name), "release, refill %s",
 			 refill_names[m]);
-		run_one(cfg, out, name, (enum pp_pool_refill)m, release_path);
+		run_one(cfg, out, name, (enum pp_pool_refill)m, release_path,
+			0);
 	}
 	run_one(cfg, out, "burst release, refill array", PP_REFILL_ARRAY,
-		release_burst);
+		release_burst, 0);
 	return 0;
 }

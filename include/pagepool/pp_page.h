@@ -40,7 +40,19 @@ struct pp_pool;
  */
 struct pp_page {
 	struct pp_page *next;   /* pp_page_list link; buddy free list link */
-	struct pp_page *prev;   /* buddy free list link (allocator only) */
+	union {
+		/* buddy free list link (allocator only, while free) */
+		struct pp_page *prev;
+		/*
+		 * While a page_pool holds the page: how many fragments
+		 * of it are out, plus the unused bias of the page being
+		 * split (1 for a whole page). The allocator never reads
+		 * prev of an allocated page and rewrites it when the page
+		 * goes back on a free list, so the two never overlap in
+		 * time. pp_page_pool.h explains the count.
+		 */
+		int64_t pp_ref_count;
+	};
 	void *addr;             /* the data: fixed for the page's life */
 	struct pp_pool *pp;     /* owning page_pool, NULL outside pools */
 	uint64_t dma_addr;      /* IOVA while a pool keeps it mapped */

@@ -101,6 +101,8 @@ struct pp_pool_stats {
 	uint64_t cache_count;     /* now in the alloc cache */
 	uint64_t ring_count;      /* now in the recycle ring */
 	uint64_t inflight;        /* hold - release - cache - ring */
+	uint64_t frag_alloc;      /* fragments handed out */
+	uint64_t frag_pages;      /* pages split into fragments */
 };
 
 /*
@@ -203,7 +205,9 @@ static inline unsigned int pp_pool_alloc_bulk(struct pp_pool *pool,
 }
 
 /*
- * pp_pool_put_page - return a page of this pool. With @allow_direct (only
+ * pp_pool_put_page - return a page of this pool, or one fragment of it
+ * (see "Fragments" below: the last fragment's return recycles the page as
+ * described here). With @allow_direct (only
  * the owner thread may pass true) it goes straight to the alloc cache;
  * otherwise into the recycle ring; when both are full, back to the
  * allocator. A page whose refcount is above 1 is still used elsewhere: it is
@@ -218,10 +222,18 @@ static inline void pp_pool_put_page(struct pp_pool *pool, struct pp_page *page,
 	struct pp_pool_alloc_cache *c = pp_pool_cache_(pool);
 
 	/* Non-owners pass allow_direct false and never read the cache. */
+	/*
+	 * A pp_ref_count of 1 is a whole page, or the last fragment of a
+	 * split one: either way the caller is its only user, which needs no
+	 * atomic. The acquire pairs with the release of the other
+	 * fragments' returns, so that their accesses come before reuse.
+	 */
 	if (PP_LIKELY(allow_direct && c->count < PP_POOL_CACHE_SIZE &&
 		      !(c->flags & (PP_POOL_F_DMA_SYNC_DEV |
 				    PP_POOL_F_NO_DIRECT_)) &&
-		      pp_page_ref_count(page) == 1)) {
+		      pp_page_ref_count(page) == 1 &&
+		      __atomic_load_n(&page->pp_ref_count,
+				      __ATOMIC_ACQUIRE) == 1)) {
 		unsigned int n = c->count;
 
 		PP_POOL_STAT_INC_(c->recycle_cached);
@@ -267,6 +279,78 @@ PP_API void pp_pool_release_page(struct pp_pool *pool, struct pp_page *page);
  */
 PP_API void pp_pool_release_pages_bulk(struct pp_pool *pool,
 				       struct pp_page **pages, unsigned int n);
+
+/*
+ * Fragments (the kernel's page_pool_alloc_frag(), under our names)
+ * -----------------------------------------------------------------
+ * A pool may also hand out parts of a block, for frames much smaller than
+ * it. The owner carves fragments off one block at a time, each at the
+ * next free offset, its size rounded up to a cache line, until the next
+ * does not fit; then it starts another block.
+ *
+ * The count: page->pp_ref_count is 1 for a whole page. When the owner
+ * starts splitting a block it sets the count once to PP_POOL_FRAG_BIAS,
+ * a number larger than any block can hold fragments, and hands out
+ * fragments without touching it again; when it moves on to another block
+ * it subtracts the part of the bias that it did not use, in one atomic.
+ * From then on the count is the number of fragments still out. So a
+ * fragment costs no atomic to hand out, and one to return, except the
+ * last: a return that finds the count at 1 is the only user left and
+ * recycles the page with no atomic (so does a whole page), and a return
+ * that takes the count to 0 puts it back to 1 and recycles the page. When
+ * all of a page's fragments went to one owner and came back before the
+ * owner moved on, the subtraction finds the page unused and the owner
+ * splits it again at once, no recycling in between.
+ *
+ * The rules:
+ *  - Only the owner thread allocates fragments, as it allocates pages;
+ *    whole pages and fragments may be mixed on one pool.
+ *  - Every fragment is returned with pp_pool_put_page() (or
+ *    pp_pool_put_pages_bulk()) on its page, by whoever holds it, from any
+ *    thread, in any order, exactly once. Returning a fragment twice is
+ *    the same bug as freeing a buffer twice.
+ *  - allow_direct is true only on the owner thread, as for pages, and
+ *    only matters for the return that turns out to be the last: that one
+ *    recycles the page into the alloc cache; other returns only drop the
+ *    count, wherever they come from.
+ *  - With PP_POOL_F_DMA_SYNC_DEV, a fragment's return passes -1 as
+ *    @dma_sync_size: the return that recycles the page cannot tell
+ *    whether it is the page's only user or its last fragment, and the
+ *    device may have written into any fragment, so the page is synced as
+ *    a whole (params.offset and max_len; a pool that hands out fragments
+ *    leaves both 0). A block whose fragments all came back before the
+ *    owner moved on is split again in place, unsynced: then each
+ *    fragment's own range (offset, rounded size) is synced for device as
+ *    it is handed out.
+ *  - A fragment cannot leave the pool: pp_pool_release_page() of a split
+ *    page reports the misuse and returns the fragment instead. Nor may a
+ *    split page's refcount be raised (pp_page_ref_inc()).
+ *  - pp_pool_destroy() gives up the block being split; fragments still
+ *    out count as their page in flight, freed with their last return.
+ */
+#define PP_POOL_FRAG_BIAS (INT64_MAX >> 1)
+
+/*
+ * pp_pool_alloc_frag - a fragment of @size bytes (rounded up to a cache
+ * line) at *@offset bytes into the returned page's block, which stays
+ * mapped as for pp_pool_alloc_pages(); the device address is
+ * page->dma_addr + *@offset. NULL when the allocator has no page, or
+ * after an error message when @size is 0 or larger than a block.
+ * Context: owner thread only.
+ */
+PP_API struct pp_page *pp_pool_alloc_frag(struct pp_pool *pool,
+					  unsigned int *offset,
+					  unsigned int size);
+
+/*
+ * pp_pool_alloc - a fragment when *@size is at most half a block, else a
+ * whole block (*@offset 0, *@size the block size). When the fragment
+ * leaves too little of its block for another of the same size, *@size is
+ * grown to the end of the block, so that the caller accounts the memory
+ * it really holds (the kernel's truesize). Context: owner thread only.
+ */
+PP_API struct pp_page *pp_pool_alloc(struct pp_pool *pool,
+				     unsigned int *offset, unsigned int *size);
 
 /* pp_page_pool - the pool a page belongs to, or NULL. */
 static inline struct pp_pool *pp_page_pool(const struct pp_page *page)

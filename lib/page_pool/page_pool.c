@@ -85,7 +85,11 @@
  *       the owner thread (a bulk call pays one for all), or whose pages
  *       the ring refused: its result says who frees (point 1);
  *   state add in pp_pool_destroy()   once: sets the bit (point 3);
- *   xstats adds   the rare paths only (ring full, page still referenced).
+ *   xstats adds   the rare paths only (ring full, page still referenced);
+ *   page->pp_ref_count sub (page_pool_frag.c)   one per fragment returned
+ *       while others of its page are out, and one when the owner moves on
+ *       from a block whose fragments are not all back: the kernel's
+ *       pp_ref_count, which orders every holder's use before the reuse.
  * The rest are plain loads and stores that are atomic only so that other
  * threads may read them (the owner's counters and c->count), or that order
  * (the ring's seq acquire loads and release stores, plain moves on x86).
@@ -148,6 +152,8 @@ static bool page_adopt(struct pp_pool *pool, struct pp_page *page)
 		page->pp_magic = PP_POOL_MAGIC;
 	}
 	page->pp = pool;
+	/* A whole page (pp_page_pool.h, "Fragments"); prev held garbage. */
+	__atomic_store_n(&page->pp_ref_count, 1, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -337,6 +343,14 @@ void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
 
 	if (page_is_foreign(pool, page))
 		return;
+	/* A fragment: only the last one's return goes on (the kernel's
+	 * page_pool_put_page() does the same, through pp_ref_count). */
+	if (PP_UNLIKELY(__atomic_load_n(&page->pp_ref_count,
+					__ATOMIC_ACQUIRE) != 1)) {
+		if (!pool_frag_put(pool, page))
+			return;
+		dma_sync_size = (unsigned int)-1;
+	}
 	if (PP_UNLIKELY(pp_page_ref_count(page) != 1)) {
 		put_shared_page(pool, page);
 		return;
@@ -373,23 +387,28 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 		return;
 	for (i = 0; i < n; i++) {
 		if (page_is_foreign(pool, pages[i]) ||
-		    pp_page_ref_count(pages[i]) != 1)
+		    pp_page_ref_count(pages[i]) != 1 ||
+		    __atomic_load_n(&pages[i]->pp_ref_count,
+				    __ATOMIC_ACQUIRE) != 1)
 			shared++;
-		else if (pool->flags & PP_POOL_F_DMA_SYNC_DEV)
-			sync_for_device(pool, pages[i], (unsigned int)-1);
 	}
 
 	if (PP_LIKELY(!shared)) {
 		/* The common case: one ring operation for the lot. */
+		if (pool->flags & PP_POOL_F_DMA_SYNC_DEV)
+			for (i = 0; i < n; i++)
+				sync_for_device(pool, pages[i],
+						(unsigned int)-1);
 		drop = ring_return_pages(pool, pages, n);
 		if (PP_UNLIKELY(drop))
 			pool_put_count(pool, drop);
 		return;
 	}
 	/*
-	 * Some pages are shared (or foreign): release those, and push the
-	 * others in chunks without writing to the caller's array. The
-	 * released pages are subtracted only at the end, so that their
+	 * Some pages are shared, fragments or foreign: drop the fragments
+	 * that are not their page's last, release the shared pages, and
+	 * push the others in chunks without writing to the caller's array.
+	 * The released pages are subtracted only at the end, so that their
 	 * counts keep the pool alive across the pushes (point 1).
 	 */
 	for (i = 0, k = 0; i < n; i++) {
@@ -397,6 +416,12 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 
 		if (PP_UNLIKELY(page->pp != pool))
 			continue; /* foreign: reported above */
+		if (__atomic_load_n(&page->pp_ref_count, __ATOMIC_ACQUIRE) !=
+		    1) {
+			/* Not the last fragment: nothing more to do. */
+			if (!pool_frag_put(pool, page))
+				continue;
+		}
 		if (pp_page_ref_count(page) != 1) {
 			page_release(pool, page);
 			POOL_XSTAT_ADD(pool, released_refcnt, 1);
@@ -404,6 +429,8 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 			pp_put_page(alloc, page);
 			continue;
 		}
+		if (pool->flags & PP_POOL_F_DMA_SYNC_DEV)
+			sync_for_device(pool, page, (unsigned int)-1);
 		chunk[k++] = page;
 		if (k == PP_POOL_CACHE_REFILL) {
 			drop += ring_return_pages(pool, chunk, k);
@@ -416,6 +443,19 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 		pool_put_count(pool, drop);
 }
 
+/*
+ * A fragment cannot leave the pool: its page is shared with the other
+ * fragments. Say so, and return the fragment instead, which loses nothing
+ * (the caller's other pages keep the pool alive).
+ */
+static __attribute__((cold, noinline)) void
+split_page_released(struct pp_pool *pool, struct pp_page *page)
+{
+	PP_ERR("pool %s: page %p is split into fragments and cannot leave the pool: returned the fragment instead; use pp_pool_put_page() for fragments",
+	       pool->name, pp_page_address(page));
+	pp_pool_put_page_slow(pool, page, (unsigned int)-1, false);
+}
+
 /* Both release calls, inlined into each: the single one is the XDP_PASS
  * per-page path, where a call more shows. */
 static inline void release_pages(struct pp_pool *pool, struct pp_page **pages,
@@ -426,6 +466,12 @@ static inline void release_pages(struct pp_pool *pool, struct pp_page **pages,
 	for (i = 0; i < n; i++) {
 		if (page_is_foreign(pool, pages[i]))
 			continue;
+		/* Relaxed: a misuse check, it orders nothing. */
+		if (PP_UNLIKELY(__atomic_load_n(&pages[i]->pp_ref_count,
+						__ATOMIC_RELAXED) != 1)) {
+			split_page_released(pool, pages[i]);
+			continue;
+		}
 		page_release(pool, pages[i]);
 		released++;
 	}
@@ -719,6 +765,9 @@ int pp_pool_destroy(struct pp_pool *pool)
 	if (!pool)
 		return 0;
 	c = &pool->alloc;
+	/* The block being split: unused, it joins the cache; else its
+	 * fragments are in flight like pages. */
+	pool_frag_drain(pool);
 	/* Point 5: the owner's own puts stop using the cache. */
 	c->flags |= PP_POOL_F_NO_DIRECT_;
 	/* Point 4: from here on returners keep their pages. */

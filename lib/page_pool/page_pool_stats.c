@@ -61,6 +61,8 @@ int pp_pool_get_stats(struct pp_pool *pool, struct pp_pool_stats *out)
 	/* From the live count, which exists even without PP_STATS. */
 	stored = out->cache_count + out->ring_count;
 	out->inflight = held > stored ? held - stored : 0;
+	out->frag_alloc = LOAD(pool->frag_alloc);
+	out->frag_pages = LOAD(pool->frag_pages);
 	return 0;
 }
 
@@ -120,7 +122,8 @@ int pp_pool_stats_json(struct pp_pool *pool, char *buf, size_t len)
 		     ",\"recycle_released_refcnt\":%llu"
 		     ",\"hold\":%llu,\"release\":%llu,\"map_failed\":%llu"
 		     ",\"cache_count\":%llu,\"ring_count\":%llu"
-		     ",\"inflight\":%llu}",
+		     ",\"inflight\":%llu,\"frag_alloc\":%llu"
+		     ",\"frag_pages\":%llu}",
 		     (unsigned long long)s.alloc.fast,
 		     (unsigned long long)s.alloc.slow,
 		     (unsigned long long)s.alloc.slow_high_order,
@@ -137,7 +140,9 @@ int pp_pool_stats_json(struct pp_pool *pool, char *buf, size_t len)
 		     (unsigned long long)s.map_failed,
 		     (unsigned long long)s.cache_count,
 		     (unsigned long long)s.ring_count,
-		     (unsigned long long)s.inflight);
+		     (unsigned long long)s.inflight,
+		     (unsigned long long)s.frag_alloc,
+		     (unsigned long long)s.frag_pages);
 	if (n < 0)
 		return n;
 	return (int)(o + (size_t)n);
@@ -171,6 +176,13 @@ static int check_page(struct pp_pool *pool, struct pp_page *page,
 		PP_ERR("pool %s check: page %p in the %s has refcount %u, expected 1",
 		       pool->name, pp_page_address(page), where,
 		       pp_page_ref_count(page));
+		return -EFAULT;
+	}
+	/* A stored page is whole: its last fragment came back. */
+	if (LOAD(page->pp_ref_count) != 1) {
+		PP_ERR("pool %s check: page %p in the %s has %lld fragment users, expected 1 (a whole page)",
+		       pool->name, pp_page_address(page), where,
+		       (long long)LOAD(page->pp_ref_count));
 		return -EFAULT;
 	}
 	if (page->pp_magic != magic) {
