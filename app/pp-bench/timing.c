@@ -76,18 +76,32 @@ static struct bench_result *new_result(struct bench_results *out,
 	return r;
 }
 
+/* A case not measured, with the reason: failed, or @skipped. */
+static struct bench_result *not_measured(struct bench_results *out,
+					 enum bench_group group,
+					 const char *name, unsigned int bulk,
+					 const char *unit, bool skipped,
+					 const char *fmt, va_list ap)
+{
+	struct bench_result *r = new_result(out, group, name, bulk, unit);
+
+	r->failed = !skipped;
+	r->skipped = skipped;
+	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	return r;
+}
+
 /* bench_fail - record a case that could not run, with the reason. */
 struct bench_result *bench_fail(struct bench_results *out,
 				enum bench_group group, const char *name,
 				unsigned int bulk, const char *unit,
 				const char *fmt, ...)
 {
-	struct bench_result *r = new_result(out, group, name, bulk, unit);
+	struct bench_result *r;
 	va_list ap;
 
-	r->failed = true;
 	va_start(ap, fmt);
-	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	r = not_measured(out, group, name, bulk, unit, false, fmt, ap);
 	va_end(ap);
 	return r;
 }
@@ -97,12 +111,11 @@ struct bench_result *bench_skip(struct bench_results *out,
 				unsigned int bulk, const char *unit,
 				const char *fmt, ...)
 {
-	struct bench_result *r = new_result(out, group, name, bulk, unit);
+	struct bench_result *r;
 	va_list ap;
 
-	r->skipped = true;
 	va_start(ap, fmt);
-	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	r = not_measured(out, group, name, bulk, unit, true, fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -99,6 +99,41 @@ static inline int pp_test_result(void)
 	return pp_test_failures ? 1 : 0;
 }
 
+/* A named test case, for pp_test_run_cases(). */
+struct pp_test_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+/*
+ * Run the case named @only ("all": every case), printing "ok" or "FAIL"
+ * per case with @label after its name. Returns the program's exit
+ * status: 2 for an unknown case, else pp_test_result().
+ */
+static inline int pp_test_run_cases(const struct pp_test_case *cases,
+				    size_t n, const char *only,
+				    const char *label)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int before;
+
+		if (strcmp(only, "all") && strcmp(only, cases[i].name))
+			continue;
+		before = pp_test_failures;
+		found = 1;
+		cases[i].fn();
+		printf("%s %s %s\n", pp_test_failures == before ? "ok  " : "FAIL",
+		       cases[i].name, label);
+	}
+	if (!found) {
+		fprintf(stderr, "unknown case %s\n", only);
+		return 2;
+	}
+	return pp_test_result();
+}
+
 /* ---- log capture: the last message at WARN or worse, per process ---- */
 
 static pthread_mutex_t pp_test_log_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -949,10 +949,7 @@ static void test_set_owner(void)
 	env_free(&e);
 }
 
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} cases[] = {
+static const struct pp_test_case cases[] = {
 	{ "refill_array", test_refill_array },
 	{ "refill_list", test_refill_list },
 	{ "refill_single", test_refill_single },
@@ -976,8 +973,7 @@ static const struct {
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "all";
-	unsigned int i;
-	int found = 0;
+	char label[32];
 
 #if !PP_STATS
 	/* Nearly every case checks its outcome through the counters. */
@@ -985,21 +981,7 @@ int main(int argc, char **argv)
 #endif
 	if (argc > 2 && !strcmp(argv[2], "2m"))
 		page_size = PP_PAGE_SIZE_2M;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int before;
-
-		if (strcmp(c, "all") && strcmp(c, cases[i].name))
-			continue;
-		before = pp_test_failures;
-		found = 1;
-		cases[i].fn();
-		printf("%s %s (%zu KiB pages)\n",
-		       pp_test_failures == before ? "ok  " : "FAIL",
-		       cases[i].name, page_size >> 10);
-	}
-	if (!found) {
-		fprintf(stderr, "unknown case %s\n", c);
-		return 2;
-	}
-	return pp_test_result();
+	snprintf(label, sizeof(label), "(%zu KiB pages)", page_size >> 10);
+	return pp_test_run_cases(cases, sizeof(cases) / sizeof(cases[0]), c,
+				 label);
 }
