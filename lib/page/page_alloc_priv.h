@@ -314,17 +314,14 @@ static inline struct pp_tcache *tcache_get(struct pp_allocator *alloc)
 
 /*
  * The owner enters its cache for one call (struct pp_tcache has both ways).
- * Asym: the store to busy may pass the load of stop in the CPU; the other
- * thread's membarrier() is what orders them, so here a compiler barrier
- * is enough. The acquire load pairs with the release of stop by a thread
- * that drained the cache: the stack's new contents are visible.
+ * Asym: the inline paths' entry (pp_tcache_enter_(), pp_tcache.h, says
+ * why a compiler barrier is enough), waiting in pp_tcache_enter_slow()
+ * while another thread holds the cache.
  */
 static inline void tcache_lock(struct pp_tcache *tc)
 {
 	if (PP_LIKELY(tc->asym)) {
-		__atomic_store_n(&tc->v.busy, 1, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (PP_LIKELY(!__atomic_load_n(&tc->v.stop, __ATOMIC_ACQUIRE)))
+		if (PP_LIKELY(pp_tcache_enter_(&tc->v)))
 			return;
 		pp_tcache_enter_slow(tc);
 		return;
@@ -339,16 +336,16 @@ static inline void tcache_lock(struct pp_tcache *tc)
 static inline void tcache_unlock(struct pp_tcache *tc)
 {
 	if (PP_LIKELY(tc->asym))
-		__atomic_store_n(&tc->v.busy, 0, __ATOMIC_RELEASE);
+		pp_tcache_exit_(&tc->v);
 	else
 		__atomic_store_n(&tc->lock, 0, __ATOMIC_RELEASE);
 }
 
 /* Owner-only counter update; see struct pp_tcache_counters_. */
+/* The inline paths' owner-only counter update (pp_tcache.h). */
 static inline void counter_add(uint64_t *c, uint64_t n)
 {
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
-			 __ATOMIC_RELAXED);
+	pp_tcache_count_(c, n);
 }
 
 static inline uint64_t counter_read(const uint64_t *c)
