@@ -30,8 +30,10 @@ static double spread_pct(const struct bench_result *r)
 }
 
 /*
- * Link every bulk array row to the DPDK row of the same bulk size, and
- * page_pool's ring recycle to DPDK's rte_ring enqueue + dequeue of one.
+ * Link every bulk array row to the DPDK row of the same bulk size,
+ * page_pool's ring recycle to DPDK's rte_ring enqueue + dequeue of one,
+ * and page_pool's take-and-return rows to DPDK's get + put (of one, or
+ * of a burst of 32).
  */
 static void pair_dpdk(struct bench_results *res)
 {
@@ -47,6 +49,17 @@ static void pair_dpdk(struct bench_results *res)
 			 !strcmp(r->name, "ring recycle"))
 			d = bench_find(res, BENCH_DPDK, BENCH_DPDK_RING_NAME,
 				       0);
+		/* A buffer taken and given back: DPDK's get + put of one
+		 * object through its cache, or of a burst of 32. */
+		else if (r->group == BENCH_POOL &&
+			 (!strcmp(r->name, "fast path (direct recycle)") ||
+			  !strncmp(r->name, "fragment ", 9)))
+			d = bench_find(res, BENCH_DPDK,
+				       "rte_mempool get+put bulk", 1);
+		else if (r->group == BENCH_POOL &&
+			 !strncmp(r->name, "burst 32 ", 9))
+			d = bench_find(res, BENCH_DPDK,
+				       "rte_mempool get+put bulk", 32);
 		else
 			continue;
 		r->dpdk = (d && !d->failed) ? d : NULL;

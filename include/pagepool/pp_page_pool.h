@@ -102,7 +102,8 @@ struct pp_pool_stats {
 	uint64_t ring_count;      /* now in the recycle ring */
 	uint64_t inflight;        /* hold - release - cache - ring */
 	uint64_t frag_alloc;      /* fragments handed out */
-	uint64_t frag_pages;      /* pages split into fragments */
+	uint64_t frag_pages;      /* pages taken to split (a block split
+				     again in place is not counted) */
 };
 
 /*
@@ -115,6 +116,22 @@ struct pp_pool_alloc_cache {
 	struct pp_pool_alloc_stats alloc_stats;   /* owner-only counters */
 	uint64_t recycle_cached;
 	uint64_t recycle_cache_full;
+	/*
+	 * The block being split into fragments ("Fragments" below): the
+	 * next fragment's offset (the block size when there is no block,
+	 * so that no fragment fits), how many fragments of it the owner
+	 * handed out and did not take back itself, and whether it was
+	 * reused in place (each fragment then synced as it goes out).
+	 */
+	struct pp_pool_frag_block_ {
+		struct pp_page *page;
+		unsigned int offset;
+		unsigned int users;
+		unsigned int block;        /* PP_PAGE_SIZE << order */
+		bool sync;
+		uint64_t alloc;            /* fragments handed out */
+		uint64_t pages;            /* blocks split */
+	} frag;
 	struct pp_page *cache[PP_POOL_CACHE_SIZE];
 };
 
@@ -149,6 +166,9 @@ PP_API struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool);
 PP_API void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
 				  unsigned int dma_sync_size,
 				  bool allow_direct);
+PP_API struct pp_page *pp_pool_alloc_frag_slow(struct pp_pool *pool,
+					       unsigned int *offset,
+					       unsigned int size);
 
 static inline struct pp_pool_alloc_cache *pp_pool_cache_(struct pp_pool *pool)
 {
@@ -241,6 +261,20 @@ static inline void pp_pool_put_page(struct pp_pool *pool, struct pp_page *page,
 		__atomic_store_n(&c->count, n + 1, __ATOMIC_RELAXED);
 		return;
 	}
+	/*
+	 * The owner takes back a fragment of the block it is splitting:
+	 * one fewer of its own users, no atomic. When none is left out,
+	 * nobody else can hold one either (their returns would have made
+	 * the owner's count larger than what is out), so the block is
+	 * split again from its start.
+	 */
+	if (allow_direct && page == c->frag.page) {
+		if (PP_LIKELY(--c->frag.users))
+			return;
+		c->frag.offset = 0;
+		c->frag.sync = (c->flags & PP_POOL_F_DMA_SYNC_DEV) != 0;
+		return;
+	}
 	pp_pool_put_page_slow(pool, page, dma_sync_size, allow_direct);
 }
 
@@ -294,13 +328,23 @@ PP_API void pp_pool_release_pages_bulk(struct pp_pool *pool,
  * fragments without touching it again; when it moves on to another block
  * it subtracts the part of the bias that it did not use, in one atomic.
  * From then on the count is the number of fragments still out. So a
- * fragment costs no atomic to hand out, and one to return, except the
- * last: a return that finds the count at 1 is the only user left and
- * recycles the page with no atomic (so does a whole page), and a return
- * that takes the count to 0 puts it back to 1 and recycles the page. When
- * all of a page's fragments went to one owner and came back before the
- * owner moved on, the subtraction finds the page unused and the owner
- * splits it again at once, no recycling in between.
+ * fragment costs no atomic to hand out, and at most one to return:
+ *  - the owner taking back (allow_direct) a fragment of the block it is
+ *    still splitting only lowers its own count of users, with no atomic;
+ *    when that reaches 0 every fragment of the block is back (another
+ *    thread's return would have left the owner's count above 0), and
+ *    the owner splits the block again from its start. An owner that
+ *    takes one fragment and gives it back before the next (XDP_DROP)
+ *    never touches the count;
+ *  - a return that finds the count at 1 is the only user left and
+ *    recycles the page with no atomic (so does a whole page), and one
+ *    that takes the count to 0 puts it back to 1 and recycles the page;
+ *  - pp_pool_put_pages_bulk() drops a run of one page's fragments in one
+ *    step, with no atomic when the run holds all that are out;
+ *  - any other return is one atomic subtraction.
+ * When all of a block's fragments came back before the owner moved on,
+ * the subtraction finds the page unused and the owner splits it again at
+ * once, no recycling in between.
  *
  * The rules:
  *  - Only the owner thread allocates fragments, as it allocates pages;
@@ -309,9 +353,10 @@ PP_API void pp_pool_release_pages_bulk(struct pp_pool *pool,
  *    pp_pool_put_pages_bulk()) on its page, by whoever holds it, from any
  *    thread, in any order, exactly once. Returning a fragment twice is
  *    the same bug as freeing a buffer twice.
- *  - allow_direct is true only on the owner thread, as for pages, and
- *    only matters for the return that turns out to be the last: that one
- *    recycles the page into the alloc cache; other returns only drop the
+ *  - allow_direct is true only on the owner thread, as for pages. It
+ *    lets the owner take back a fragment of its current block without an
+ *    atomic, and lets the return that turns out to be a page's last
+ *    recycle the page into the alloc cache; other returns only drop the
  *    count, wherever they come from.
  *  - With PP_POOL_F_DMA_SYNC_DEV, a fragment's return passes -1 as
  *    @dma_sync_size: the return that recycles the page cannot tell
@@ -338,9 +383,26 @@ PP_API void pp_pool_release_pages_bulk(struct pp_pool *pool,
  * after an error message when @size is 0 or larger than a block.
  * Context: owner thread only.
  */
-PP_API struct pp_page *pp_pool_alloc_frag(struct pp_pool *pool,
-					  unsigned int *offset,
-					  unsigned int size);
+static inline struct pp_page *pp_pool_alloc_frag(struct pp_pool *pool,
+						 unsigned int *offset,
+						 unsigned int size)
+{
+	struct pp_pool_frag_block_ *f = &pp_pool_cache_(pool)->frag;
+	/* Rounded to cache lines, in 64 bits: no size wraps it to 0. */
+	uint64_t len = ((uint64_t)size + PP_CACHE_LINE - 1) &
+		       ~(uint64_t)(PP_CACHE_LINE - 1);
+
+	/* len - 1 wraps for size 0, which the slow path reports. */
+	if (PP_LIKELY(len - 1 < (uint64_t)(f->block - f->offset) &&
+		      !f->sync)) {
+		*offset = f->offset;
+		f->offset += (unsigned int)len;
+		f->users++;
+		PP_POOL_STAT_INC_(f->alloc);
+		return f->page;
+	}
+	return pp_pool_alloc_frag_slow(pool, offset, size);
+}
 
 /*
  * pp_pool_alloc - a fragment when *@size is at most half a block, else a

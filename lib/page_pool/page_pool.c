@@ -87,9 +87,12 @@
  *   state add in pp_pool_destroy()   once: sets the bit (point 3);
  *   xstats adds   the rare paths only (ring full, page still referenced);
  *   page->pp_ref_count sub (page_pool_frag.c)   one per fragment returned
- *       while others of its page are out, and one when the owner moves on
- *       from a block whose fragments are not all back: the kernel's
- *       pp_ref_count, which orders every holder's use before the reuse.
+ *       while others of its page are out (one per run of a page's
+ *       fragments in a bulk return; none for the owner's own return of a
+ *       fragment of the block it is splitting), and one when the owner
+ *       moves on from a block whose fragments are not all back: the
+ *       kernel's pp_ref_count, which orders every holder's use before the
+ *       reuse.
  * The rest are plain loads and stores that are atomic only so that other
  * threads may read them (the owner's counters and c->count), or that order
  * (the ring's seq acquire loads and release stores, plain moves on x86).
@@ -347,7 +350,7 @@ void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
 	 * page_pool_put_page() does the same, through pp_ref_count). */
 	if (PP_UNLIKELY(__atomic_load_n(&page->pp_ref_count,
 					__ATOMIC_ACQUIRE) != 1)) {
-		if (!pool_frag_put(pool, page))
+		if (!pool_frag_put(pool, page, 1))
 			return;
 		dma_sync_size = (unsigned int)-1;
 	}
@@ -418,8 +421,18 @@ void pp_pool_put_pages_bulk(struct pp_pool *pool, struct pp_page **pages,
 			continue; /* foreign: reported above */
 		if (__atomic_load_n(&page->pp_ref_count, __ATOMIC_ACQUIRE) !=
 		    1) {
-			/* Not the last fragment: nothing more to do. */
-			if (!pool_frag_put(pool, page))
+			/*
+			 * Fragments of one page side by side (a burst
+			 * received into one block) drop the count together:
+			 * one atomic for the run, none when it was the last.
+			 */
+			unsigned int run = 1;
+
+			while (i + run < n && pages[i + run] == page)
+				run++;
+			i += run - 1;
+			/* Not the last fragments: nothing more to do. */
+			if (!pool_frag_put(pool, page, run))
 				continue;
 		}
 		if (pp_page_ref_count(page) != 1) {
@@ -734,6 +747,9 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 		goto err_free_pool;
 	}
 	pool->alloc.flags = params->flags;
+	/* No block being split: no fragment fits until one is. */
+	pool->alloc.frag.block = (unsigned int)(PP_PAGE_SIZE << params->order);
+	pool->alloc.frag.offset = pool->alloc.frag.block;
 	pool->flags = params->flags;
 	pool->allocator = params->allocator;
 	pool->dma = params->dma;

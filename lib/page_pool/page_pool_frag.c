@@ -3,10 +3,13 @@
  * page_pool_frag.c - splitting pool blocks into fragments (the kernel's
  * page_pool_alloc_frag() and pp_ref_count, under our names).
  *
- * pp_page_pool.h states the rules; this file keeps the owner's state of
- * the block being split (pool->frag_*) and the per-page count. The count
- * lives in page->pp_ref_count, and every access to it is atomic: the
- * fragments of one page may be returned by several threads at once.
+ * pp_page_pool.h states the rules and holds the fast paths: a fragment
+ * carved off the block being split, and the owner taking one back. This
+ * file has the rest: starting a block, leaving it, syncing fragments of
+ * a block reused in place, and the per-page count that every other
+ * return drops. The count lives in page->pp_ref_count, and every access
+ * to it is atomic: the fragments of one page may be returned by several
+ * threads at once.
  */
 #include <stdint.h>
 
@@ -57,9 +60,9 @@ static int64_t frag_unref(struct pp_pool *pool, struct pp_page *page,
 	return 0;
 }
 
-bool pool_frag_put(struct pp_pool *pool, struct pp_page *page)
+bool pool_frag_put(struct pp_pool *pool, struct pp_page *page, int64_t nr)
 {
-	return frag_unref(pool, page, 1) == 0;
+	return frag_unref(pool, page, nr) == 0;
 }
 
 /*
@@ -70,10 +73,12 @@ bool pool_frag_put(struct pp_pool *pool, struct pp_page *page)
  */
 static struct pp_page *frag_page_drain(struct pp_pool *pool)
 {
-	struct pp_page *page = pool->frag_page;
+	struct pp_pool_frag_block_ *f = &pool->alloc.frag;
+	struct pp_page *page = f->page;
 
-	pool->frag_page = NULL;
-	if (frag_unref(pool, page, PP_POOL_FRAG_BIAS - pool->frag_users))
+	f->page = NULL;
+	f->offset = f->block;
+	if (frag_unref(pool, page, PP_POOL_FRAG_BIAS - f->users))
 		return NULL;
 	return page;
 }
@@ -82,7 +87,7 @@ void pool_frag_drain(struct pp_pool *pool)
 {
 	struct pp_page *page;
 
-	if (!pool->frag_page)
+	if (!pool->alloc.frag.page)
 		return;
 	page = frag_page_drain(pool);
 	/* Unsplit and ours: recycled with the rest of the cache. */
@@ -90,63 +95,64 @@ void pool_frag_drain(struct pp_pool *pool)
 		pp_pool_put_page_slow(pool, page, (unsigned int)-1, true);
 }
 
-static void frag_sync(struct pp_pool *pool, struct pp_page *page,
-		      unsigned int offset, uint64_t len)
+/* A fragment of the current block at f->offset, synced if it must be. */
+static struct pp_page *frag_take(struct pp_pool *pool, unsigned int *offset,
+				 uint64_t len)
 {
-	if (PP_UNLIKELY(pool->frag_sync))
-		pp_dma_sync_for_device(pool->dma, page->dma_addr + offset,
+	struct pp_pool_frag_block_ *f = &pool->alloc.frag;
+
+	*offset = f->offset;
+	f->offset += (unsigned int)len;
+	f->users++;
+	if (f->sync)
+		pp_dma_sync_for_device(pool->dma, f->page->dma_addr + *offset,
 				       (size_t)len, pool->dma_dir);
+	POOL_STAT_ADD(f->alloc, 1);
+	return f->page;
 }
 
-struct pp_page *pp_pool_alloc_frag(struct pp_pool *pool, unsigned int *offset,
-				   unsigned int size)
+struct pp_page *pp_pool_alloc_frag_slow(struct pp_pool *pool,
+					unsigned int *offset, unsigned int size)
 {
-	uint64_t block = PP_PAGE_SIZE << pool->order;
-	struct pp_page *page = pool->frag_page;
+	struct pp_pool_frag_block_ *f = &pool->alloc.frag;
 	uint64_t len = frag_round(size);
+	struct pp_page *page;
 
-	if (PP_UNLIKELY(!size || len > block)) {
-		PP_ERR("pool %s: fragment of %u bytes: ask for 1 to %llu bytes (the block, in cache lines)",
-		       pool->name, size, (unsigned long long)block);
+	if (PP_UNLIKELY(!size || len > f->block)) {
+		PP_ERR("pool %s: fragment of %u bytes: ask for 1 to %u bytes (the block, in cache lines)",
+		       pool->name, size, f->block);
 		return NULL;
 	}
-	if (PP_LIKELY(page && pool->frag_offset + len <= block)) {
-		*offset = pool->frag_offset;
-		pool->frag_offset += (unsigned int)len;
-		pool->frag_users++;
-		frag_sync(pool, page, *offset, len);
-		POOL_STAT_ADD(pool->frag_alloc, 1);
-		return page;
-	}
-	if (page)
-		page = frag_page_drain(pool);
+	/* Here for the sync of a block reused in place. */
+	if (f->page && f->offset + len <= f->block)
+		return frag_take(pool, offset, len);
+
+	page = f->page ? frag_page_drain(pool) : NULL;
 	if (page) {
 		/* Reused in place: nobody synced it since the device had it. */
-		pool->frag_sync = (pool->flags & PP_POOL_F_DMA_SYNC_DEV) != 0;
+		f->sync = (pool->flags & PP_POOL_F_DMA_SYNC_DEV) != 0;
 	} else {
 		page = pp_pool_alloc_pages(pool);
 		if (!page)
 			return NULL;
 		/* Synced as a whole when it was mapped or recycled. */
-		pool->frag_sync = false;
+		f->sync = false;
+		POOL_STAT_ADD(f->pages, 1);
 	}
 	/* Set once; each fragment handed out uses up one of the bias. */
 	__atomic_store_n(&page->pp_ref_count, PP_POOL_FRAG_BIAS,
 			 __ATOMIC_RELAXED);
-	pool->frag_page = page;
-	pool->frag_users = 1;
-	pool->frag_offset = (unsigned int)len;
-	*offset = 0;
-	frag_sync(pool, page, 0, len);
-	POOL_STAT_ADD(pool->frag_pages, 1);
-	POOL_STAT_ADD(pool->frag_alloc, 1);
-	return page;
+	f->page = page;
+	f->users = 0;
+	f->offset = 0;
+	return frag_take(pool, offset, len);
 }
 
 struct pp_page *pp_pool_alloc(struct pp_pool *pool, unsigned int *offset,
 			      unsigned int *size)
 {
-	unsigned int block = PP_PAGE_SIZE << pool->order;
+	struct pp_pool_frag_block_ *f = &pool->alloc.frag;
+	unsigned int block = f->block;
 	struct pp_page *page;
 
 	if (PP_UNLIKELY(*size > block)) {
@@ -169,9 +175,9 @@ struct pp_page *pp_pool_alloc(struct pp_pool *pool, unsigned int *offset,
 	 * Another fragment of this size would not fit: the rest of the block
 	 * is the caller's, so count it in its size and close the block.
 	 */
-	if ((uint64_t)pool->frag_offset + *size > block) {
+	if ((uint64_t)f->offset + *size > block) {
 		*size = block - *offset;
-		pool->frag_offset = block;
+		f->offset = block;
 	}
 	return page;
 }

@@ -55,19 +55,6 @@ struct pp_pool {
 	uint64_t owner_released;
 
 	/*
-	 * The block being split into fragments (page_pool_frag.c), owner
-	 * only: the next fragment's offset, how many were handed out since
-	 * the bias was set, and whether the block was reused in place, so
-	 * that each fragment is synced for device as it goes out.
-	 */
-	struct pp_page *frag_page;
-	unsigned int frag_offset;
-	unsigned int frag_users;
-	bool frag_sync;
-	uint64_t frag_alloc;   /* relaxed stores, for pp_pool_get_stats() */
-	uint64_t frag_pages;
-
-	/*
 	 * Written by any thread that returns pages, on the rare paths only
 	 * (relaxed atomics: they order nothing). Kept off the owner's lines.
 	 * The common paths count nothing: pages into the ring are read off
@@ -95,9 +82,9 @@ struct pp_pool {
 #define POOL_STAT_ADD(field, n) ((void)(n))
 #endif
 
-/* page_pool_frag.c: drop one fragment's count; true when the caller held
- * the last and now recycles the page. */
-bool pool_frag_put(struct pp_pool *pool, struct pp_page *page);
+/* page_pool_frag.c: drop @nr fragments' counts of one page; true when the
+ * caller held the last and now recycles the page. */
+bool pool_frag_put(struct pp_pool *pool, struct pp_page *page, int64_t nr);
 /* page_pool_frag.c: destroy gives up the block being split. */
 void pool_frag_drain(struct pp_pool *pool);
 

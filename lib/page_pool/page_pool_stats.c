@@ -61,8 +61,8 @@ int pp_pool_get_stats(struct pp_pool *pool, struct pp_pool_stats *out)
 	/* From the live count, which exists even without PP_STATS. */
 	stored = out->cache_count + out->ring_count;
 	out->inflight = held > stored ? held - stored : 0;
-	out->frag_alloc = LOAD(pool->frag_alloc);
-	out->frag_pages = LOAD(pool->frag_pages);
+	out->frag_alloc = LOAD(pool->alloc.frag.alloc);
+	out->frag_pages = LOAD(pool->alloc.frag.pages);
 	return 0;
 }
 
