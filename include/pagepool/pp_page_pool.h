@@ -120,15 +120,23 @@ struct pp_pool_alloc_cache {
 	 * The block being split into fragments ("Fragments" below): the
 	 * next fragment's offset (the block size when there is no block,
 	 * so that no fragment fits), how many fragments of it the owner
-	 * handed out and did not take back itself, and whether it was
-	 * reused in place (each fragment then synced as it goes out).
+	 * handed out and did not take back itself, the count it set in
+	 * the page, how many the inline path may hand out (the count, 0
+	 * while each is synced), whether it was
+	 * reused in place (each fragment then synced as it goes out); and
+	 * the page whose fragments the owner is taking back, with how many
+	 * it took back and has not yet dropped from the page's count.
 	 */
 	struct pp_pool_frag_block_ {
 		struct pp_page *page;
 		unsigned int offset;
 		unsigned int users;
+		unsigned int expect;
+		unsigned int limit;
 		unsigned int block;        /* PP_PAGE_SIZE << order */
 		bool sync;
+		struct pp_page *pend_page;
+		uint64_t pend_nr;
 		uint64_t alloc;            /* fragments handed out */
 		uint64_t pages;            /* blocks split */
 	} frag;
@@ -272,7 +280,22 @@ static inline void pp_pool_put_page(struct pp_pool *pool, struct pp_page *page,
 		if (PP_LIKELY(--c->frag.users))
 			return;
 		c->frag.offset = 0;
-		c->frag.sync = (c->flags & PP_POOL_F_DMA_SYNC_DEV) != 0;
+		if (c->flags & PP_POOL_F_DMA_SYNC_DEV) {
+			c->frag.sync = true;
+			c->frag.limit = 0;
+		}
+		return;
+	}
+	/*
+	 * Or a fragment of the page whose fragments it is taking back:
+	 * counted with the others, dropped from the page's count together
+	 * (pp_pool_put_page_slow() does that, and recycles the page when
+	 * the owner holds all that is out, as the load tells).
+	 */
+	if (allow_direct && page == c->frag.pend_page &&
+	    (int64_t)c->frag.pend_nr + 1 !=
+		    __atomic_load_n(&page->pp_ref_count, __ATOMIC_ACQUIRE)) {
+		c->frag.pend_nr++;
 		return;
 	}
 	pp_pool_put_page_slow(pool, page, dma_sync_size, allow_direct);
@@ -392,14 +415,24 @@ static inline struct pp_page *pp_pool_alloc_frag(struct pp_pool *pool,
 	uint64_t len = ((uint64_t)size + PP_CACHE_LINE - 1) &
 		       ~(uint64_t)(PP_CACHE_LINE - 1);
 
+	uint64_t room = f->block - f->offset;
+	struct pp_page *page = f->page;
+
 	/* len - 1 wraps for size 0, which the slow path reports. */
-	if (PP_LIKELY(len - 1 < (uint64_t)(f->block - f->offset) &&
-		      !f->sync)) {
+	if (PP_LIKELY(len - 1 < room && f->users < f->limit)) {
+		/* The last the page's count allows, with room left for
+		 * more: the slow path raises the count first. */
+		if (PP_UNLIKELY(f->users + 1 == f->expect && room - len >= len))
+			return pp_pool_alloc_frag_slow(pool, offset, size);
 		*offset = f->offset;
 		f->offset += (unsigned int)len;
-		f->users++;
 		PP_POOL_STAT_INC_(f->alloc);
-		return f->page;
+		/* That one used up the count: the block is closed. */
+		if (++f->users == f->expect) {
+			f->page = NULL;
+			f->offset = f->block;
+		}
+		return page;
 	}
 	return pp_pool_alloc_frag_slow(pool, offset, size);
 }

@@ -350,7 +350,15 @@ void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
 	 * page_pool_put_page() does the same, through pp_ref_count). */
 	if (PP_UNLIKELY(__atomic_load_n(&page->pp_ref_count,
 					__ATOMIC_ACQUIRE) != 1)) {
-		if (!pool_frag_put(pool, page, 1))
+		/* The owner gathers its returns (page_pool_frag.c). */
+		bool direct = allow_direct && !(c->flags & PP_POOL_F_NO_DIRECT_);
+
+		if (direct && page == c->frag.page) {
+			pp_pool_put_page(pool, page, dma_sync_size, true);
+			return;
+		}
+		if (!(direct ? pool_frag_put_direct(pool, page) :
+			       pool_frag_put(pool, page, 1)))
 			return;
 		dma_sync_size = (unsigned int)-1;
 	}
@@ -632,6 +640,10 @@ struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool)
 	struct pp_page *page;
 
 	check_owner(pool);
+	/* The owner's gathered fragment returns may hold a page. */
+	pool_frag_flush(pool);
+	if (pool->alloc.count)
+		return pp_pool_alloc_pages(pool);
 	page = refill_from_ring(pool);
 	if (page)
 		return page;

@@ -65,28 +65,83 @@ bool pool_frag_put(struct pp_pool *pool, struct pp_page *page, int64_t nr)
 	return frag_unref(pool, page, nr) == 0;
 }
 
+/* Room for the inline path: fragments it may hand out of this block,
+ * none while each must be synced. */
+static void frag_set_limit(struct pp_pool_frag_block_ *f)
+{
+	f->limit = f->sync ? 0 : f->expect;
+}
+
+/* Forget the current block: its count already says how many are out. */
+static void frag_forget(struct pp_pool_frag_block_ *f)
+{
+	f->page = NULL;
+	f->offset = f->block;
+}
+
 /*
- * The owner moves on from the block it was splitting: give back the bias
- * it did not use, in one atomic. Returns the page when all its fragments
- * had already come back (the owner may split it again at once), else NULL:
- * the last fragment's return recycles it.
+ * The owner moves on from the block it was splitting while it still
+ * could have carved more: take back, in one atomic, the part of the
+ * count it set for fragments it did not hand out (or took back itself).
+ * Returns the page when all its fragments had already come back (the
+ * owner may split it again at once), else NULL: the last fragment's
+ * return recycles it.
  */
 static struct pp_page *frag_page_drain(struct pp_pool *pool)
 {
 	struct pp_pool_frag_block_ *f = &pool->alloc.frag;
 	struct pp_page *page = f->page;
 
-	f->page = NULL;
-	f->offset = f->block;
-	if (frag_unref(pool, page, PP_POOL_FRAG_BIAS - f->users))
+	frag_forget(f);
+	if (frag_unref(pool, page, (int64_t)(f->expect - f->users)))
 		return NULL;
 	return page;
+}
+
+/*
+ * The owner's returns of fragments of a block it no longer splits are
+ * gathered per page (f->pend_*) and dropped from the count together:
+ * with no atomic when they are all that is out, which the owner learns
+ * with a plain load. Here: drop the gathered ones of the previous page.
+ */
+static void frag_flush_pending(struct pp_pool *pool)
+{
+	struct pp_pool_frag_block_ *f = &pool->alloc.frag;
+	struct pp_page *page = f->pend_page;
+
+	if (!page)
+		return;
+	f->pend_page = NULL;
+	if (pool_frag_put(pool, page, f->pend_nr))
+		pp_pool_put_page_slow(pool, page, (unsigned int)-1, true);
+}
+
+bool pool_frag_put_direct(struct pp_pool *pool, struct pp_page *page)
+{
+	struct pp_pool_frag_block_ *f = &pool->alloc.frag;
+
+	if (page == f->pend_page) {
+		f->pend_nr++;
+	} else {
+		frag_flush_pending(pool);
+		f->pend_page = page;
+		f->pend_nr = 1;
+	}
+	/* The acquire pairs with the other holders' returns (release). */
+	if (__atomic_load_n(&page->pp_ref_count, __ATOMIC_ACQUIRE) !=
+	    (int64_t)f->pend_nr)
+		return false;
+	/* All that is out is back with the owner: a whole page again. */
+	f->pend_page = NULL;
+	__atomic_store_n(&page->pp_ref_count, 1, __ATOMIC_RELAXED);
+	return true;
 }
 
 void pool_frag_drain(struct pp_pool *pool)
 {
 	struct pp_page *page;
 
+	frag_flush_pending(pool);
 	if (!pool->alloc.frag.page)
 		return;
 	page = frag_page_drain(pool);
@@ -95,20 +150,50 @@ void pool_frag_drain(struct pp_pool *pool)
 		pp_pool_put_page_slow(pool, page, (unsigned int)-1, true);
 }
 
-/* A fragment of the current block at f->offset, synced if it must be. */
+void pool_frag_flush(struct pp_pool *pool)
+{
+	frag_flush_pending(pool);
+}
+
+/*
+ * A fragment of the current block at f->offset, synced if it must be.
+ * The one that uses up the count the owner set closes the block: the
+ * owner must not carve another (its count could already be 0, and the
+ * page recycled, once that one comes back).
+ */
 static struct pp_page *frag_take(struct pp_pool *pool, unsigned int *offset,
 				 uint64_t len)
 {
 	struct pp_pool_frag_block_ *f = &pool->alloc.frag;
+	struct pp_page *page = f->page;
 
 	*offset = f->offset;
 	f->offset += (unsigned int)len;
 	f->users++;
 	if (f->sync)
-		pp_dma_sync_for_device(pool->dma, f->page->dma_addr + *offset,
+		pp_dma_sync_for_device(pool->dma, page->dma_addr + *offset,
 				       (size_t)len, pool->dma_dir);
 	POOL_STAT_ADD(f->alloc, 1);
-	return f->page;
+	if (f->users == f->expect)
+		frag_forget(f);
+	return page;
+}
+
+/*
+ * Start splitting @page for fragments of @len bytes: the count is set
+ * once, to the number of them the block holds, so that fragments of one
+ * size cost no atomic to hand out or to move on from.
+ */
+static void frag_start(struct pp_pool_frag_block_ *f, struct pp_page *page,
+		       uint64_t len)
+{
+	f->expect = (unsigned int)(f->block / len);
+	__atomic_store_n(&page->pp_ref_count, (int64_t)f->expect,
+			 __ATOMIC_RELAXED);
+	f->page = page;
+	f->users = 0;
+	f->offset = 0;
+	frag_set_limit(f);
 }
 
 struct pp_page *pp_pool_alloc_frag_slow(struct pp_pool *pool,
@@ -123,9 +208,24 @@ struct pp_page *pp_pool_alloc_frag_slow(struct pp_pool *pool,
 		       pool->name, size, f->block);
 		return NULL;
 	}
-	/* Here for the sync of a block reused in place. */
-	if (f->page && f->offset + len <= f->block)
+	if (f->page && f->offset + len <= f->block) {
+		/*
+		 * It fits, but it is the last the count allows, or it must
+		 * be synced. Smaller fragments than the first leave room
+		 * for more: raise the count first, while it is at least 1
+		 * (the owner holds back one it has not handed out), so that
+		 * no return can take it to 0 under the owner.
+		 */
+		uint64_t more = (f->block - f->offset - len) / len;
+
+		if (f->users + 1 == f->expect && more) {
+			__atomic_add_fetch(&f->page->pp_ref_count,
+					   (int64_t)more, __ATOMIC_RELAXED);
+			f->expect += (unsigned int)more;
+		}
+		frag_set_limit(f);
 		return frag_take(pool, offset, len);
+	}
 
 	page = f->page ? frag_page_drain(pool) : NULL;
 	if (page) {
@@ -139,12 +239,7 @@ struct pp_page *pp_pool_alloc_frag_slow(struct pp_pool *pool,
 		f->sync = false;
 		POOL_STAT_ADD(f->pages, 1);
 	}
-	/* Set once; each fragment handed out uses up one of the bias. */
-	__atomic_store_n(&page->pp_ref_count, PP_POOL_FRAG_BIAS,
-			 __ATOMIC_RELAXED);
-	f->page = page;
-	f->users = 0;
-	f->offset = 0;
+	frag_start(f, page, len);
 	return frag_take(pool, offset, len);
 }
 

@@ -200,13 +200,19 @@ int pp_pool_check(struct pp_pool *pool)
 {
 	const struct pp_pool_alloc_cache *c = &pool->alloc;
 	struct pp_recycle_ring *r = pool->ring;
-	uint64_t tail = LOAD(r->tail);
-	uint64_t head = LOAD(r->head) & ~PP_RECYCLE_RING_CLOSED;
-	uint64_t held = pp_pool_inflight(pool);
-	uint64_t nr_ring = head - tail;
+	uint64_t tail, head, held, nr_ring;
 	unsigned int nr, i;
 	struct pp_page **all;
 	int err = 0;
+
+	/* The owner's gathered fragment returns first: pages they complete
+	 * are recycled, so that the counts below are settled. */
+	if (!(LOAD(pool->state) & PP_POOL_DESTROYING))
+		pool_frag_flush(pool);
+	tail = LOAD(r->tail);
+	head = LOAD(r->head) & ~PP_RECYCLE_RING_CLOSED;
+	held = pp_pool_inflight(pool);
+	nr_ring = head - tail;
 
 	if (LOAD(pool->state) & PP_POOL_DESTROYING) {
 		PP_ERR("pool %s check: called after pp_pool_destroy()", pool->name);

@@ -317,7 +317,9 @@ static void test_mixed(void)
 	for (; i < 2 * N / 3; i++)
 		pp_pool_put_page(e.pool, pages[i], (unsigned int)-1, false);
 	pp_pool_put_pages_bulk(e.pool, pages + i, N - i);
-	/* Only the block still being split is out, held by the bias. */
+	/* Only the block still being split is out, once the owner's
+	 * gathered returns are dropped (pp_pool_check() does that). */
+	CHECK_EQ(pp_pool_check(e.pool), 0);
 	s = stats(&e);
 	CHECK_EQ(s.inflight, 1);
 	CHECK_EQ(s.recycle.released_refcnt, 0);
@@ -341,10 +343,25 @@ static void test_sync(void)
 	CHECK(frag(&e, half, &off) == page);
 	CHECK_EQ(off, half);
 	CHECK_EQ(log.syncs, syncs);
+	/* The block was full: the last of its fragments back recycles the
+	 * page, synced for device as a whole. */
 	pp_pool_put_page(e.pool, page, (unsigned int)-1, true);
+	CHECK_EQ(log.syncs, syncs);
 	pp_pool_put_page(e.pool, page, (unsigned int)-1, true);
-	/* Both back, the block unsynced: reused in place, each fragment
+	CHECK_EQ(log.syncs, syncs + 1);
+	CHECK(log.last_sync_iova == dma);
+	CHECK_EQ(log.last_sync_len, e.block);
+	/* Split again from the cache, synced already: nothing more. */
+	CHECK(frag(&e, 100, &off) == page);
+	CHECK_EQ(off, 0);
+	CHECK_EQ(log.syncs, syncs + 1);
+	CHECK_EQ(stats(&e).frag_pages, 2);
+	/* Its one fragment back with the block still being split: the
+	 * block, unsynced since, is split again in place, each fragment
 	 * synced for device over its own range as it goes out. */
+	pp_pool_put_page(e.pool, page, (unsigned int)-1, true);
+	CHECK_EQ(log.syncs, syncs + 1);
+	syncs = log.syncs;
 	CHECK(frag(&e, 100, &off) == page);
 	CHECK_EQ(off, 0);
 	CHECK_EQ(log.syncs, syncs + 1);
@@ -355,8 +372,8 @@ static void test_sync(void)
 	CHECK_EQ(log.syncs, syncs + 2);
 	CHECK(log.last_sync_iova == dma + 128);
 	CHECK_EQ(log.last_sync_len, 1024);
-	/* Split again in place: still the one page taken for splitting. */
-	CHECK_EQ(stats(&e).frag_pages, 1);
+	/* Split again in place: no other page taken for splitting. */
+	CHECK_EQ(stats(&e).frag_pages, 2);
 
 	/* Move on while both are out; the last return syncs the block
 	 * (fragments are returned with -1, pp_page_pool.h says why). */
@@ -423,6 +440,95 @@ static void test_destroy(void)
 	CHECK_EQ(pp_dma_destroy(e.dma), 0);
 	CHECK_EQ(pp_allocator_destroy(e.alloc), 0);
 	CHECK_EQ(pp_arena_destroy(e.arena), 0);
+}
+
+/* ---- the owner's returns gathered, another thread's counted ---- */
+
+static void return_on_thread(struct env *e, struct pp_page **pages,
+			     unsigned int n)
+{
+	struct returner r = { e->pool, pages, n };
+	pthread_t t;
+
+	REQUIRE(pthread_create(&t, NULL, return_frags, &r) == 0);
+	pthread_join(t, NULL);
+}
+
+static void test_gather(void)
+{
+	struct env e = env_new(NULL, 0);
+	unsigned int quarter = e.block / 4, off, i;
+	struct pp_page *f[4], *page, *mixed[64];
+	uint64_t cached;
+
+	/* Four quarters: the fourth closes the block, and the owner's
+	 * four returns recycle it with no flush. */
+	for (i = 0; i < 4; i++)
+		f[i] = frag(&e, quarter, &off);
+	page = f[0];
+	CHECK(f[3] == page);
+	mixed[0] = frag(&e, quarter, &off);
+	CHECK(mixed[0] != page);
+	CHECK_EQ(off, 0);
+	for (i = 0; i < 4; i++)
+		pp_pool_recycle_direct(e.pool, f[i]);
+	CHECK_EQ(stats(&e).inflight, 1);
+	/* The block being split, its one fragment back: split again. */
+	pp_pool_recycle_direct(e.pool, mixed[0]);
+	CHECK(frag(&e, quarter, &off) == mixed[0]);
+	CHECK_EQ(off, 0);
+	pp_pool_recycle_direct(e.pool, mixed[0]);
+
+	/* Another thread returns one first; the owner's three: the third
+	 * finds it holds all that is out and recycles the page at once. */
+	for (i = 0; i < 4; i++)
+		f[i] = frag(&e, quarter, &off);
+	page = f[0];
+	return_on_thread(&e, f, 1);
+	cached = stats(&e).recycle.cached;
+	pp_pool_recycle_direct(e.pool, f[1]);
+	pp_pool_recycle_direct(e.pool, f[2]);
+	CHECK_EQ(stats(&e).recycle.cached, cached);
+	CHECK_EQ(stats(&e).inflight, 1);
+	pp_pool_recycle_direct(e.pool, f[3]);
+	CHECK_EQ(stats(&e).recycle.cached, cached + 1);
+	CHECK_EQ(stats(&e).inflight, 0);
+
+	/* The owner returns two first and another thread the other two:
+	 * the other thread's last return is not the last, the owner's
+	 * two still count, until the owner drops them (its next return of
+	 * another page's fragment, refill or pp_pool_check()). */
+	for (i = 0; i < 4; i++)
+		f[i] = frag(&e, quarter, &off);
+	pp_pool_recycle_direct(e.pool, f[0]);
+	pp_pool_recycle_direct(e.pool, f[1]);
+	return_on_thread(&e, f + 2, 2);
+	CHECK_EQ(stats(&e).inflight, 1);
+	CHECK_EQ(pp_pool_check(e.pool), 0);
+	CHECK_EQ(stats(&e).inflight, 0);
+
+	/* A large fragment, then small ones: the count grows before the
+	 * last it allows goes out, so the small ones fill the block. */
+	page = frag(&e, e.block / 2, &off);
+	CHECK(page != NULL);
+	for (i = 0; i < 32; i++) {
+		mixed[i] = frag(&e, 64, &off);
+		CHECK(mixed[i] == page);
+		CHECK_EQ(off, e.block / 2 + i * 64);
+	}
+	mixed[32] = frag(&e, 64, &off);
+	CHECK(mixed[32] != page);
+	/* Half back from another thread, half from the owner, and the
+	 * large one last: recycled with it. */
+	return_on_thread(&e, mixed, 16);
+	for (i = 16; i < 32; i++)
+		pp_pool_recycle_direct(e.pool, mixed[i]);
+	CHECK_EQ(pp_pool_check(e.pool), 0);
+	CHECK_EQ(stats(&e).inflight, 2);
+	pp_pool_put_page(e.pool, page, (unsigned int)-1, false);
+	CHECK_EQ(stats(&e).inflight, 1);
+	pp_pool_recycle_direct(e.pool, mixed[32]);
+	env_free(&e);
 }
 
 /* ---- misuse: reported, nothing lost ---- */
@@ -540,7 +646,9 @@ static void test_threads(void)
 		}
 		for (k = 0; k < THREADS; k++)
 			pthread_join(t[k], NULL);
-		/* All back but the block being split. */
+		/* All back but the block being split, once the owner's
+		 * gathered returns are dropped. */
+		CHECK_EQ(pp_pool_check(e.pool), 0);
 		s = stats(&e);
 		CHECK_EQ(s.inflight, 1);
 		if (round % 50 == 0)
@@ -657,6 +765,7 @@ static void test_pipeline(void)
 		__atomic_store_n(&q[k].done, 1, __ATOMIC_RELEASE);
 		pthread_join(t[k], NULL);
 	}
+	CHECK_EQ(pp_pool_check(e.pool), 0);
 	s = stats(&e);
 	CHECK_EQ(s.frag_alloc, PIPE_FRAGS);
 	CHECK_EQ(s.inflight, 1);
@@ -672,6 +781,7 @@ static const struct pp_test_case cases[] = {
 	{ "sync", test_sync },
 	{ "destroy", test_destroy },
 	{ "misuse", test_misuse },
+	{ "gather", test_gather },
 	{ "threads", test_threads },
 	{ "pipeline", test_pipeline },
 };
