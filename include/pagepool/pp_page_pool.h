@@ -391,7 +391,8 @@ PP_API void pp_pool_release_pages_bulk(struct pp_pool *pool,
  *    fragment's own range (offset, rounded size) is synced for device as
  *    it is handed out.
  *  - A fragment cannot leave the pool: pp_pool_release_page() of a split
- *    page reports the misuse and returns the fragment instead. Nor may a
+ *    page reports the misuse and returns the fragment instead (the last
+ *    fragment out, alone in its page, leaves as the page). Nor may a
  *    split page's refcount be raised (pp_page_ref_inc()).
  *  - pp_pool_destroy() gives up the block being split; fragments still
  *    out count as their page in flight, freed with their last return.

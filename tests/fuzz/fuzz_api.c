@@ -12,9 +12,16 @@
  *  - up to two pools (order 0-2, any refill mode, tiny or default rings):
  *    alloc, alloc_bulk, recycle_direct, put_page through the ring,
  *    put_pages_bulk, release_page, and destroy with pages still out,
- *    which are returned afterwards (the last one frees the pool).
+ *    which are returned afterwards (the last one frees the pool);
+ *  - fragments of any size from 0 to past the block (pp_pool_alloc_frag()
+ *    and pp_pool_alloc()), returned every way a page is, in any order,
+ *    and released by mistake (the misuse path returns them).
  *
- * After every call: the pages the target holds are distinct, and the
+ * Each fragment is filled with a pattern of its own when it is handed
+ * out and checked when it goes back: two fragments handed out over the
+ * same bytes, or a page recycled while a fragment of it is out, show.
+ * After every call: the pages the target holds are distinct (fragments:
+ * their ranges do not overlap), and the
  * allocator's count of allocated pages is exactly what the target holds
  * plus what live pools hold (pp_pool_inflight), from the zone's counters;
  * a check opcode, and the end of the input, count it with
@@ -29,11 +36,14 @@
 #define MAX_HELD 512
 #define NR_POOLS 2
 
-/* A page the target holds: a plain block, or a page of pools[pool]. */
+/* A page the target holds: a plain block, or a page of pools[pool], or a
+ * fragment of one (len bytes at off, filled with the pattern byte). */
 struct held {
 	struct pp_page *page;
 	unsigned int order;
 	int pool; /* -1: plain allocator block */
+	unsigned int off, len; /* len 0: the whole page */
+	uint8_t pattern;
 };
 
 struct pool_slot {
@@ -50,25 +60,49 @@ struct state {
 	struct pool_slot pools[NR_POOLS];
 };
 
-static void hold(struct state *st, struct pp_page *page, unsigned int order,
-		 int pool)
+static void hold_frag(struct state *st, struct pp_page *page,
+		      unsigned int order, int pool, unsigned int off,
+		      unsigned int len)
 {
+	uint8_t pattern = (uint8_t)(st->nr_held * 37 + off / 64 + 1);
+
 	FUZZ_CHECK(page != NULL);
 	FUZZ_CHECK(st->nr_held < MAX_HELD);
 	FUZZ_CHECK(pp_page_ref_count(page) == 1);
-	for (unsigned int i = 0; i < st->nr_held; i++)
-		FUZZ_CHECK(st->held[i].page != page);
+	for (unsigned int i = 0; i < st->nr_held; i++) {
+		const struct held *h = &st->held[i];
+
+		if (h->page != page)
+			continue;
+		/* Only fragments share a page, and never bytes. */
+		FUZZ_CHECK(len && h->len);
+		FUZZ_CHECK(off + len <= h->off || h->off + h->len <= off);
+	}
 	if (pool >= 0) {
 		FUZZ_CHECK(pp_page_pool(page) == st->pools[pool].pool);
 		st->pools[pool].out++;
 	}
-	st->held[st->nr_held++] = (struct held){ page, order, pool };
+	if (len)
+		memset((char *)pp_page_address(page) + off, pattern, len);
+	st->held[st->nr_held++] =
+		(struct held){ page, order, pool, off, len, pattern };
+}
+
+static void hold(struct state *st, struct pp_page *page, unsigned int order,
+		 int pool)
+{
+	hold_frag(st, page, order, pool, 0, 0);
 }
 
 /* Forget held[i] (the caller has returned it). */
 static struct held unhold(struct state *st, unsigned int i)
 {
 	struct held h = st->held[i];
+	const uint8_t *data = (const uint8_t *)pp_page_address(h.page) + h.off;
+
+	/* Nobody wrote into the fragment while the target held it. */
+	for (unsigned int k = 0; k < h.len; k++)
+		FUZZ_CHECK(data[k] == h.pattern);
 
 	st->held[i] = st->held[--st->nr_held];
 	if (h.pool >= 0) {
@@ -110,9 +144,18 @@ static void check_accounting(struct state *st, bool walk)
 {
 	unsigned long expect = 0;
 
-	for (unsigned int i = 0; i < st->nr_held; i++)
-		if (st->held[i].pool < 0 || !st->pools[st->held[i].pool].live)
-			expect += 1ul << st->held[i].order;
+	for (unsigned int i = 0; i < st->nr_held; i++) {
+		const struct held *h = &st->held[i];
+		bool counted = false;
+
+		if (h->pool >= 0 && st->pools[h->pool].live)
+			continue;
+		/* A page of fragments counts once. */
+		for (unsigned int k = 0; k < i && h->len; k++)
+			counted |= st->held[k].page == h->page;
+		if (!counted)
+			expect += 1ul << h->order;
+	}
 	for (int p = 0; p < NR_POOLS; p++) {
 		struct pool_slot *ps = &st->pools[p];
 
@@ -373,8 +416,53 @@ static void op_pool_release(struct state *st, struct fuzz_in *in)
 		return;
 	h = unhold(st, (unsigned int)k);
 	pp_pool_release_page(pool, h.page);
+	/* A fragment cannot leave: the misuse is reported, the fragment
+	 * returned instead; unless it was the last out, alone in its page,
+	 * which leaves as the page. */
+	if (h.len && pp_page_pool(h.page))
+		return;
 	FUZZ_CHECK(pp_page_pool(h.page) == NULL);
 	hold(st, h.page, h.order, -1);
+}
+
+/* A fragment, of any size from 0 to past the block, either call. */
+static void op_pool_frag(struct state *st, struct fuzz_in *in)
+{
+	int p = fuzz_u8(in) % NR_POOLS;
+	struct pool_slot *ps = &st->pools[p];
+	unsigned int block = PP_PAGE_SIZE << ps->order;
+	unsigned int want = fuzz_u16(in) % (block + 2);
+	unsigned int size = want, off = ~0u;
+	struct pp_page *page;
+
+	if (!ps->pool || !ps->live || st->nr_held == MAX_HELD)
+		return;
+	if (want & 1) {
+		page = pp_pool_alloc(ps->pool, &off, &size);
+		if (want > block) {
+			FUZZ_CHECK(page == NULL);
+			return;
+		}
+		if (!page)
+			return; /* dry */
+		FUZZ_CHECK(size >= want && off + size <= block);
+		/* More than half a block: a whole one. */
+		if (want > block / 2) {
+			FUZZ_CHECK(off == 0 && size == block);
+			hold(st, page, ps->order, p);
+			return;
+		}
+	} else {
+		page = pp_pool_alloc_frag(ps->pool, &off, size);
+		if (!want || want > block) {
+			FUZZ_CHECK(page == NULL);
+			return;
+		}
+		if (!page)
+			return;
+	}
+	FUZZ_CHECK(off % PP_CACHE_LINE == 0 && off + want <= block);
+	hold_frag(st, page, ps->order, p, off, want);
 }
 
 static void op_pool_destroy(struct state *st, struct fuzz_in *in)
@@ -401,7 +489,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&st, 0, sizeof(st));
 	st.env = fuzz_env_get(ARENA_PAGES * PP_PAGE_SIZE);
 	while (in.left && steps++ < 256) {
-		switch (fuzz_u8(&in) % 13) {
+		switch (fuzz_u8(&in) % 14) {
 		case 0: op_alloc(&st, &in); break;
 		case 1: op_free(&st, &in); break;
 		case 2: op_bulk_array(&st, &in); break;
@@ -414,6 +502,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 9: op_pool_put_bulk(&st, &in); break;
 		case 10: op_pool_release(&st, &in); break;
 		case 11: op_pool_destroy(&st, &in); break;
+		case 12: op_pool_frag(&st, &in); break;
 		default: check_accounting(&st, true); continue;
 		}
 		check_accounting(&st, false);
