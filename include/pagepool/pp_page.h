@@ -44,9 +44,10 @@ struct pp_page {
 		/* buddy free list link (allocator only, while free) */
 		struct pp_page *prev;
 		/*
-		 * While a page_pool holds the page: how many fragments
-		 * of it are out, plus the unused bias of the page being
-		 * split (1 for a whole page). The allocator never reads
+		 * While a page_pool holds the page: how many of its
+		 * fragments are out, counting, for the block being
+		 * split, those the owner may still hand out (1 for a
+		 * whole page). The allocator never reads
 		 * prev of an allocated page and rewrites it when the page
 		 * goes back on a free list, so the two never overlap in
 		 * time. pp_page_pool.h explains the count.

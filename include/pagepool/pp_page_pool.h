@@ -346,12 +346,14 @@ PP_API void pp_pool_release_pages_bulk(struct pp_pool *pool,
  * does not fit; then it starts another block.
  *
  * The count: page->pp_ref_count is 1 for a whole page. When the owner
- * starts splitting a block it sets the count once to PP_POOL_FRAG_BIAS,
- * a number larger than any block can hold fragments, and hands out
- * fragments without touching it again; when it moves on to another block
- * it subtracts the part of the bias that it did not use, in one atomic.
- * From then on the count is the number of fragments still out. So a
- * fragment costs no atomic to hand out, and at most one to return:
+ * starts splitting a block it sets the count once, to the number of
+ * fragments of that first size the block holds, and hands them out
+ * without touching it again; the last one the count allows closes the
+ * block. A smaller fragment that leaves room for more raises the count
+ * first (one atomic), and a block the owner leaves before its count is
+ * used up gives back the rest (one atomic). From then on the count is
+ * the number of fragments still out. So fragments of one size cost no
+ * atomic to hand out, and at most one to return:
  *  - the owner taking back (allow_direct) a fragment of the block it is
  *    still splitting only lowers its own count of users, with no atomic;
  *    when that reaches 0 every fragment of the block is back (another
@@ -359,6 +361,12 @@ PP_API void pp_pool_release_pages_bulk(struct pp_pool *pool,
  *    the owner splits the block again from its start. An owner that
  *    takes one fragment and gives it back before the next (XDP_DROP)
  *    never touches the count;
+ *  - the owner's returns of fragments of an earlier block are gathered
+ *    per page and dropped from the count together, when it returns a
+ *    fragment of another page, refills, runs pp_pool_check() or destroys
+ *    the pool (until then the page is in flight); the return after which
+ *    the owner holds all that is out (a plain load tells) recycles the
+ *    page at once, with no atomic;
  *  - a return that finds the count at 1 is the only user left and
  *    recycles the page with no atomic (so does a whole page), and one
  *    that takes the count to 0 puts it back to 1 and recycles the page;
@@ -397,8 +405,6 @@ PP_API void pp_pool_release_pages_bulk(struct pp_pool *pool,
  *  - pp_pool_destroy() gives up the block being split; fragments still
  *    out count as their page in flight, freed with their last return.
  */
-#define PP_POOL_FRAG_BIAS (INT64_MAX >> 1)
-
 /*
  * pp_pool_alloc_frag - a fragment of @size bytes (rounded up to a cache
  * line) at *@offset bytes into the returned page's block, which stays

@@ -200,7 +200,7 @@ static void test_basic(void)
 	balanced(&e);
 
 	/* The other block is still being split: its one fragment back
-	 * does not recycle it, the owner's bias keeps it, and with none
+	 * does not recycle it (the owner's count keeps it), and with none
 	 * out the owner splits it again from the start. */
 	pp_pool_recycle_direct(e.pool, next);
 	s = stats(&e);
