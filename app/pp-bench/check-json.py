@@ -40,6 +40,30 @@ def check_scale(doc):
           f"dpdk: {doc['dpdk']['status']}")
 
 
+def check_memory(doc):
+    """pp-bench memory: a case per frame size, every column measured or
+    skipped with a reason, the pagepool columns measured."""
+    cols = ("pages", "fragments_4k_blocks", "fragments_32k_blocks",
+            "dpdk_mbuf_fit", "dpdk_mbuf_default")
+    if "machine" not in doc or len(doc.get("cases", [])) != 2:
+        fail("memory: expected the machine and two frame sizes")
+    for c in doc["cases"]:
+        for col in cols:
+            cell = c.get(col)
+            if cell is None:
+                fail(f"memory: {c['frame_bytes']} B has no '{col}'")
+            if cell["status"] == "ok" and not cell["bytes_per_frame"] > 0:
+                fail(f"memory: {c['frame_bytes']} B {col} has no figure")
+            if cell["status"] != "ok" and not cell.get("reason"):
+                fail(f"memory: {c['frame_bytes']} B {col} skipped "
+                     "without a reason")
+        for col in ("pages", "fragments_4k_blocks"):
+            if c[col]["status"] != "ok":
+                fail(f"memory: {c['frame_bytes']} B {col}: "
+                     f"{c[col]['reason']}")
+    print(f"ok: memory, frames {doc['frames']}")
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: check-json.py PP-BENCH [ARGS...] --json -")
@@ -58,6 +82,9 @@ def main():
 
     if doc.get("benchmark") == "scale":
         check_scale(doc)
+        return
+    if doc.get("benchmark") == "memory":
+        check_memory(doc)
         return
     for key in ("machine", "build", "parameters", "dpdk", "baselines",
                 "cases"):

@@ -18,6 +18,7 @@
 
 #include "bench.h"
 #include "pp_cli.h"
+#include "memory.h"
 #include "scale.h"
 #include "tlb.h"
 
@@ -52,7 +53,9 @@ static void usage(FILE *f)
 		"pp-bench tlb [options]: the page-size (TLB) benchmark of huge\n"
 		"vmalloc areas; 'pp-bench tlb --help' lists its options.\n"
 		"pp-bench scale [options]: thread scaling of the allocator and\n"
-		"page_pool beside rte_mempool; 'pp-bench scale --help'.\n",
+		"page_pool beside rte_mempool; 'pp-bench scale --help'.\n"
+		"pp-bench memory [options]: arena bytes per in-flight frame,\n"
+		"pages and fragments beside DPDK mbufs; 'pp-bench memory --help'.\n",
 		DEFAULT_RUNS, DEFAULT_ARENA_MB, DEFAULT_RUN_MS, QUICK_RUNS);
 }
 
@@ -259,6 +262,8 @@ int main(int argc, char **argv)
 		return bench_tlb_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "scale"))
 		return bench_scale_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "memory"))
+		return bench_memory_main(argc - 1, argv + 1);
 	parse_args(argc, argv, &cfg);
 	pin_cpu(&cfg);
 	if (cfg.json_path && !strcmp(cfg.json_path, "-")) {
