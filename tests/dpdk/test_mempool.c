@@ -149,7 +149,7 @@ static int worker_take_and_return(void *arg)
 	void *objs[100];
 
 	/* In bulks of 10, so that they come back into this lcore's
-	 * thread cache of the pool's allocator and stay there. */
+	 * magazine and stay there. */
 	for (int i = 0; i < 100; i += 10)
 		if (rte_mempool_get_bulk(mp, objs + i, 10) != 0)
 			return -1;
@@ -176,10 +176,10 @@ static void test_overask(void)
 	CHECK_COUNTS(mp, 0);
 
 	/*
-	 * Free objects spread over the other lcore's thread cache and the
-	 * zone: a get of the whole pool must still succeed (the allocator
-	 * drains the other cache), and a get of one more must fail with the
-	 * pool intact.
+	 * Free objects spread over the other lcore's magazine and the
+	 * store: a get of the whole pool must still succeed (the driver
+	 * drains the other magazine), and a get of one more must fail with
+	 * the pool intact.
 	 */
 	if (worker != RTE_MAX_LCORE) {
 		REQUIRE(rte_eal_remote_launch(worker_take_and_return, mp,
