@@ -27,7 +27,8 @@
  * malloc heap made of the arena, with those IOVAs. DPDK's
  * rte_mempool_populate_default() reserves the pool's memzone from that
  * heap, so DPDK's own bookkeeping (memory chunks, memsegs, VFIO mappings)
- * describes the very pages the objects live in.
+ * describes the very pages the objects live in. The store and the
+ * magazines come from the same heap (pool_mem_free()).
  *
  * Foreign memory. The mempool ops contract lets any caller populate the
  * pool with any memory: rte_mempool_populate_anon() (anonymous mmap),
@@ -37,7 +38,7 @@
  * filled from) pagepool's DMA domain. Free objects of either kind share
  * the magazines and the store.
  *
- * State is process-local (malloc, pointers into this process's mappings):
+ * State is process-local (pointers into this process's mappings):
  * secondary processes are not supported, and every op says so and fails.
  */
 #include <errno.h>
@@ -642,39 +643,69 @@ static int heap_remove(struct rte_mempool *mp, struct pagepool_mp *p)
 	return 0;
 }
 
+/*
+ * The store and the magazines live in the arena, allocated from the
+ * pool's heap like ring_mp_mc's ring from DPDK's: in hugepages on the
+ * pool's node, and in the part of the last 2 MiB page the objects leave
+ * free, which would otherwise be wasted (arena_bytes() counts them).
+ * Freed before the heap goes, which it cannot while they are there.
+ */
+static void pool_mem_free(struct pagepool_mp *p)
+{
+	rte_free(p->store);
+	rte_free(p->mags);
+	p->store = NULL;
+	p->mags = NULL;
+	memset(p->mag_of, 0, sizeof(p->mag_of));
+}
+
 /* Take the heap, DMA domain and arena down and free the state. */
 static void pagepool_teardown(struct rte_mempool *mp, struct pagepool_mp *p)
 {
+	pool_mem_free(p);
 	if (heap_remove(mp, p) < 0)
 		return;
 	pp_dma_unmap_arena(p->dma, p->arena);
 	pp_dma_destroy(p->dma);
 	pp_arena_destroy(p->arena);
-	free(p->store);
-	free(p->mags);
 	free(p);
 }
 
-/* One magazine per EAL lcore, sized from the pool (see MAG_MAX). */
-static int mags_create(struct rte_mempool *mp, struct pagepool_mp *p)
+/* Objects a magazine holds for a pool of @size (see MAG_MAX); 0: none. */
+static unsigned int mag_cap_for(unsigned int size)
 {
-	unsigned int lcores = rte_lcore_count(), cap, i, k = 0;
-	size_t one;
+	unsigned int lcores = rte_lcore_count(), cap;
 
-	cap = mp->size / (2 * (lcores ? lcores : 1));
+	cap = size / (2 * (lcores ? lcores : 1));
 	if (cap > MAG_MAX)
 		cap = MAG_MAX;
-	if (cap < MAG_MIN)
+	return cap < MAG_MIN ? 0 : cap;
+}
+
+/* Bytes of one magazine of @cap objects, cache-line aligned. */
+static size_t mag_bytes(unsigned int cap)
+{
+	return RTE_ALIGN_CEIL(sizeof(struct mag) + cap * sizeof(void *),
+			      RTE_CACHE_LINE_SIZE);
+}
+
+/* One magazine per EAL lcore, from the pool's heap (socket @socket). */
+static int mags_create(struct rte_mempool *mp, struct pagepool_mp *p,
+		       int socket)
+{
+	unsigned int lcores = rte_lcore_count(), i, k = 0;
+	unsigned int cap = mag_cap_for(mp->size);
+	size_t one = mag_bytes(cap);
+
+	if (!cap)
 		return 0; /* every call goes to the store */
-	one = RTE_ALIGN_CEIL(sizeof(struct mag) + cap * sizeof(void *),
-			     RTE_CACHE_LINE_SIZE);
-	p->mags = pp_os_aligned_alloc(RTE_CACHE_LINE_SIZE, one * lcores);
+	p->mags = rte_zmalloc_socket("pagepool_mags", one * lcores,
+				     RTE_CACHE_LINE_SIZE, socket);
 	if (!p->mags) {
-		PMP_LOG(ERR, "pool '%s': out of memory for %u lcore magazines of %zu bytes",
+		PMP_LOG(ERR, "pool '%s': no room in the arena for %u lcore magazines of %zu bytes; report this as a pagepool bug",
 			mp->name, lcores, one);
 		return -ENOMEM;
 	}
-	memset(p->mags, 0, one * lcores);
 	RTE_LCORE_FOREACH(i)
 		if (k < lcores)
 			p->mag_of[i] = (struct mag *)((char *)p->mags + one * k++);
@@ -683,33 +714,38 @@ static int mags_create(struct rte_mempool *mp, struct pagepool_mp *p)
 	return 0;
 }
 
+/* Bytes of a ring with room for @size objects (RING_F_EXACT_SZ: slots
+ * for the next power of two above it). */
+static ssize_t store_bytes(unsigned int size)
+{
+	return rte_ring_get_memsize_elem(sizeof(void *),
+					 rte_align32pow2(size + 1));
+}
+
 /*
  * The store: a ring with room for mp->size objects, every object the
- * pool can have, so that putting an object never fails. Process memory,
- * like the rest of the state: rte_ring_init() on malloc'd memory
- * registers no name.
+ * pool can have, so that putting an object never fails; from the pool's
+ * heap (socket @socket). rte_ring_init() registers no name.
  */
-static int store_create(struct rte_mempool *mp, struct pagepool_mp *p)
+static int store_create(struct rte_mempool *mp, struct pagepool_mp *p,
+			int socket)
 {
-	/* RING_F_EXACT_SZ: slots for the next power of two above size. */
-	ssize_t sz = rte_ring_get_memsize_elem(sizeof(void *),
-					       rte_align32pow2(mp->size + 1));
+	ssize_t sz = store_bytes(mp->size);
 	struct rte_ring *r;
 	int err;
 
 	if (sz < 0)
 		return (int)sz;
-	r = pp_os_aligned_alloc(RTE_CACHE_LINE_SIZE,
-				RTE_ALIGN_CEIL((size_t)sz,
-					       RTE_CACHE_LINE_SIZE));
+	r = rte_malloc_socket("pagepool_store", (size_t)sz,
+			      RTE_CACHE_LINE_SIZE, socket);
 	if (!r) {
-		PMP_LOG(ERR, "pool '%s': out of memory for the ring of free objects (%zd bytes)",
+		PMP_LOG(ERR, "pool '%s': no room in the arena for the ring of free objects (%zd bytes); report this as a pagepool bug",
 			mp->name, sz);
 		return -ENOMEM;
 	}
 	err = rte_ring_init(r, mp->name, mp->size, RING_F_EXACT_SZ);
 	if (err) {
-		free(r);
+		rte_free(r);
 		return err;
 	}
 	p->store = r;
@@ -717,17 +753,18 @@ static int store_create(struct rte_mempool *mp, struct pagepool_mp *p)
 }
 
 /*
- * Arena bytes beyond the objects' memzone: the malloc element header DPDK
- * puts in front of it and its trailer (128 bytes each at most in DPDK
- * 22.11's malloc_elem.h), rounded up generously to two 4 KiB pages.
+ * Arena bytes beyond the objects' memzone, the store and the magazines:
+ * the malloc element header and trailer DPDK puts around each of the
+ * three (at most 128 bytes each in DPDK 22.11's malloc_elem.h) and their
+ * alignment, rounded up generously to two 4 KiB pages.
  */
 #define HEAP_SLACK (2 * 4096)
 
 /*
- * The arena bytes for the pool's objects when its pages are 2^@pg_shift
- * bytes: what rte_mempool_populate_default() will ask the heap for (the
- * default calc_mem_size, with the page size DPDK reads from the heap's
- * memsegs), plus the heap's slack. A pool without
+ * The arena bytes for the pool when its pages are 2^@pg_shift bytes:
+ * what rte_mempool_populate_default() will ask the heap for (the default
+ * calc_mem_size, with the page size DPDK reads from the heap's memsegs),
+ * the store, the magazines and the heap's slack. A pool without
  * RTE_MEMPOOL_F_NO_IOVA_CONTIG packs objects per page, one with it
  * (page shift 0) packs them tighter, so this is enough for both.
  */
@@ -737,8 +774,12 @@ static ssize_t arena_bytes(const struct rte_mempool *mp, uint32_t pg_shift)
 	ssize_t sz = rte_mempool_op_calc_mem_size_helper(mp, mp->size,
 							 pg_shift, 0,
 							 &min_chunk, &align);
+	ssize_t ring = store_bytes(mp->size);
 
-	return sz < 0 ? sz : sz + HEAP_SLACK;
+	if (sz < 0 || ring < 0)
+		return sz < 0 ? sz : ring;
+	return sz + ring + (ssize_t)(mag_bytes(mag_cap_for(mp->size)) *
+				     rte_lcore_count()) + HEAP_SLACK;
 }
 
 /*
@@ -798,8 +839,9 @@ static int arena_create(struct rte_mempool *mp, struct pagepool_mp *p)
 }
 
 /*
- * alloc: the magazines, the store, the arena and its DMA domain, and the
- * external heap the pool's memzone will come from.
+ * alloc: the arena and its DMA domain, the external heap the pool's
+ * memzone will come from, and from that heap the store and the
+ * magazines.
  */
 static int pagepool_alloc(struct rte_mempool *mp)
 {
@@ -822,15 +864,9 @@ static int pagepool_alloc(struct rte_mempool *mp)
 	}
 	rte_spinlock_init(&p->drain_lock);
 	membarrier_probe();
-	err = mags_create(mp, p);
-	if (err)
-		goto err_free_state;
-	err = store_create(mp, p);
-	if (err)
-		goto err_free_mags;
 	err = arena_create(mp, p);
 	if (err)
-		goto err_free_store;
+		goto err_free_state;
 
 	p->dma = pp_dma_create(&dopts);
 	if (!p->dma) {
@@ -846,20 +882,25 @@ static int pagepool_alloc(struct rte_mempool *mp)
 	err = heap_add(mp, p);
 	if (err)
 		goto err_unmap;
+	/* heap_add() lent the heap's socket id to the pool. */
+	err = store_create(mp, p, mp->socket_id);
+	if (!err)
+		err = mags_create(mp, p, mp->socket_id);
+	if (err)
+		goto err_free_pool_mem;
 	mp->pool_data = p;
 	pools_here = true;
 	return 0;
 
+err_free_pool_mem:
+	pool_mem_free(p);
+	heap_remove(mp, p);
 err_unmap:
 	pp_dma_unmap_arena(p->dma, p->arena);
 err_destroy_dma:
 	pp_dma_destroy(p->dma);
 err_destroy_arena:
 	pp_arena_destroy(p->arena);
-err_free_store:
-	free(p->store);
-err_free_mags:
-	free(p->mags);
 err_free_state:
 	free(p);
 	return err;
@@ -890,7 +931,9 @@ static void pagepool_free(struct rte_mempool *mp)
 			mp->name, out, p->nr_arena + p->nr_foreign);
 		/* DPDK zeroed the memzone when it freed it; the heap goes,
 		 * so that its name is free again and devices lose their
-		 * VFIO mappings of it, but the memory stays. */
+		 * VFIO mappings of it, but the memory stays. The store and
+		 * magazines go first: no op runs after free. */
+		pool_mem_free(p);
 		heap_remove(mp, p);
 		mp->pool_data = NULL;
 		return;
