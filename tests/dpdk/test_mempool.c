@@ -29,6 +29,8 @@
 #include <rte_mempool.h>
 #include <rte_memzone.h>
 
+#include <pagepool/pp_config.h>
+
 #include "pp_test.h"
 
 #define OPS "pagepool"
@@ -675,6 +677,40 @@ static void test_density_and_colours(void)
 	}
 }
 
+/*
+ * Debug builds: a put of a pointer that is no object of the pool (here,
+ * an object of another pool) is logged and left out, with and without
+ * an lcore cache in front (a put of one; a bulk with good objects).
+ */
+static void test_put_foreign_pointer(void)
+{
+#if PP_DEBUG >= 1
+	struct rte_mempool *mp = make_pool("pp_own", 63, 0);
+	struct rte_mempool *other = make_pool("pp_other", 63, 0);
+	FILE *log = tmpfile();
+	void *objs[4], *stray;
+
+	REQUIRE(mp && other && log);
+	REQUIRE(rte_mempool_get(other, &stray) == 0);
+	REQUIRE(rte_mempool_get_bulk(mp, objs, 3) == 0);
+	objs[3] = stray;
+	rte_openlog_stream(log);
+	rte_mempool_put(mp, stray);
+	rte_mempool_put_bulk(mp, objs, 4);
+	rte_openlog_stream(stderr);
+	CHECK(log_has(log, "which does not own it"));
+	CHECK_COUNTS(mp, 0);
+	CHECK_COUNTS(other, 1);
+	rte_mempool_put(other, stray);
+	CHECK_COUNTS(other, 0);
+	fclose(log);
+	rte_mempool_free(other);
+	rte_mempool_free(mp);
+#else
+	printf("note: debug_level 0 build: the driver does not check puts\n");
+#endif
+}
+
 /* ---- free with objects out ---- */
 
 static void test_free_in_use(void)
@@ -819,6 +855,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_single_and_bulk);
 	RUN_TEST(test_overask);
 	RUN_TEST(test_lcores);
+	RUN_TEST(test_put_foreign_pointer);
 	RUN_TEST(test_free_in_use);
 	rte_eal_cleanup();
 	return pp_test_result();

@@ -171,6 +171,8 @@ struct pagepool_mp {
 	uint32_t nr_arena;           /* objects populated from the arena */
 	uint32_t nr_foreign;         /* objects populated from foreign chunks */
 	uint32_t teardown_misses;    /* failed gets while DPDK empties the pool */
+	uintptr_t populating;        /* the chunk populate slices, or 0 */
+	uintptr_t populating_end;
 	int app_socket;              /* mp->socket_id while the heap's is lent */
 	bool heap_added;             /* the arena is in the external heap */
 	char heap_name[HEAP_NAME_LEN];
@@ -468,20 +470,85 @@ static LEAF_COPY int pagepool_dequeue(struct rte_mempool *mp,
 	return 0;
 }
 
+/*
+ * Debug builds: is @obj an object of @mp, that is, inside one of its
+ * memory chunks, or the one populate is slicing (DPDK lists a chunk only
+ * after populate returns, and populate puts each object)? A walk of the
+ * chunk list per object, so only there.
+ */
+static bool obj_owned(const struct rte_mempool *mp, const void *obj)
+{
+	const struct pagepool_mp *p = mp->pool_data;
+	const struct rte_mempool_memhdr *c;
+	uintptr_t start = (uintptr_t)obj - mp->header_size;
+	uintptr_t end = (uintptr_t)obj + mp->elt_size + mp->trailer_size;
+
+	if (start >= p->populating && end <= p->populating_end)
+		return true;
+	STAILQ_FOREACH(c, &mp->mem_list, next)
+		if (start >= (uintptr_t)c->addr &&
+		    end <= (uintptr_t)c->addr + c->len)
+			return true;
+	return false;
+}
+
+static void objs_put(struct rte_mempool *mp, void *const *obj_table,
+		     unsigned int n);
+
+/*
+ * Debug builds: every put comes here, and pointers that are not objects
+ * of the pool are logged and left out, so that a put into the wrong pool
+ * shows where it happens instead of as a corrupt pool later.
+ */
+static __attribute__((noinline)) void
+objs_put_checked(struct rte_mempool *mp, void *const *obj_table,
+		 unsigned int n)
+{
+	void *ok[64];
+
+	while (n) {
+		unsigned int c = n < RTE_DIM(ok) ? n : RTE_DIM(ok), k = 0;
+
+		for (unsigned int i = 0; i < c; i++) {
+			if (obj_owned(mp, obj_table[i])) {
+				ok[k++] = obj_table[i];
+				continue;
+			}
+			PMP_LOG(ERR, "put of %p into pool '%s', which does not own it; ignored: put objects back into the pool they came from",
+				obj_table[i], mp->name);
+		}
+		objs_put(mp, ok, k);
+		obj_table += c;
+		n -= c;
+	}
+}
+
 /* enqueue, everything but the fast path (see dequeue_slow()). */
 static __attribute__((noinline)) int
 enqueue_slow(struct rte_mempool *mp, void *const *obj_table, unsigned int n)
 {
-	unsigned int id = lcore_id();
-	struct pagepool_mp *p;
-	struct mag *m;
-
 	if (PP_UNLIKELY(!ops_usable("enqueue")))
 		return -ENOTSUP;
-	p = mp->pool_data;
+	if (PP_DEBUG)
+		objs_put_checked(mp, obj_table, n);
+	else
+		objs_put(mp, obj_table, n);
+	return 0;
+}
+
+/* Put @n objects: the calling lcore's magazine, or the store. */
+static void objs_put(struct rte_mempool *mp, void *const *obj_table,
+		     unsigned int n)
+{
+	unsigned int id = lcore_id();
+	struct pagepool_mp *p = mp->pool_data;
+	struct mag *m;
+
+	if (!n)
+		return;
 	if (id >= RTE_MAX_LCORE || !p->mag_of[id] || n > p->mag_direct) {
 		objs_to_store(mp, p, obj_table, n);
-		return 0;
+		return;
 	}
 	m = p->mag_of[id];
 	mag_enter(m);
@@ -495,14 +562,14 @@ enqueue_slow(struct rte_mempool *mp, void *const *obj_table, unsigned int n)
 	memcpy(m->objs + m->len, obj_table, n * sizeof(*obj_table));
 	m->len += n;
 	mag_exit(m);
-	return 0;
 }
 
 /*
  * enqueue: never fails. Into this lcore's magazine; when it would
  * overflow, the magazine first gives its top down to half full to the
  * store (mag_direct >= n, so that much is always there). The fast path
- * is dequeue's.
+ * is dequeue's; debug builds take the slow path, which checks each
+ * pointer.
  */
 static LEAF_COPY int pagepool_enqueue(struct rte_mempool *mp,
 				      void *const *obj_table, unsigned int n)
@@ -510,7 +577,7 @@ static LEAF_COPY int pagepool_enqueue(struct rte_mempool *mp,
 	const struct pagepool_mp *p;
 	struct mag *m;
 
-	if (PP_UNLIKELY(!pools_here || n > COPY_INLINE_MAX))
+	if (PP_UNLIKELY(PP_DEBUG || !pools_here || n > COPY_INLINE_MAX))
 		return enqueue_slow(mp, obj_table, n);
 	p = mp->pool_data;
 	m = mag_fast_enter(p, n);
@@ -1026,34 +1093,40 @@ static int pagepool_populate(struct rte_mempool *mp, unsigned int max_objs,
 	struct pagepool_mp *p = mp->pool_data;
 	uintptr_t start = (uintptr_t)vaddr - (p ? p->base : 0);
 	struct arena_cb a = { p, obj_cb, obj_cb_arg };
+	bool in_arena;
 	int n;
 
 	if (!p || !ops_usable("populate"))
 		return -ENOTSUP;
-	if (start >= p->len) {
-		n = rte_mempool_op_populate_helper(mp, 0, max_objs, vaddr,
-						   iova, len, obj_cb,
-						   obj_cb_arg);
-		if (n > 0)
-			p->nr_foreign += (uint32_t)n;
-	} else if (len > p->len - start) {
+	in_arena = start < p->len;
+	if (in_arena && len > p->len - start) {
 		/* Starts in the arena and runs past its end: no caller
 		 * DPDK has makes such a chunk from one allocation. */
 		PMP_LOG(ERR, "pool '%s': populate with a chunk that runs past the end of its arena (%p, %zu bytes)",
 			mp->name, vaddr, len);
 		return -EINVAL;
-	} else {
-		if (iova != RTE_BAD_IOVA) {
-			n = arena_chunk_check(mp, p, (uintptr_t)vaddr, iova,
-					      len);
-			if (n < 0)
-				return n;
-		}
+	}
+	if (in_arena && iova != RTE_BAD_IOVA) {
+		n = arena_chunk_check(mp, p, (uintptr_t)vaddr, iova, len);
+		if (n < 0)
+			return n;
+	}
+	p->populating = (uintptr_t)vaddr;
+	p->populating_end = (uintptr_t)vaddr + len;
+	if (in_arena) {
 		n = rte_mempool_op_populate_helper(mp, 0, max_objs, vaddr,
 						   iova, len, arena_obj_cb, &a);
 		if (n > 0)
 			p->nr_arena += (uint32_t)n;
+	} else {
+		n = rte_mempool_op_populate_helper(mp, 0, max_objs, vaddr,
+						   iova, len, obj_cb,
+						   obj_cb_arg);
+		if (n > 0)
+			p->nr_foreign += (uint32_t)n;
 	}
+	p->populating = 0;
+	p->populating_end = 0;
 	/* obj_cb counted the objects in populated_size. Full: the
 	 * application's socket id back (see heap_add). */
 	if (mp->populated_size >= mp->size)
