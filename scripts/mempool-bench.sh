@@ -11,6 +11,8 @@
 #  2. The mempool_perf_autotest-style matrix (app/pp-mempool-perf):
 #     lcores 1/2 x cache 0/512 x bulk 1/4/32/128, ring_mp_mc against
 #     pagepool, alternating.
+#  3. Bytes per object of pktmbuf pools under ring_mp_mc and pagepool
+#     (pp-mempool-perf --memory), not a timing.
 #
 # Before/after: PP_MP_BASELINE=<another librte_mempool_pagepool.so> (an
 # older build of the driver) adds a fourth testpmd entry, "pagepool-base",
@@ -19,9 +21,11 @@
 # (the common yardstick) come from the same session.
 #
 # Builds the release build if needed; prints tables and writes
-# testpmd.json and matrix.json under out/mempool-bench (PP_MP_OUT). Needs root, DPDK
+# testpmd.json, matrix.json and memory.json under out/mempool-bench
+# (PP_MP_OUT). Needs root, DPDK
 # (dpdk-dev and dpdk for testpmd), python3, two CPUs and about 100 free
-# 2 MiB hugepages.
+# 2 MiB hugepages (about 220 for the memory table: a 256 MiB EAL heap
+# and the largest pagepool arena, 155 MiB).
 #
 #   PP_MP_ROUNDS   testpmd rounds (default 5)
 #   PP_MP_SECS     seconds per testpmd run (default 6)
@@ -31,7 +35,7 @@
 #   PP_MP_BASELINE a second pagepool plugin to compare against (optional)
 #   PP_MP_MBCACHE  testpmd's --mbcache (default: testpmd's own, 250); 0
 #                  sends every mbuf allocation and free to the driver
-#   PP_MP_SKIP_MATRIX=1  testpmd only
+#   PP_MP_SKIP_MATRIX=1  testpmd only (no matrix, no memory table)
 #   PP_MP_OUT      where logs and JSON go (default out/mempool-bench)
 #   PP_BUILD_DIR   build directory (default build)
 set -euo pipefail
@@ -170,6 +174,11 @@ if [ -n "$baseline" ]; then
 		2>"$outdir/matrix-base.log" ||
 		{ tail -20 "$outdir/matrix-base.log"; die "pp-mempool-perf failed"; }
 fi
+step "bytes per object, ring_mp_mc and pagepool pktmbuf pools"
+echo
+"$perf" -d "$plugin" --memory --cores "$cpus" \
+	--json "$outdir/memory.json" 2>"$outdir/memory.log" ||
+	{ tail -20 "$outdir/memory.log"; die "pp-mempool-perf --memory failed"; }
 echo
 echo "note: a shared, noisy 2-core machine; compare ratios within this run, not across runs"
-echo "json: $outdir/testpmd.json $outdir/matrix.json"
+echo "json: $outdir/testpmd.json $outdir/matrix.json $outdir/memory.json"

@@ -20,11 +20,19 @@
  * --ref OPS compares with another DPDK driver (stack, say) instead of
  * ring_mp_mc; --cell L,C,B measures one cell only.
  *
+ * --memory prints, instead of the matrix, what a pktmbuf pool costs in
+ * memory per object under each driver (mem_table()): DPDK's own figure
+ * (rte_mempool_dump()'s "avg bytes/object", the pool's memory chunks
+ * over its objects) and everything the pool holds, hugepage and process
+ * heap together.
+ *
  * usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [--runs N]
  *        [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS]
+ *        [--memory]
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -38,6 +46,9 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_memzone.h>
 #include <rte_mempool.h>
 #include <rte_version.h>
 
@@ -52,8 +63,11 @@
  * (the ring under ring_mp_mc holds 2^k - 1).
  */
 #define POOL_SIZE 4095
-/* EAL heap in MiB: the ring pool's objects (about 9 MiB) and caches. */
+/* EAL heap in MiB: the ring pool's objects (about 9 MiB) and caches;
+ * with --memory, the largest ring_mp_mc pool of mem_rows (64 K default
+ * mbufs, 155 MiB). */
 #define EAL_MB 64
+#define EAL_MB_MEMORY 256
 #define MAX_RUNS 32
 
 /* The reference driver (--ref, default DPDK's default) and pagepool. */
@@ -162,6 +176,141 @@ static double cell_run(const char *ops, unsigned int cores,
 	return rate;
 }
 
+/* ---- --memory: bytes per object ---- */
+
+/*
+ * The pools measured: data rooms for a 1,500-byte frame behind DPDK's
+ * headroom, DPDK's default (2,048 + headroom) and a 9,000-byte jumbo
+ * frame; 8 K mbufs (about what one port pair needs at testpmd's
+ * descriptor and cache defaults) and 64 K, to show that pagepool's
+ * arena rounds up to whole 2 MiB pages per pool while ring_mp_mc's
+ * objects share the EAL's hugepages. Sizes are 2^k - 1 so that
+ * ring_mp_mc's ring is not doubled.
+ */
+static const struct {
+	unsigned int size, room;
+} mem_rows[] = {
+	{ 8191, RTE_PKTMBUF_HEADROOM + 1500 },
+	{ 65535, RTE_PKTMBUF_HEADROOM + 1500 },
+	{ 8191, RTE_MBUF_DEFAULT_BUF_SIZE },
+	{ 65535, RTE_MBUF_DEFAULT_BUF_SIZE },
+	{ 8191, RTE_PKTMBUF_HEADROOM + 9000 },
+};
+
+struct mem_cost {
+	size_t obj;          /* header + element + trailer */
+	double dump_bpo;     /* rte_mempool_dump()'s avg bytes/object */
+	size_t huge;         /* hugepage bytes the pool holds */
+	size_t heap;         /* process heap (malloc) bytes */
+};
+
+static void chunk_len_add(struct rte_mempool *mp, void *arg,
+			  struct rte_mempool_memhdr *memhdr, unsigned int idx)
+{
+	(void)mp;
+	(void)idx;
+	*(size_t *)arg += memhdr->len;
+}
+
+/*
+ * What a pktmbuf pool of @room bytes of data room costs under @ops.
+ * Hugepages: the pool's header memzone (struct rte_mempool and its lcore
+ * caches, the same for every driver), plus for ring_mp_mc (or another
+ * driver that keeps its memory in DPDK's heap) its object chunks and its
+ * ring's memzone, and for pagepool its arena (the external heap
+ * "pp:<pool>", which holds the object memzone). Process heap: what
+ * malloc handed out while the pool was made (pagepool's ring of free
+ * objects, its lcore magazines and its state; nothing for ring_mp_mc).
+ */
+static int mem_cost_of(const char *ops, unsigned int size, unsigned int room,
+		       struct mem_cost *c)
+{
+	struct rte_malloc_socket_stats st;
+	struct mallinfo2 before = mallinfo2(), after;
+	char name[RTE_MEMZONE_NAMESIZE];
+	const struct rte_memzone *mz;
+	struct rte_mempool *mp;
+	size_t chunks = 0;
+	int socket;
+
+	mp = rte_pktmbuf_pool_create_by_ops("pp_mem", size, 0, 0,
+					    (uint16_t)room,
+					    (int)rte_socket_id(), ops);
+	if (!mp)
+		return -rte_errno;
+	after = mallinfo2();
+	memset(c, 0, sizeof(*c));
+	c->obj = mp->header_size + mp->elt_size + mp->trailer_size;
+	rte_mempool_mem_iter(mp, chunk_len_add, &chunks);
+	c->dump_bpo = (double)chunks / mp->size;
+	c->huge = mp->mz->len;
+	socket = rte_malloc_heap_get_socket("pp:pp_mem");
+	if (socket >= 0 && rte_malloc_get_socket_stats(socket, &st) == 0) {
+		c->huge += st.heap_totalsz_bytes;
+	} else {
+		c->huge += chunks;
+		/* rte_ring_create()'s memzone for the pool's ring. */
+		snprintf(name, sizeof(name), "RG_%s%s", RTE_MEMPOOL_MZ_PREFIX,
+			 mp->name);
+		mz = rte_memzone_lookup(name);
+		if (mz)
+			c->huge += mz->len;
+	}
+	/* Small blocks and mmap()ed large ones (a big ring). */
+	after.uordblks += after.hblkhd;
+	before.uordblks += before.hblkhd;
+	c->heap = after.uordblks > before.uordblks ?
+			  after.uordblks - before.uordblks : 0;
+	rte_mempool_free(mp);
+	return 0;
+}
+
+/* The --memory table (and JSON); returns 0, or 1 after a message. */
+static int mem_table(FILE *out, FILE *json)
+{
+	fprintf(out, "# %s; pktmbuf pools, no cache; bytes per object\n",
+		rte_version());
+	fprintf(out, "# dump = rte_mempool_dump()'s avg bytes/object; total = (hugepages + process heap) / objects\n");
+	fprintf(out, "%-6s %-6s %-12s %7s %9s %9s %9s %8s\n", "mbufs",
+		"room", "ops", "object", "dump", "hugepage", "total", "vs ref");
+	if (json) {
+		fputc('{', json);
+		pp_cli_json_ident(json, "pp-mempool-perf");
+		fprintf(json, "\"dpdk\":\"%s\",\"memory\":[", rte_version());
+	}
+	for (unsigned int i = 0; i < RTE_DIM(mem_rows); i++) {
+		unsigned int size = mem_rows[i].size, room = mem_rows[i].room;
+		struct mem_cost c[2];
+		double total[2];
+
+		for (unsigned int k = 0; k < 2; k++) {
+			int err = mem_cost_of(ops_names[k], size, room, &c[k]);
+
+			if (err) {
+				fprintf(stderr, "pp-mempool-perf: a pool of %u mbufs with ops %s: %s; free 2 MiB hugepages\n",
+					size, ops_names[k], rte_strerror(-err));
+				return 1;
+			}
+			total[k] = (double)(c[k].huge + c[k].heap) / size;
+		}
+		for (unsigned int k = 0; k < 2; k++) {
+			fprintf(out, "%-6u %-6u %-12s %7zu %9.1f %9.1f %9.1f %7.3fx\n",
+				size, room, ops_names[k], c[k].obj,
+				c[k].dump_bpo, (double)c[k].huge / size,
+				total[k], total[k] / total[0]);
+			if (json)
+				fprintf(json, "%s{\"mbufs\":%u,\"data_room\":%u,\"ops\":\"%s\",\"object\":%zu,\"dump_bytes_per_object\":%.1f,\"hugepage_bytes\":%zu,\"heap_bytes\":%zu,\"total_bytes_per_object\":%.1f,\"vs_ref\":%.3f}",
+					i + k ? "," : "", size, room,
+					ops_names[k], c[k].obj, c[k].dump_bpo,
+					c[k].huge, c[k].heap, total[k],
+					total[k] / total[0]);
+		}
+	}
+	if (json)
+		fprintf(json, "]}\n");
+	return 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -187,6 +336,7 @@ static void usage(FILE *f)
 		"  --cores LIST the two CPUs for the EAL's lcores (default 0,1)\n"
 		"  --cell L,C,B one cell only: lcores, cache, bulk (for profiling)\n"
 		"  --ref OPS    the driver pagepool is compared with (default ring_mp_mc)\n"
+		"  --memory     bytes per object of pktmbuf pools, not the matrix\n"
 		"Runs the DPDK EAL: root, and %d MiB of free 2 MiB hugepages.\n",
 		MAX_RUNS, EAL_MB + 32);
 }
@@ -219,6 +369,7 @@ int main(int argc, char **argv)
 		{ "cores", required_argument, NULL, 'c' },
 		{ "cell", required_argument, NULL, 'x' },
 		{ "ref", required_argument, NULL, 'f' },
+		{ "memory", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -229,7 +380,7 @@ int main(int argc, char **argv)
 	char *eal[20];
 	FILE *json = NULL, *out = stdout;
 	int opt, n = 0, only[3] = { -1, -1, -1 };
-	bool first = true;
+	bool first = true, memory = false;
 
 	while ((opt = getopt_long(argc, argv, "d:h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -245,6 +396,7 @@ int main(int argc, char **argv)
 		case 'j': json_path = optarg; break;
 		case 'c': cpus = optarg; break;
 		case 'f': ops_names[0] = optarg; break;
+		case 'M': memory = true; break;
 		case 'x':
 			if (parse_cell(optarg, only)) {
 				fprintf(stderr, "pp-mempool-perf: --cell takes LCORES,CACHE,BULK (three whole numbers), not '%s'\n",
@@ -270,8 +422,9 @@ int main(int argc, char **argv)
 	}
 	if (json_path && !strcmp(json_path, "-"))
 		out = stderr;
-	snprintf(mem, sizeof(mem), "%d", EAL_MB);
-	snprintf(limit, sizeof(limit), "--socket-limit=%d", EAL_MB);
+	snprintf(mem, sizeof(mem), "%d", memory ? EAL_MB_MEMORY : EAL_MB);
+	snprintf(limit, sizeof(limit), "--socket-limit=%d",
+		 memory ? EAL_MB_MEMORY : EAL_MB);
 	eal[n++] = argv[0];
 	eal[n++] = "--no-pci";
 	eal[n++] = "--no-telemetry";
@@ -288,7 +441,8 @@ int main(int argc, char **argv)
 	rte_openlog_stream(stderr);
 	if (rte_eal_init(n, eal) < 0) {
 		fprintf(stderr, "pp-mempool-perf: EAL init failed (%s): run as root with %d MiB of free 2 MiB hugepages, and give a readable plugin path\n",
-			rte_strerror(rte_errno), EAL_MB + 32);
+			rte_strerror(rte_errno),
+			(memory ? 2 * EAL_MB_MEMORY : EAL_MB) + 32);
 		return 1;
 	}
 	max_cores = rte_lcore_count() < 2 ? rte_lcore_count() : 2;
@@ -299,6 +453,19 @@ int main(int argc, char **argv)
 				json_path, strerror(errno));
 			return 1;
 		}
+	}
+	if (memory) {
+		int rc = mem_table(out, json);
+
+		if (json && pp_cli_json_close(json)) {
+			fprintf(stderr, "pp-mempool-perf: cannot write %s\n",
+				json_path);
+			rc = 1;
+		}
+		rte_eal_cleanup();
+		return rc;
+	}
+	if (json) {
 		fputc('{', json);
 		pp_cli_json_ident(json, "pp-mempool-perf");
 		fprintf(json, "\"dpdk\":\"%s\",\"elt_size\":%d,\"n_keep\":%d,\"pool_size\":%d,\"runs\":%u,\"ms\":%u,\"tsc_hz\":%llu,\"cells\":[",
