@@ -13,6 +13,9 @@
  *             xdp_do_flush() does at the end of a NAPI poll;
  *   PASS      released from the pool (unmapped, counted as released) and
  *             handed to the stack consumer, who frees it to the allocator;
+ *             a fragment cannot leave its pool: it goes to the consumer
+ *             still in it, and the consumer's pp_frame_free_bulk()
+ *             returns it there (without a consumer, recycled here);
  *   a frame the program left outside its page (bad offset, headroom
  *             or length): PASS recycles it and counts an RX error, so the
  *             stack consumer never gets it; TX and REDIRECT hand it to
@@ -58,29 +61,56 @@ static void flush_tx(struct pp_rxq *rxq, struct pp_port *port,
 	pp_net_stat_add(&txq->stats.drops, n - sent);
 }
 
-static void pass_to_stack(struct pp_port *port, struct pp_frame *frames,
-			  unsigned int n)
+/*
+ * Release @pages' whole pages from their pools, one bulk call per run of
+ * one pool; fragments (pp_page_is_frag()) stay in theirs: they move to
+ * @frags and their entries in @pages become NULL. Returns how many.
+ */
+static unsigned int release_pages(struct pp_page **pages, unsigned int n,
+				  struct pp_page **frags)
 {
-	struct pp_page *pages[PP_NET_BURST];
-	unsigned int i, run = 0;
+	struct pp_page *whole[PP_NET_BURST];
+	unsigned int i, k = 0, run = 0, nr_frag = 0;
 
-	/* One release per run of pages from the same pool (usually all). */
 	for (i = 0; i < n; i++) {
-		pages[i] = frames[i].page;
-		if (pp_page_pool(pages[i]) != pp_page_pool(pages[run])) {
-			pp_pool_release_pages_bulk(pp_page_pool(pages[run]),
-						   &pages[run], i - run);
-			run = i;
+		if (PP_UNLIKELY(pp_page_is_frag(pages[i]))) {
+			frags[nr_frag++] = pages[i];
+			pages[i] = NULL;
+			continue;
 		}
+		whole[k] = pages[i];
+		if (pp_page_pool(whole[k]) != pp_page_pool(whole[run])) {
+			pp_pool_release_pages_bulk(pp_page_pool(whole[run]),
+						   &whole[run], k - run);
+			run = k;
+		}
+		k++;
 	}
-	if (n)
-		pp_pool_release_pages_bulk(pp_page_pool(pages[run]),
-					   &pages[run], n - run);
+	if (k)
+		pp_pool_release_pages_bulk(pp_page_pool(whole[run]),
+					   &whole[run], k - run);
+	return nr_frag;
+}
+
+static void pass_to_stack(struct pp_port *port, struct pp_rxq *rxq,
+			  struct pp_frame *frames, unsigned int n)
+{
+	struct pp_page *pages[PP_NET_BURST], *frags[PP_NET_BURST];
+	unsigned int i, nr_frag;
+
+	for (i = 0; i < n; i++)
+		pages[i] = frames[i].page;
+	nr_frag = release_pages(pages, n, frags);
 	if (port->stack_fn) {
 		port->stack_fn(port->stack_arg, port, frames, n);
 		return;
 	}
+	/* NULL entries (the fragments) are skipped. */
 	pp_free_pages_bulk(port->allocator, pages, n);
+	/* Fragments of this thread's pool recycle directly. */
+	if (nr_frag)
+		pp_net_return_pages(port->allocator, rxq->pool, frags,
+				    nr_frag);
 }
 
 static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
@@ -151,7 +181,7 @@ error:
 	if (nr_tx)
 		flush_tx(rxq, port, b->tx, nr_tx);
 	if (nr_pass)
-		pass_to_stack(port, b->pass, nr_pass);
+		pass_to_stack(port, rxq, b->pass, nr_pass);
 
 	pp_net_stat_add(&rxq->stats.packets, n);
 	pp_net_stat_add(&rxq->stats.bytes, bytes);

@@ -323,6 +323,39 @@ void pp_port_set_stack(struct pp_port *port, pp_stack_fn fn, void *arg)
 	port->stack_arg = arg;
 }
 
+/* Free up to PP_NET_BURST frames: see pp_frame_free_bulk(). */
+static void frame_free_burst(struct pp_allocator *alloc,
+			     const struct pp_frame *frames, unsigned int n)
+{
+	struct pp_page *pages[PP_NET_BURST], *pooled[PP_NET_BURST];
+	unsigned int i, nr_pooled = 0;
+
+	for (i = 0; i < n; i++) {
+		pages[i] = frames[i].page;
+		if (PP_UNLIKELY(pp_page_pool(pages[i]))) {
+			pooled[nr_pooled++] = pages[i];
+			pages[i] = NULL;
+		}
+	}
+	/* The released whole pages: one thread-cache operation (NULL
+	 * entries, the fragments, are skipped). */
+	pp_free_pages_bulk(alloc, pages, n);
+	if (nr_pooled)
+		pp_net_return_pages(alloc, NULL, pooled, nr_pooled);
+}
+
+void pp_frame_free_bulk(struct pp_allocator *alloc,
+			const struct pp_frame *frames, unsigned int n)
+{
+	while (n) {
+		unsigned int k = n < PP_NET_BURST ? n : PP_NET_BURST;
+
+		frame_free_burst(alloc, frames, k);
+		frames += k;
+		n -= k;
+	}
+}
+
 unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
 			      struct pp_frame *frames, unsigned int n)
 {
