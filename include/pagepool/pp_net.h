@@ -295,8 +295,10 @@ typedef void (*pp_stack_fn)(void *arg, struct pp_port *port,
 /*
  * pp_frame_free_bulk - free @n frames the stack consumer got: pages of no
  * pool (released whole pages) go to @alloc, fragments back to their pool
- * (pp_pool_put_pages_bulk(): the last fragment's return recycles the
- * page). Any thread.
+ * (the last fragment's return recycles the page). Any thread; called from
+ * the consumer during a poll, fragments of the polled queue's pool go
+ * straight to its cache (the kernel's napi_pp_put_page()), others through
+ * their pool's ring (pp_pool_put_pages_bulk()).
  */
 PP_API void pp_frame_free_bulk(struct pp_allocator *alloc,
 			       const struct pp_frame *frames, unsigned int n);

@@ -102,7 +102,11 @@ static void pass_to_stack(struct pp_port *port, struct pp_rxq *rxq,
 		pages[i] = frames[i].page;
 	nr_frag = release_pages(pages, n, frags);
 	if (port->stack_fn) {
+		/* This thread owns rxq->pool: fragments of it that the
+		 * consumer frees now may go straight to its cache. */
+		net_napi_pool = rxq->pool;
 		port->stack_fn(port->stack_arg, port, frames, n);
+		net_napi_pool = NULL;
 		return;
 	}
 	/* NULL entries (the fragments) are skipped. */

@@ -15,6 +15,8 @@
 #include "pp_os_fault.h"
 
 __thread char net_thread_marker __attribute__((tls_model("initial-exec")));
+__thread struct pp_pool *net_napi_pool
+	__attribute__((tls_model("initial-exec")));
 
 /* The 1024 default ring matches a NIC's usual RX descriptor count. */
 #define NET_RING_DEFAULT 1024
@@ -339,9 +341,11 @@ static void frame_free_burst(struct pp_allocator *alloc,
 	}
 	/* The released whole pages: one thread-cache operation (NULL
 	 * entries, the fragments, are skipped). */
-	pp_free_pages_bulk(alloc, pages, n);
+	if (PP_LIKELY(nr_pooled < n))
+		pp_free_pages_bulk(alloc, pages, n);
+	/* Inside a poll's stack call, its own pool's directly. */
 	if (nr_pooled)
-		pp_net_return_pages(alloc, NULL, pooled, nr_pooled);
+		pp_net_return_pages(alloc, net_napi_pool, pooled, nr_pooled);
 }
 
 void pp_frame_free_bulk(struct pp_allocator *alloc,
