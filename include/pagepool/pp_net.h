@@ -124,12 +124,13 @@ static inline bool pp_frame_bounds_ok(const struct pp_page *page,
  * user of the whole block. Only the owner raises the count (when it
  * starts a block, which no fragment holds yet), so a holder that reads 1
  * keeps reading 1, and one that reads more is at worst too careful.
- * (pp_ref_count means nothing outside a pool, hence pp first.)
+ * (pp_ref_count means nothing outside a pool, hence the pp check.)
  */
 static inline bool pp_page_is_frag(const struct pp_page *page)
 {
-	return page->pp &&
-	       __atomic_load_n(&page->pp_ref_count, __ATOMIC_RELAXED) != 1;
+	/* The count first: 1 for most pages, which settles it. */
+	return __atomic_load_n(&page->pp_ref_count, __ATOMIC_RELAXED) != 1 &&
+	       page->pp;
 }
 
 /*
@@ -292,16 +293,42 @@ struct pp_prog {
 typedef void (*pp_stack_fn)(void *arg, struct pp_port *port,
 			    struct pp_frame *frames, unsigned int n);
 
+/* Out of line: what pp_frame_free_bulk() does not do in place. */
+PP_API void pp_frame_free_bulk_slow(struct pp_allocator *alloc,
+				    const struct pp_frame *frames,
+				    unsigned int n);
+
 /*
  * pp_frame_free_bulk - free @n frames the stack consumer got: pages of no
  * pool (released whole pages) go to @alloc, fragments back to their pool
  * (the last fragment's return recycles the page). Any thread; called from
  * the consumer during a poll, fragments of the polled queue's pool go
  * straight to its cache (the kernel's napi_pp_put_page()), others through
- * their pool's ring (pp_pool_put_pages_bulk()).
+ * their pool's ring (pp_pool_put_pages_bulk()). Inline when no frame is
+ * a fragment: one thread-cache operation, as pp_free_pages_bulk().
  */
-PP_API void pp_frame_free_bulk(struct pp_allocator *alloc,
-			       const struct pp_frame *frames, unsigned int n);
+static inline void pp_frame_free_bulk(struct pp_allocator *alloc,
+				      const struct pp_frame *frames,
+				      unsigned int n)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	bool pooled = false;
+	unsigned int i;
+
+	if (PP_UNLIKELY(n > PP_NET_BURST)) {
+		pp_frame_free_bulk_slow(alloc, frames, n);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		pages[i] = frames[i].page;
+		pooled |= pp_page_pool(pages[i]) != NULL;
+	}
+	if (PP_LIKELY(!pooled)) {
+		pp_free_pages_bulk(alloc, pages, n);
+		return;
+	}
+	pp_frame_free_bulk_slow(alloc, frames, n);
+}
 
 struct pp_port_conf {
 	size_t sz;                      /* sizeof(struct pp_port_conf) */

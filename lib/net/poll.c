@@ -62,18 +62,20 @@ static void flush_tx(struct pp_rxq *rxq, struct pp_port *port,
 }
 
 /*
- * Release @pages' whole pages from their pools, one bulk call per run of
- * one pool; fragments (pp_page_is_frag()) stay in theirs: they move to
- * @frags and their entries in @pages become NULL. Returns how many.
+ * A PASS burst with fragments in it: release the whole pages, one bulk
+ * call per run of one pool, and leave the fragments in theirs (a
+ * fragment cannot leave its pool); the consumer frees both with
+ * pp_frame_free_bulk(), fragments of this thread's pool directly.
  */
-static unsigned int release_pages(struct pp_page **pages, unsigned int n,
-				  struct pp_page **frags)
+static __attribute__((cold, noinline)) void
+pass_frags(struct pp_port *port, struct pp_rxq *rxq, struct pp_frame *frames,
+	   struct pp_page **pages, unsigned int n)
 {
-	struct pp_page *whole[PP_NET_BURST];
+	struct pp_page *whole[PP_NET_BURST], *frags[PP_NET_BURST];
 	unsigned int i, k = 0, run = 0, nr_frag = 0;
 
 	for (i = 0; i < n; i++) {
-		if (PP_UNLIKELY(pp_page_is_frag(pages[i]))) {
+		if (pp_page_is_frag(pages[i])) {
 			frags[nr_frag++] = pages[i];
 			pages[i] = NULL;
 			continue;
@@ -89,32 +91,49 @@ static unsigned int release_pages(struct pp_page **pages, unsigned int n,
 	if (k)
 		pp_pool_release_pages_bulk(pp_page_pool(whole[run]),
 					   &whole[run], k - run);
-	return nr_frag;
-}
-
-static void pass_to_stack(struct pp_port *port, struct pp_rxq *rxq,
-			  struct pp_frame *frames, unsigned int n)
-{
-	struct pp_page *pages[PP_NET_BURST], *frags[PP_NET_BURST];
-	unsigned int i, nr_frag;
-
-	for (i = 0; i < n; i++)
-		pages[i] = frames[i].page;
-	nr_frag = release_pages(pages, n, frags);
 	if (port->stack_fn) {
-		/* This thread owns rxq->pool: fragments of it that the
-		 * consumer frees now may go straight to its cache. */
 		net_napi_pool = rxq->pool;
 		port->stack_fn(port->stack_arg, port, frames, n);
 		net_napi_pool = NULL;
 		return;
 	}
 	/* NULL entries (the fragments) are skipped. */
+	if (k)
+		pp_free_pages_bulk(port->allocator, pages, n);
+	pp_net_return_pages(port->allocator, rxq->pool, frags, nr_frag);
+}
+
+static void pass_to_stack(struct pp_port *port, struct pp_rxq *rxq,
+			  struct pp_frame *frames, unsigned int n)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	unsigned int i, run = 0;
+	bool frag = false;
+
+	for (i = 0; i < n; i++) {
+		pages[i] = frames[i].page;
+		frag |= pp_page_is_frag(pages[i]);
+	}
+	if (PP_UNLIKELY(frag)) {
+		pass_frags(port, rxq, frames, pages, n);
+		return;
+	}
+	/* One release per run of pages from the same pool (usually all). */
+	for (i = 0; i < n; i++) {
+		if (pp_page_pool(pages[i]) != pp_page_pool(pages[run])) {
+			pp_pool_release_pages_bulk(pp_page_pool(pages[run]),
+						   &pages[run], i - run);
+			run = i;
+		}
+	}
+	if (n)
+		pp_pool_release_pages_bulk(pp_page_pool(pages[run]),
+					   &pages[run], n - run);
+	if (port->stack_fn) {
+		port->stack_fn(port->stack_arg, port, frames, n);
+		return;
+	}
 	pp_free_pages_bulk(port->allocator, pages, n);
-	/* Fragments of this thread's pool recycle directly. */
-	if (nr_frag)
-		pp_net_return_pages(port->allocator, rxq->pool, frags,
-				    nr_frag);
 }
 
 static void run_burst(struct pp_port *port, struct pp_rxq *rxq,

@@ -325,7 +325,7 @@ void pp_port_set_stack(struct pp_port *port, pp_stack_fn fn, void *arg)
 	port->stack_arg = arg;
 }
 
-/* Free up to PP_NET_BURST frames: see pp_frame_free_bulk(). */
+/* Free up to PP_NET_BURST frames, some in a pool: pp_frame_free_bulk(). */
 static void frame_free_burst(struct pp_allocator *alloc,
 			     const struct pp_frame *frames, unsigned int n)
 {
@@ -348,8 +348,8 @@ static void frame_free_burst(struct pp_allocator *alloc,
 		pp_net_return_pages(alloc, net_napi_pool, pooled, nr_pooled);
 }
 
-void pp_frame_free_bulk(struct pp_allocator *alloc,
-			const struct pp_frame *frames, unsigned int n)
+void pp_frame_free_bulk_slow(struct pp_allocator *alloc,
+			     const struct pp_frame *frames, unsigned int n)
 {
 	while (n) {
 		unsigned int k = n < PP_NET_BURST ? n : PP_NET_BURST;

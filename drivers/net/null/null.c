@@ -56,10 +56,14 @@ static const uint8_t null_hdr[PP_NULL_HDR_LEN] = {
 	NULL_ETHERTYPE >> 8, NULL_ETHERTYPE & 0xff,
 };
 
-static unsigned int null_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
-				  unsigned int n)
+/*
+ * The RX loop, inlined twice: with @frag 0 (a page per frame), where its
+ * test folds away, and with the queue's fragment size.
+ */
+static __attribute__((always_inline)) inline unsigned int
+rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
+	unsigned int n, unsigned int frag)
 {
-	struct null_rxq *nq = rxq->priv;
 	struct pp_pool *pool = rxq->pool;
 	uint64_t seq = nq->seq;
 	unsigned int i, got;
@@ -74,8 +78,8 @@ static unsigned int null_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 		struct pp_page *page;
 		unsigned int off;
 
-		if (nq->frag) {
-			page = pp_pool_alloc_frag(pool, &off, nq->frag);
+		if (frag) {
+			page = pp_pool_alloc_frag(pool, &off, frag);
 			if (PP_UNLIKELY(!page))
 				break;
 		} else {
@@ -103,6 +107,16 @@ static unsigned int null_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	if (PP_UNLIKELY(got < n))
 		pp_net_stat_add(&rxq->stats.drops, n - got);
 	return got;
+}
+
+static unsigned int null_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct null_rxq *nq = rxq->priv;
+
+	if (PP_LIKELY(!nq->frag))
+		return rx_fill(rxq, nq, frames, n, 0);
+	return rx_fill(rxq, nq, frames, n, nq->frag);
 }
 
 static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,

@@ -127,25 +127,20 @@ static inline void ring_put(struct pp_ring *ring, void **objs, unsigned int nr)
 		pp_ring_sp_enqueue_burst(ring, objs, nr);
 }
 
-static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
-				  unsigned int n)
+/*
+ * The TX loop: put @n frames on @ring, which has @room free slots, and
+ * return how many were taken. Inlined twice: with @check_room false when
+ * the room cannot run out (two slots per frame fit), where its tests fold
+ * away, and true.
+ */
+static __attribute__((always_inline)) inline unsigned int
+tx_fill(struct pp_txq *txq, struct pp_ring *ring, struct pp_frame *frames,
+	unsigned int n, unsigned int room, const bool check_room)
 {
-	struct pp_port *peer = txq->port->peer;
 	struct pp_page *bad[PP_NET_BURST];
 	void *objs[2 * PP_NET_BURST];
-	unsigned int i, room, nr = 0, nr_bad = 0;
-	struct pp_ring *ring;
+	unsigned int i, nr = 0, nr_bad = 0;
 
-	if (PP_UNLIKELY(!peer))
-		return 0;   /* carrier down: the caller keeps the frames */
-	ring = peer->rxq[txq->idx].priv;
-	/*
-	 * This thread is the ring's only producer: the room only grows under
-	 * it, so what is counted here fits, every enqueue below takes all it
-	 * is given (a fragment's two slots never split), and what a full
-	 * ring refuses is one run at the end of @frames.
-	 */
-	room = pp_ring_free_count(ring);
 	for (i = 0; i < n; i++) {
 		struct pp_frame *f = &frames[i];
 		uint64_t meta;
@@ -161,14 +156,14 @@ static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		}
 		meta = meta_pack(f);
 		if (PP_UNLIKELY(pp_page_is_frag(f->page))) {
-			if (room < 2)
+			if (check_room && room < 2)
 				break;
 			room -= 2;
 			objs[nr++] = (void *)((uintptr_t)f->page |
 					      VETH_SLOT_META);
 			objs[nr++] = (void *)(uintptr_t)meta;
 		} else {
-			if (!room)
+			if (check_room && !room)
 				break;
 			room--;
 			/*
@@ -191,26 +186,44 @@ static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	return i;
 }
 
-/*
- * Take up to @n frames' slots off @ring: their pages into @pages and, for
- * fragments (bit i of *@frag_mask), their geometry into @metas. A burst
- * that ends between a fragment's two slots takes the second as well (it
- * was published with the first). Returns the number of frames.
- * Context: the ring's consumer.
- */
-static inline unsigned int ring_take(struct pp_ring *ring,
-				     struct pp_page **pages, uint64_t *metas,
-				     uint64_t *frag_mask, unsigned int n)
+static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
+				  unsigned int n)
 {
-	void *slots[PP_NET_BURST + 1];
-	unsigned int got, s, k = 0;
+	struct pp_port *peer = txq->port->peer;
+	struct pp_ring *ring;
+	unsigned int room;
+
+	if (PP_UNLIKELY(!peer))
+		return 0;   /* carrier down: the caller keeps the frames */
+	ring = peer->rxq[txq->idx].priv;
+	/*
+	 * This thread is the ring's only producer: the room only grows under
+	 * it, so what is counted here fits, every enqueue takes all it is
+	 * given (a fragment's two slots never split), and what a full ring
+	 * refuses is one run at the end of @frames.
+	 */
+	room = pp_ring_free_count(ring);
+	if (PP_LIKELY(room >= 2 * (uint64_t)n))
+		return tx_fill(txq, ring, frames, n, room, false);
+	return tx_fill(txq, ring, frames, n, room, true);
+}
+
+/*
+ * Decode a burst of @got slots in @pages that holds fragments' pairs:
+ * pages in place, geometry into @metas. See ring_take().
+ */
+static __attribute__((noinline)) unsigned int
+ring_take_pairs(struct pp_ring *ring, struct pp_page **pages, uint64_t *metas,
+		uint64_t *frag_mask, unsigned int got)
+{
+	void **slots = (void **)pages;
+	unsigned int s, k = 0;
 	uint64_t mask = 0;
 
-	got = pp_ring_sc_dequeue_burst(ring, slots, n);
 	for (s = 0; s < got; k++) {
 		uintptr_t v = (uintptr_t)slots[s++];
 
-		if (PP_LIKELY(!(v & VETH_SLOT_META))) {
+		if (!(v & VETH_SLOT_META)) {
 			pages[k] = (struct pp_page *)v;
 			continue;
 		}
@@ -222,6 +235,29 @@ static inline unsigned int ring_take(struct pp_ring *ring,
 	}
 	*frag_mask = mask;
 	return k;
+}
+
+/*
+ * Take up to @n frames' slots off @ring into @pages (room for @n + 1):
+ * their pages and, for fragments (bit i of *@frag_mask), their geometry
+ * into @metas. A burst that ends between a fragment's two slots takes the
+ * second as well (it was published with the first). Returns the number
+ * of frames. Context: the ring's consumer.
+ */
+static inline unsigned int ring_take(struct pp_ring *ring,
+				     struct pp_page **pages, uint64_t *metas,
+				     uint64_t *frag_mask, unsigned int n)
+{
+	unsigned int got, s;
+	uintptr_t tags = 0;
+
+	got = pp_ring_sc_dequeue_burst(ring, (void **)pages, n);
+	for (s = 0; s < got; s++)
+		tags |= (uintptr_t)pages[s];
+	*frag_mask = 0;
+	if (PP_LIKELY(!(tags & VETH_SLOT_META)))
+		return got;   /* whole pages only: nothing to decode */
+	return ring_take_pairs(ring, pages, metas, frag_mask, got);
 }
 
 /*
@@ -258,23 +294,23 @@ static inline struct pp_page *rx_buf(struct pp_pool *pool, unsigned int frag,
 	return dst;
 }
 
-static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
-				  unsigned int n)
+/*
+ * The copy loop of veth_rx_burst(), on @got frames taken off the ring.
+ * Inlined twice: with @frag and @frag_mask 0 (whole pages, the common
+ * case), where their tests fold away, and as given.
+ */
+static __attribute__((always_inline)) inline unsigned int
+rx_copy(struct pp_rxq *rxq, struct pp_frame *frames, struct pp_page **in,
+	const uint64_t *metas, uint64_t frag_mask, unsigned int frag,
+	unsigned int got)
 {
 	struct pp_pool *pool = rxq->pool;
 	struct pp_port *port = rxq->port;
-	const unsigned int frag = ((struct veth_port *)port->priv)->frag;
 	const uint16_t hr = (uint16_t)port->conf.headroom;
 	const uint32_t room = (uint32_t)PP_PAGE_SIZE - hr;
-	struct pp_page *in[PP_NET_BURST], *ret[PP_NET_BURST];
-	uint64_t metas[PP_NET_BURST], frag_mask;
-	unsigned int got, i, k = 0, nr_ret = 0, nobuf = 0, bad = 0;
+	struct pp_page *ret[PP_NET_BURST];
+	unsigned int i, k = 0, nr_ret = 0, nobuf = 0, bad = 0;
 
-	if (n > PP_NET_BURST)
-		n = PP_NET_BURST;
-	got = ring_take(rxq->priv, in, metas, &frag_mask, n);
-	if (!got)
-		return 0;
 	/*
 	 * The descriptors and data come from the sender's core. Prefetch in
 	 * a pipeline (descriptors 2 * VETH_PREFETCH frames ahead, data
@@ -355,6 +391,24 @@ static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	return k;
 }
 
+static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	const unsigned int frag = ((struct veth_port *)rxq->port->priv)->frag;
+	struct pp_page *in[PP_NET_BURST + 1];
+	uint64_t metas[PP_NET_BURST], frag_mask;
+	unsigned int got;
+
+	if (n > PP_NET_BURST)
+		n = PP_NET_BURST;
+	got = ring_take(rxq->priv, in, metas, &frag_mask, n);
+	if (!got)
+		return 0;
+	if (PP_LIKELY(!frag && !frag_mask))
+		return rx_copy(rxq, frames, in, metas, 0, 0, got);
+	return rx_copy(rxq, frames, in, metas, frag_mask, frag, got);
+}
+
 static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
 {
 	unsigned long ring = port->conf.ring_size;
@@ -421,7 +475,7 @@ static void veth_remove(struct pp_port *port)
 	if (!vp)
 		return;
 	for (q = 0; q < port->nr_rxq; q++) {
-		struct pp_page *pages[PP_NET_BURST];
+		struct pp_page *pages[PP_NET_BURST + 1];
 		uint64_t metas[PP_NET_BURST], frag_mask;
 		unsigned int got;
 
