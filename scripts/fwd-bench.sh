@@ -192,7 +192,11 @@ for fr in ("2048", "auto"):
         "pps_runs": [x["pps"] for x in rs],
         "ratio_vs_page_runs": ratios,
         "ratio_vs_page": med(ratios),
+        "sink_cpu_ns_per_frame": med([x["sink_cpu_ns_per_frame"]
+                                      for x in rs]),
     }
+res["pass"]["array"]["sink_cpu_ns_per_frame"] = med(
+    [x["sink_cpu_ns_per_frame"] for x in runs("pass-array")])
 nn = runs("redirect-null")
 leaks += sum(x["leaked_pages"] for x in nn)
 res["redirect_null"] = {"pps": med([x["pps"] for x in nn]),
@@ -255,9 +259,12 @@ print("  pp-bench: 'release, refill <mode>' per page (release + refill), "
       "when pp-bench is built")
 print()
 print("veth1 copies into fragments (frag= on the pair), bulk array refill:")
-print(f"{'buffer':10} {'Mpps':>8} {'spread':>7} {'vs page':>8}   per-run ratio")
+print(f"{'buffer':10} {'Mpps':>8} {'spread':>7} {'vs page':>8} "
+      f"{'rx ns/frame':>12} {'cpu vs page':>12}   per-run ratio")
 pa = res["pass"]["array"]
-print(f"{'page':10} {pa['pps'] / 1e6:8.2f} {pa['spread_pct']:6.1f}% {1:8.3f}")
+pcpu = pa["sink_cpu_ns_per_frame"]
+print(f"{'page':10} {pa['pps'] / 1e6:8.2f} {pa['spread_pct']:6.1f}% {1:8.3f} "
+      f"{pcpu:12.2f} {1:12.3f}")
 for fr in ("2048", "auto"):
     p = res["frag_pass"][fr]
     if not p["pps"]:
@@ -265,10 +272,15 @@ for fr in ("2048", "auto"):
     p["spread_pct"] = spread(p["pps_runs"])
     worst = max(worst, p["spread_pct"])
     rr = " ".join(f"{x:.2f}" for x in p["ratio_vs_page_runs"])
+    fcpu = p["sink_cpu_ns_per_frame"]
+    p["cpu_ratio_vs_page"] = pcpu / fcpu if fcpu else None
     print(f"{'frag=' + fr:10} {p['pps'] / 1e6:8.2f} {p['spread_pct']:6.1f}% "
-          f"{p['ratio_vs_page'] or 0:8.3f}   {rr}")
+          f"{p['ratio_vs_page'] or 0:8.3f} {fcpu:12.2f} "
+          f"{p['cpu_ratio_vs_page'] or 0:12.3f}   {rr}")
 print("  vs page: median of the per-run ratios (each fragment run beside its")
-print("  page run in the loop)")
+print("  page run in the loop); rx ns/frame: veth1's thread CPU time per frame")
+print("  delivered (median), steadier than Mpps on a shared machine; cpu vs")
+print("  page: page's rx ns/frame over the row's (above 1: cheaper)")
 nnp = res["redirect_null"]["pps"]
 res["redirect_null"]["spread_pct"] = spread(res["redirect_null"]["pps_runs"])
 worst = max(worst, res["redirect_null"]["spread_pct"])
