@@ -181,6 +181,52 @@ static void test_veth_pass_pages(void)
 	veth_pass_case("veth0,peer=veth1", true, 0);
 }
 
+/*
+ * frag=auto with a headroom off the cache-line grid: headroom 100 and a
+ * 3996-byte frame round up past the page; the copy takes the whole page
+ * instead (an error here would be a drop on every such frame).
+ */
+static void test_veth_auto_odd_headroom(void)
+{
+	static const uint16_t odd[] = { 3996, 60, 1000, 1949, 1950 };
+	struct pp_port *v0, *v1;
+	struct pp_frame f[5], got[5];
+	struct pp_rxq_stats rs;
+	unsigned int i, n;
+
+	env.conf.headroom = 100;
+	v0 = net_open(&env, "veth0,peer=veth1,frag=auto");
+	v1 = pp_port_peer(v0);
+	for (i = 0; i < 5; i++) {
+		f[i].page = pp_pool_alloc_pages(pp_port_rxq_pool(v0, 0));
+		REQUIRE(f[i].page != NULL);
+		f[i].offset = 0;
+		f[i].headroom = 0;
+		f[i].len = odd[i];
+		memset(pp_frame_data(&f[i]), 0x5a + i, f[i].len);
+	}
+	CHECK_EQ(pp_port_tx_burst(v0, 0, f, 5), 5);
+	n = pp_port_rx_burst(v1, 0, got, 5);
+	CHECK_EQ(n, 5);
+	for (i = 0; i < n; i++) {
+		const uint8_t *d = pp_frame_data(&got[i]);
+
+		CHECK_EQ(got[i].len, odd[i]);
+		CHECK_EQ(got[i].headroom, 100);
+		CHECK(pp_frame_valid(&got[i]));
+		CHECK_EQ(d[0], 0x5a + i);
+		CHECK_EQ(d[got[i].len - 1], 0x5a + i);
+		pp_pool_recycle_direct(pp_port_rxq_pool(v1, 0), got[i].page);
+	}
+	CHECK_EQ(pp_port_rxq_stats(v1, 0, &rs), 0);
+	CHECK_EQ(rs.errors + rs.drops, 0);
+	net_check_pools(v1);
+	CHECK_EQ(pp_port_close(v0), 0);
+	env.conf.headroom = 0;
+	net_env_fini(&env);
+	net_env_init(&env, 32 << 20);
+}
+
 /* ---- null frag=: RX fragments, TX returns them ---- */
 
 static void null_case(const char *dev, unsigned int frag, unsigned int size)
@@ -312,6 +358,7 @@ int main(void)
 	RUN_TEST(test_veth_pass_auto);
 	RUN_TEST(test_veth_pass_no_stack);
 	RUN_TEST(test_veth_pass_pages);
+	RUN_TEST(test_veth_auto_odd_headroom);
 	RUN_TEST(test_null_frag);
 	RUN_TEST(test_veth_frag_tx);
 	RUN_TEST(test_null_frag_pass);

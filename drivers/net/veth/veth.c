@@ -276,6 +276,9 @@ static inline struct pp_page *rx_buf(struct pp_pool *pool, unsigned int frag,
 	if (frag == PP_NET_FRAG_AUTO) {
 		size = hr + ((len + PP_CACHE_LINE - 1) &
 			     ~(uint32_t)(PP_CACHE_LINE - 1));
+		/* A headroom off the line grid can round past the page. */
+		if (size > PP_PAGE_SIZE)
+			size = PP_PAGE_SIZE;
 		dst = pp_pool_alloc(pool, doff, &size);
 		*room = ((size + PP_CACHE_LINE - 1) &
 			 ~(uint32_t)(PP_CACHE_LINE - 1)) - hr;
