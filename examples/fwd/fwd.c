@@ -7,7 +7,7 @@
  *       [--duration S] [--warmup S] [--refill single|list|array]
  *       [--json FILE] [--arena-mb MB] [--cpus LIST]
  *       [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]
- *       [--telemetry PREFIX]
+ *       [--telemetry PREFIX] [--frag SIZE|auto]
  *
  * When the second port is one end of a veth pair, the other end is the
  * receiver and gets its own thread per queue: with --mode pass it hands
@@ -37,6 +37,12 @@
  * every such device in one PP_IOVA_VFIO domain, maps the arena into it and
  * gives it to those ports (the devices must be bound to vfio-pci, see
  * pp-devbind).
+ *
+ * --frag SIZE|auto makes the ports' RX buffers fragments of their pools'
+ * pages instead of a page each: it adds frag=SIZE to every --port, which
+ * null and veth take (a veth end copies each frame it receives into a
+ * fragment; auto sizes it to the frame) and af_xdp refuses. Passed
+ * fragments stay in their pool and the stack returns them there.
  *
  * --telemetry PREFIX serves the allocator's, ports' and pools' statistics
  * while it runs: dpdk-telemetry.py -f PREFIX (doc/telemetry.md).
@@ -73,6 +79,7 @@ struct worker {
 	struct pp_port *port[2]; /* polled in turn; port[1] only with --bidir */
 	unsigned int queue;
 	int cpu;
+	double cpu_s; /* the thread's CPU time at its end */
 };
 
 /* What the stack read (per thread), so that the read is real. */
@@ -157,13 +164,16 @@ static void usage(FILE *f, int status)
 		"           [--duration S] [--warmup S] [--refill single|list|array]\n"
 		"           [--json FILE] [--arena-mb MB] [--cpus LIST]\n"
 		"           [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]\n"
-		"           [--telemetry PREFIX]\n"
+		"           [--telemetry PREFIX] [--frag SIZE|auto]\n"
 		"       fwd --help | --version\n"
 		"  DEV: null0[,size=64] | veth0,peer=veth1[,ring=1024] | af_xdp:IFNAME\n"
 		"       | e1000e:0000:00:02.0 (bound to vfio-pci: pp-devbind)\n"
 		"  --bidir: each port forwards to the other (one --port: a veth pair's\n"
 		"  two ends); --tx-first N frames per TX queue start a wire loop;\n"
 		"  --verify checks every frame and accounts for all at the end\n"
+		"  --frag SIZE|auto: RX buffers are SIZE-byte fragments of the RX\n"
+		"  pools' pages (auto: sized to each frame), by adding frag= to each\n"
+		"  port (null and veth take it, af_xdp does not)\n"
 		"  --json FILE: the summary as JSON; '-' is stdout, and the per-second\n"
 		"  lines and the summary then go to stderr\n"
 		"  --cpus LIST: the CPUs of the worker threads, one each in turn (e.g.\n"
@@ -204,13 +214,13 @@ static void prog_drop(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
 
 /* [doc:stack] */
 /*
- * The "stack": it owns passed pages (they have left the pool), reads the
- * header as a stack would, and frees them through the allocator.
+ * The "stack": it owns passed frames (whole pages have left the pool,
+ * fragments stay in theirs), reads the header as a stack would, and frees
+ * them: pages through the allocator, fragments back to their pool.
  */
 static void stack_consume(void *arg, struct pp_port *port,
 			  struct pp_frame *frames, unsigned int n)
 {
-	struct pp_page *pages[PP_NET_BURST];
 	uint64_t seq;
 
 	(void)arg;
@@ -218,9 +228,9 @@ static void stack_consume(void *arg, struct pp_port *port,
 		memcpy(&seq, (char *)pp_frame_data(&frames[i]) + PP_NULL_SEQ_OFF,
 		       sizeof(seq));
 		seq_sum += seq;
-		pages[i] = frames[i].page;
 	}
-	pp_free_pages_bulk(pp_port_allocator(port), pages, n);
+	/* Whole pages to the allocator, fragments (--frag) to their pool. */
+	pp_frame_free_bulk(pp_port_allocator(port), frames, n);
 }
 /* [/doc:stack] */
 
@@ -238,6 +248,10 @@ static void *poll_thread(void *arg)
 		if (w->port[1])
 			pp_port_poll(w->port[1], w->queue, PP_NET_BURST);
 	}
+	/* What the thread ran, whatever else shared its CPU. */
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	w->cpu_s = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 	return NULL;
 }
 /* [/doc:rx-loop] */
@@ -327,11 +341,13 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "telemetry", required_argument, NULL, 'T' },
+		{ "frag", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev[2] = { NULL, NULL }, *json = NULL;
 	const char *mode = "redirect", *refill_name = "array";
-	const char *telemetry = NULL;
+	const char *telemetry = NULL, *frag = NULL;
+	char frag_dev[2][256];
 	enum pp_pool_refill refill = PP_REFILL_ARRAY;
 	unsigned int queues = 1, nr_dev = 0, nr_w = 0, tx_first = 0;
 	double duration = 10, warmup = 0, arena_mb = 0;
@@ -400,6 +416,9 @@ int main(int argc, char **argv)
 		case 'T':
 			telemetry = optarg;
 			break;
+		case 'F':
+			frag = optarg;
+			break;
 		default:
 			usage(stderr, 2);
 		}
@@ -465,6 +484,23 @@ int main(int argc, char **argv)
 	if (verify && (!bidir || !tx_first)) {
 		fprintf(stderr, "fwd: --verify checks the frames of a wire loop: add --bidir and --tx-first N\n");
 		return 2;
+	}
+
+	/* --frag: the drivers check the size, against their own headroom. */
+	for (unsigned int i = 0; frag && i < nr_dev; i++) {
+		if (strstr(dev[i], ",frag=")) {
+			fprintf(stderr, "fwd: --port %s has frag= and --frag is given: give one of them\n",
+				dev[i]);
+			return 2;
+		}
+		if ((size_t)snprintf(frag_dev[i], sizeof(frag_dev[i]),
+				     "%s,frag=%s", dev[i], frag) >=
+		    sizeof(frag_dev[i])) {
+			fprintf(stderr, "fwd: --port %s with --frag %s is too long\n",
+				dev[i], frag);
+			return 2;
+		}
+		dev[i] = frag_dev[i];
 	}
 
 	/* [doc:setup] */
@@ -638,6 +674,20 @@ int main(int argc, char **argv)
 	uint64_t rin = received(&run) - in_m;
 	uint64_t nr_delivered = total - out_m;
 	uint64_t nr_drops = drops(in) + drops(out) + drops(sink);
+	/*
+	 * The receiving threads' CPU time per frame delivered, over the whole
+	 * run: on a shared machine, steadier than the rate (a thread that
+	 * waits for its CPU costs no CPU time), as long as the receiver is
+	 * the bottleneck (drops at the veth ring say it is).
+	 */
+	double sink_cpu = 0;
+	for (unsigned int i = 0; i < nr_w; i++)
+		if (sink && w[i].port[0] == sink)
+			sink_cpu += w[i].cpu_s;
+	char js_sink_cpu[32] = "null";
+	if (sink && total)
+		snprintf(js_sink_cpu, sizeof(js_sink_cpu), "%.2f",
+			 sink_cpu / (double)total * 1e9);
 	static char js_in[1 << 16], js_out[1 << 16], js_sink[1 << 16];
 	static char js_alloc[1 << 14], js_loop[512];
 	bool loop_ok = true;
@@ -701,12 +751,14 @@ int main(int argc, char **argv)
 		for (unsigned int i = 0; i < nr_w; i++)
 			fprintf(f, "%s%d", i ? "," : "", w[i].cpu);
 		fprintf(f, "],");
+		fprintf(f, "\"frag\":\"%s\",", frag ? frag : "off");
 		fprintf(f, "\"mode\":\"%s\",\"refill\":\"%s\",\"queues\":%u,"
 			"\"bidir\":%s,\"vfio\":%s,\"warmup_s\":%.3f,"
 			"\"duration_s\":%.3f,\"in_packets\":%llu,\"in_pps\":%.0f,"
 			"\"packets\":%llu,\"pps\":%.0f,\"total_packets\":%llu,"
 			"\"drops\":%llu,\"loop\":%s,"
-			"\"alloc_ns_per_page\":%.3f,\"leaked_pages\":%lu,"
+			"\"alloc_ns_per_page\":%.3f,\"sink_cpu_ns_per_frame\":%s,"
+			"\"leaked_pages\":%lu,"
 			"\"allocator_check\":%d,\"ports\":{\"in\":%s,\"out\":%s,"
 			"\"sink\":%s},\"allocator\":%s}\n",
 			mode, refill_name, queues, bidir ? "true" : "false",
@@ -715,7 +767,8 @@ int main(int argc, char **argv)
 			(unsigned long long)nr_delivered,
 			(double)nr_delivered / elapsed,
 			(unsigned long long)total,
-			(unsigned long long)nr_drops, js_loop, ns_page, leaked,
+			(unsigned long long)nr_drops, js_loop, ns_page,
+			js_sink_cpu, leaked,
 			check, js_in, js_out, js_sink, js_alloc);
 		if (pp_cli_json_close(f)) {
 			fprintf(stderr, "fwd: cannot write %s: %s\n", json, strerror(errno));

@@ -31,6 +31,7 @@
 #ifndef PAGEPOOL_PP_NET_H
 #define PAGEPOOL_PP_NET_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,13 +61,17 @@ struct pp_port;
 
 /*
  * struct pp_frame - one packet buffer, 16 bytes, four to a cache line.
- * The data is at page address + offset + headroom and is len bytes long;
- * the buffer ends at the end of the page block (PP_PAGE_SIZE << order).
- * A frame is valid when all of it lies in the block (pp_frame_valid()):
- * drivers hand out only valid frames, drop and count invalid ones on TX,
- * and the pp_frame_* helpers refuse edits that would leave the block. A
- * received frame's page belongs to the RX queue's pool (page->pp) until
- * the frame is recycled, sent or passed.
+ * The data is at page address + offset + headroom and is len bytes long.
+ * The buffer ends at the end of the page block (PP_PAGE_SIZE << order),
+ * unless the page is split into fragments (pp_page_is_frag()): then the
+ * block holds other frames' buffers too, and the frame, which has no room
+ * left for its fragment's size, owns only up to the end of the cache line
+ * its data ends in (pp_frame_buf_end()). A frame is valid when all of it
+ * lies in the block (pp_frame_valid()): drivers hand out only valid
+ * frames, drop and count invalid ones on TX, and the pp_frame_* helpers
+ * refuse edits that would leave the buffer. A received frame's page
+ * belongs to the RX queue's pool (page->pp) until the frame is recycled,
+ * sent or passed.
  */
 struct pp_frame {
 	struct pp_page *page;
@@ -74,23 +79,90 @@ struct pp_frame {
 	uint16_t headroom; /* bytes between buffer start and data */
 	uint16_t len;      /* data length */
 };
+static_assert(sizeof(struct pp_frame) == 16, "four frames per cache line");
+
+/*
+ * pp_frame_range_ok_ - the one bounds check: @start + @headroom + @len <=
+ * @end, summed in 64 bits, where three 32-bit parts cannot wrap (a 32-bit
+ * sum lets offset 0xffffff00 plus headroom 0x100 pass as 0). Every check
+ * below is this one with its own @end; call those.
+ */
+static inline bool pp_frame_range_ok_(uint32_t start, uint32_t headroom,
+				      uint32_t len, uint64_t end)
+{
+	return (uint64_t)start + headroom + len <= end;
+}
+
+/* The end of @page's block: PP_PAGE_SIZE << order, at most 1 GiB. */
+static inline uint64_t pp_frame_block_end_(const struct pp_page *page)
+{
+	return (uint64_t)PP_PAGE_SIZE << page->order;
+}
 
 /*
  * pp_frame_bounds_ok - true when a buffer at @offset in @page's block,
  * with @headroom bytes in front of @len bytes of data, ends within the
  * block: offset + headroom + len <= PP_PAGE_SIZE << page->order. Data that
- * ends on the block's last byte is inside. The three 32-bit parts are
- * summed in 64 bits, where they cannot wrap (a 32-bit sum lets offset
- * 0xffffff00 plus headroom 0x100 pass as 0), so a driver may check raw
- * descriptor fields before narrowing them into a frame. lib/net, its
- * drivers and the pp_frame_* helpers use this one check.
+ * ends on the block's last byte is inside. In 64 bits
+ * (pp_frame_range_ok_), so a driver may check raw descriptor fields before
+ * narrowing them into a frame. lib/net, its drivers and the pp_frame_*
+ * helpers use this check, or pp_frame_fits() for an edit.
  */
 static inline bool pp_frame_bounds_ok(const struct pp_page *page,
 				      uint32_t offset, uint32_t headroom,
 				      uint32_t len)
 {
-	return (uint64_t)offset + headroom + len <=
-	       (uint64_t)PP_PAGE_SIZE << page->order;
+	return pp_frame_range_ok_(offset, headroom, len,
+				  pp_frame_block_end_(page));
+}
+
+/*
+ * pp_page_is_frag - @page is split into fragments (pp_page_pool.h
+ * "Fragments") that other frames may hold: it is in a pool and its
+ * fragment count is not 1. A count of 1 is a whole page, or the last
+ * fragment of one whose owner has moved on: its holder is then the only
+ * user of the whole block. Only the owner raises the count (when it
+ * starts a block, which no fragment holds yet), so a holder that reads 1
+ * keeps reading 1, and one that reads more is at worst too careful.
+ * (pp_ref_count means nothing outside a pool, hence the pp check.)
+ */
+static inline bool pp_page_is_frag(const struct pp_page *page)
+{
+	/* The count first: 1 for most pages, which settles it. */
+	return __atomic_load_n(&page->pp_ref_count, __ATOMIC_RELAXED) != 1 &&
+	       page->pp;
+}
+
+/*
+ * pp_frame_buf_end - where @f's buffer ends, as an offset in its block:
+ * the block's end for a whole page. For a fragment, the end of the cache
+ * line that holds the data's last byte (or, for empty data, its start),
+ * and never past the block: fragments are whole cache lines carved from
+ * the block's start, so that line is the frame's own, while the frame
+ * does not say how far its fragment goes beyond it.
+ */
+static inline uint64_t pp_frame_buf_end(const struct pp_frame *f)
+{
+	uint64_t block = pp_frame_block_end_(f->page);
+	uint64_t end;
+
+	if (PP_LIKELY(!pp_page_is_frag(f->page)))
+		return block;
+	end = ((uint64_t)f->offset + f->headroom + f->len + PP_CACHE_LINE - 1) &
+	      ~(uint64_t)(PP_CACHE_LINE - 1);
+	return end < block ? end : block;
+}
+
+/*
+ * pp_frame_fits - true when @f with @headroom and @len in place of its own
+ * would still lie in its buffer (pp_frame_buf_end()): the check behind
+ * every edit helper.
+ */
+static inline bool pp_frame_fits(const struct pp_frame *f, uint32_t headroom,
+				 uint32_t len)
+{
+	return pp_frame_range_ok_(f->offset, headroom, len,
+				  pp_frame_buf_end(f));
 }
 
 /* pp_frame_valid - @f lies wholly in its page block (pp_frame_bounds_ok). */
@@ -106,16 +178,17 @@ static inline void *pp_frame_data(const struct pp_frame *f)
 }
 
 /*
- * Bytes the data may grow to at its end: the block minus what precedes
- * the data; 0 when the data would start beyond the block. (Blocks are at
- * most 1 GiB, order 18, so the room fits in 32 bits.)
+ * Bytes the data may grow to at its end: the buffer (pp_frame_buf_end())
+ * minus what precedes the data; 0 when the data would start beyond it.
+ * (Blocks are at most 1 GiB, order 18, so the room fits in 32 bits.)
  */
 static inline uint32_t pp_frame_room(const struct pp_frame *f)
 {
-	if (!pp_frame_bounds_ok(f->page, f->offset, f->headroom, 0))
+	uint64_t end = pp_frame_buf_end(f);
+
+	if (!pp_frame_range_ok_(f->offset, f->headroom, 0, end))
 		return 0;
-	return (uint32_t)(((uint64_t)PP_PAGE_SIZE << f->page->order) -
-			  f->offset - f->headroom);
+	return (uint32_t)(end - f->offset - f->headroom);
 }
 
 /*
@@ -123,7 +196,7 @@ static inline uint32_t pp_frame_room(const struct pp_frame *f)
  * push a header, positive: pull one), as bpf_xdp_adjust_head(); the data
  * end stays. Returns 0, or -1 with the frame unchanged when the headroom
  * or length would go negative or past 65535, or the frame would not lie
- * in its block (also when it did not before).
+ * in its buffer (also when it did not before).
  */
 static inline int pp_frame_adjust_head(struct pp_frame *f, int delta)
 {
@@ -132,8 +205,7 @@ static inline int pp_frame_adjust_head(struct pp_frame *f, int delta)
 	int64_t len = (int64_t)f->len - delta;
 
 	if (hr < 0 || len < 0 || hr > UINT16_MAX || len > UINT16_MAX ||
-	    !pp_frame_bounds_ok(f->page, f->offset, (uint32_t)hr,
-				(uint32_t)len))
+	    !pp_frame_fits(f, (uint32_t)hr, (uint32_t)len))
 		return -1;
 	f->headroom = (uint16_t)hr;
 	f->len = (uint16_t)len;
@@ -144,15 +216,16 @@ static inline int pp_frame_adjust_head(struct pp_frame *f, int delta)
  * pp_frame_adjust_tail - grow (positive @delta) or shrink the data at its
  * end, as bpf_xdp_adjust_tail(). Returns 0, or -1 with the frame unchanged
  * when the length would go negative or past 65535, or the frame would not
- * lie in its block. Grown bytes hold whatever the page held.
+ * lie in its buffer: a whole page's block, or a fragment's cache line
+ * (pp_frame_buf_end()), so that a frame never grows into the neighbouring
+ * fragment. Grown bytes hold whatever the page held.
  */
 static inline int pp_frame_adjust_tail(struct pp_frame *f, int delta)
 {
 	int64_t len = (int64_t)f->len + delta;
 
 	if (len < 0 || len > UINT16_MAX ||
-	    !pp_frame_bounds_ok(f->page, f->offset, f->headroom,
-				(uint32_t)len))
+	    !pp_frame_fits(f, f->headroom, (uint32_t)len))
 		return -1;
 	f->len = (uint16_t)len;
 	return 0;
@@ -205,15 +278,57 @@ struct pp_prog {
 };
 
 /*
- * The stack consumer receives PASSed frames. Their pages have left the
- * pool already (pp_pool_release_page): they are plain allocator pages with
- * refcount 1, and the consumer owns them and frees each one through the
- * allocator (pp_free_page(), pp_free_pages_bulk()), now or later, from any
- * thread. It runs on the polling thread. Without a consumer, pp_port_poll
- * frees passed pages at once.
+ * The stack consumer receives PASSed frames. A whole page has left the
+ * pool already (pp_pool_release_page): it is a plain allocator page with
+ * refcount 1. A fragment (pp_page_is_frag()) cannot leave its pool, as
+ * in the kernel, where an skb holding page_pool fragments returns them to
+ * their pool when it is freed (skb_mark_for_recycle): its page stays in
+ * the pool and the consumer returns it there. The consumer owns the
+ * frames and frees them with pp_frame_free_bulk(), which does the right
+ * thing for each, now or later, from any thread. (A consumer that knows
+ * its port makes no fragments may still free pages with
+ * pp_free_pages_bulk().) It runs on the polling thread. Without a
+ * consumer, pp_port_poll frees passed frames at once.
  */
 typedef void (*pp_stack_fn)(void *arg, struct pp_port *port,
 			    struct pp_frame *frames, unsigned int n);
+
+/* Out of line: what pp_frame_free_bulk() does not do in place. */
+PP_API void pp_frame_free_bulk_slow(struct pp_allocator *alloc,
+				    const struct pp_frame *frames,
+				    unsigned int n);
+
+/*
+ * pp_frame_free_bulk - free @n frames the stack consumer got: pages of no
+ * pool (released whole pages) go to @alloc, fragments back to their pool
+ * (the last fragment's return recycles the page). Any thread; called from
+ * the consumer during a poll, fragments of the polled queue's pool go
+ * straight to its cache (the kernel's napi_pp_put_page()), others through
+ * their pool's ring (pp_pool_put_pages_bulk()). Inline when no frame is
+ * a fragment: one thread-cache operation, as pp_free_pages_bulk().
+ */
+static inline void pp_frame_free_bulk(struct pp_allocator *alloc,
+				      const struct pp_frame *frames,
+				      unsigned int n)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	bool pooled = false;
+	unsigned int i;
+
+	if (PP_UNLIKELY(n > PP_NET_BURST)) {
+		pp_frame_free_bulk_slow(alloc, frames, n);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		pages[i] = frames[i].page;
+		pooled |= pp_page_pool(pages[i]) != NULL;
+	}
+	if (PP_LIKELY(!pooled)) {
+		pp_free_pages_bulk(alloc, pages, n);
+		return;
+	}
+	pp_frame_free_bulk_slow(alloc, frames, n);
+}
 
 struct pp_port_conf {
 	size_t sz;                      /* sizeof(struct pp_port_conf) */

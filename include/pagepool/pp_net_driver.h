@@ -52,6 +52,25 @@ PP_API int pp_devargs_uint(const struct pp_devargs *da, const char *key,
 			   unsigned long min, unsigned long max,
 			   unsigned long *out);
 
+/*
+ * frag=<bytes>|auto, the key of drivers whose RX buffers may be fragments
+ * of the RX pool's pages (pp_page_pool.h "Fragments"). PP_NET_FRAG_AUTO:
+ * each buffer sized to its frame. PP_NET_FRAG_MIN_FRAME: the smallest
+ * frame a fixed-size fragment must hold behind the headroom, one cache
+ * line (a minimum Ethernet frame, 60 bytes, rounded up).
+ */
+#define PP_NET_FRAG_AUTO UINT32_MAX
+#define PP_NET_FRAG_MIN_FRAME 64
+
+/*
+ * pp_devargs_frag - parse frag= into *@out: 0 when absent, PP_NET_FRAG_AUTO
+ * for "auto", else a size from @headroom + @min_frame to PP_PAGE_SIZE (an
+ * RX pool's block). Returns 0, or -EINVAL with a message that gives the
+ * accepted range.
+ */
+PP_API int pp_devargs_frag(const struct pp_devargs *da, unsigned int headroom,
+			   unsigned int min_frame, unsigned int *out);
+
 struct pp_rxq {
 	/* Hot: the polling thread's. */
 	struct pp_port *port;

@@ -150,3 +150,31 @@ int pp_devargs_uint(const struct pp_devargs *da, const char *key,
 	*out = x;
 	return 0;
 }
+
+int pp_devargs_frag(const struct pp_devargs *da, unsigned int headroom,
+		    unsigned int min_frame, unsigned int *out)
+{
+	const unsigned long min = (unsigned long)headroom + min_frame;
+	const unsigned long max = PP_PAGE_SIZE;
+	const char *v = pp_devargs_get(da, "frag");
+	unsigned long x;
+	char *end;
+
+	*out = 0;
+	if (!v)
+		return 0;
+	if (!strcmp(v, "auto")) {
+		*out = PP_NET_FRAG_AUTO;
+		return 0;
+	}
+	errno = 0;
+	x = strtoul(v, &end, 10);
+	if (!isdigit((unsigned char)v[0]) || *end || errno || x < min ||
+	    x > max) {
+		PP_ERR("device '%s': bad value '%s' for key 'frag': give a fragment size from %lu (headroom %u + a %u-byte frame) to %lu bytes (an RX pool page), or 'auto' to size each fragment to its frame",
+		       da->devstr, v, min, headroom, min_frame, max);
+		return -EINVAL;
+	}
+	*out = (unsigned int)x;
+	return 0;
+}

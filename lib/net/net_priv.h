@@ -22,6 +22,16 @@ static inline const void *net_self(void)
 }
 
 /*
+ * The pool whose NAPI context the calling thread is in: set by
+ * pp_port_poll around the stack consumer's call, NULL elsewhere. A frame
+ * freed there (pp_frame_free_bulk) whose page belongs to it is recycled
+ * directly, as the kernel's napi_pp_put_page() does when the pool's NAPI
+ * runs on the freeing CPU.
+ */
+extern __thread struct pp_pool *net_napi_pool
+	__attribute__((tls_model("initial-exec")));
+
+/*
  * Make the calling thread the owner of @rxq's pool if it is not already
  * (the first poll after a hand-over). The caller guarantees that nobody
  * else polls the queue meanwhile.

@@ -13,6 +13,9 @@
  *             xdp_do_flush() does at the end of a NAPI poll;
  *   PASS      released from the pool (unmapped, counted as released) and
  *             handed to the stack consumer, who frees it to the allocator;
+ *             a fragment cannot leave its pool: it goes to the consumer
+ *             still in it, and the consumer's pp_frame_free_bulk()
+ *             returns it there (without a consumer, recycled here);
  *   a frame the program left outside its page (bad offset, headroom
  *             or length): PASS recycles it and counts an RX error, so the
  *             stack consumer never gets it; TX and REDIRECT hand it to
@@ -58,15 +61,65 @@ static void flush_tx(struct pp_rxq *rxq, struct pp_port *port,
 	pp_net_stat_add(&txq->stats.drops, n - sent);
 }
 
-static void pass_to_stack(struct pp_port *port, struct pp_frame *frames,
-			  unsigned int n)
+/*
+ * A PASS burst with fragments in it: release the whole pages, one bulk
+ * call per run of one pool, and leave the fragments in theirs (a
+ * fragment cannot leave its pool); the consumer frees both with
+ * pp_frame_free_bulk(), fragments of this thread's pool directly.
+ */
+static __attribute__((cold, noinline)) void
+pass_frags(struct pp_port *port, struct pp_rxq *rxq, struct pp_frame *frames,
+	   struct pp_page **pages, unsigned int n)
+{
+	struct pp_page *whole[PP_NET_BURST], *frags[PP_NET_BURST];
+	unsigned int i, k = 0, run = 0, nr_frag = 0;
+
+	for (i = 0; i < n; i++) {
+		if (pp_page_is_frag(pages[i])) {
+			frags[nr_frag++] = pages[i];
+			pages[i] = NULL;
+			continue;
+		}
+		whole[k] = pages[i];
+		if (pp_page_pool(whole[k]) != pp_page_pool(whole[run])) {
+			pp_pool_release_pages_bulk(pp_page_pool(whole[run]),
+						   &whole[run], k - run);
+			run = k;
+		}
+		k++;
+	}
+	if (k)
+		pp_pool_release_pages_bulk(pp_page_pool(whole[run]),
+					   &whole[run], k - run);
+	if (port->stack_fn) {
+		net_napi_pool = rxq->pool;
+		port->stack_fn(port->stack_arg, port, frames, n);
+		net_napi_pool = NULL;
+		return;
+	}
+	/* NULL entries (the fragments) are skipped. */
+	if (k)
+		pp_free_pages_bulk(port->allocator, pages, n);
+	pp_net_return_pages(port->allocator, rxq->pool, frags, nr_frag);
+}
+
+static void pass_to_stack(struct pp_port *port, struct pp_rxq *rxq,
+			  struct pp_frame *frames, unsigned int n)
 {
 	struct pp_page *pages[PP_NET_BURST];
 	unsigned int i, run = 0;
+	bool frag = false;
 
-	/* One release per run of pages from the same pool (usually all). */
 	for (i = 0; i < n; i++) {
 		pages[i] = frames[i].page;
+		frag |= pp_page_is_frag(pages[i]);
+	}
+	if (PP_UNLIKELY(frag)) {
+		pass_frags(port, rxq, frames, pages, n);
+		return;
+	}
+	/* One release per run of pages from the same pool (usually all). */
+	for (i = 0; i < n; i++) {
 		if (pp_page_pool(pages[i]) != pp_page_pool(pages[run])) {
 			pp_pool_release_pages_bulk(pp_page_pool(pages[run]),
 						   &pages[run], i - run);
@@ -151,7 +204,7 @@ error:
 	if (nr_tx)
 		flush_tx(rxq, port, b->tx, nr_tx);
 	if (nr_pass)
-		pass_to_stack(port, b->pass, nr_pass);
+		pass_to_stack(port, rxq, b->pass, nr_pass);
 
 	pp_net_stat_add(&rxq->stats.packets, n);
 	pp_net_stat_add(&rxq->stats.bytes, bytes);

@@ -15,6 +15,8 @@
 #include "pp_os_fault.h"
 
 __thread char net_thread_marker __attribute__((tls_model("initial-exec")));
+__thread struct pp_pool *net_napi_pool
+	__attribute__((tls_model("initial-exec")));
 
 /* The 1024 default ring matches a NIC's usual RX descriptor count. */
 #define NET_RING_DEFAULT 1024
@@ -321,6 +323,41 @@ void pp_port_set_stack(struct pp_port *port, pp_stack_fn fn, void *arg)
 {
 	port->stack_fn = fn;
 	port->stack_arg = arg;
+}
+
+/* Free up to PP_NET_BURST frames, some in a pool: pp_frame_free_bulk(). */
+static void frame_free_burst(struct pp_allocator *alloc,
+			     const struct pp_frame *frames, unsigned int n)
+{
+	struct pp_page *pages[PP_NET_BURST], *pooled[PP_NET_BURST];
+	unsigned int i, nr_pooled = 0;
+
+	for (i = 0; i < n; i++) {
+		pages[i] = frames[i].page;
+		if (PP_UNLIKELY(pp_page_pool(pages[i]))) {
+			pooled[nr_pooled++] = pages[i];
+			pages[i] = NULL;
+		}
+	}
+	/* The released whole pages: one thread-cache operation (NULL
+	 * entries, the fragments, are skipped). */
+	if (PP_LIKELY(nr_pooled < n))
+		pp_free_pages_bulk(alloc, pages, n);
+	/* Inside a poll's stack call, its own pool's directly. */
+	if (nr_pooled)
+		pp_net_return_pages(alloc, net_napi_pool, pooled, nr_pooled);
+}
+
+void pp_frame_free_bulk_slow(struct pp_allocator *alloc,
+			     const struct pp_frame *frames, unsigned int n)
+{
+	while (n) {
+		unsigned int k = n < PP_NET_BURST ? n : PP_NET_BURST;
+
+		frame_free_burst(alloc, frames, k);
+		frames += k;
+		n -= k;
+	}
 }
 
 unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""check-fwd.py FWD IN OUT MODE REFILL - run the forwarder for two seconds
-and check its summary: frames were delivered, the program's verdicts add
-up, and no page leaked (the allocator balances after the ports close)."""
+"""check-fwd.py FWD IN OUT MODE REFILL [FRAG] - run the forwarder for two
+seconds and check its summary: frames were delivered, the program's
+verdicts add up, and no page leaked (the allocator balances after the
+ports close). With FRAG, fwd runs with --frag FRAG: every frame the RX
+queues took sat in a fragment (the pools' frag_alloc), and passed frames
+went back to the sink's pool instead of leaving it."""
 import json
 import os
 import subprocess
@@ -10,11 +13,14 @@ import sys
 import tempfile
 
 fwd, dev_in, dev_out, mode, refill = sys.argv[1:6]
+frag = sys.argv[6] if len(sys.argv) > 6 else None
 with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "fwd.json")
     cmd = [fwd, "--port", dev_in, "--port", dev_out, "--mode", mode,
            "--refill", refill, "--duration", "2", "--arena-mb", "64",
            "--json", out]
+    if frag:
+        cmd += ["--frag", frag]
     print(" ".join(cmd))
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=50)
     print(p.stdout, end="")
@@ -30,6 +36,7 @@ def check(cond, what):
         errors.append(what)
 
 check(s["mode"] == mode and s["refill"] == refill, "mode/refill echoed")
+check(s["frag"] == (frag or "off"), "frag echoed")
 check(s["packets"] > 0, "frames delivered")
 check(s["in_packets"] >= s["packets"], "delivered <= received")
 check(s["leaked_pages"] == 0, "no page leaked")
@@ -43,14 +50,23 @@ if sink:
     rx = sink["rxq"][0]
     verdict = "xdp_pass" if mode == "pass" else "xdp_drop"
     check(rx[verdict] == rx["packets"], f"sink: all {verdict}")
-    if mode == "pass":
+    if mode == "pass" and not frag:
         # Pages left the sink's pool with every frame, so it refilled.
         check(rx["pool"]["release"] >= rx["xdp_pass"], "sink pool released")
+    if frag:
+        # Each frame copied into a fragment of the sink's pool; passed
+        # fragments stay in the pool, so none was released.
+        check(rx["pool"]["frag_alloc"] == rx["packets"], "sink: fragments")
+        check(0 < rx["pool"]["frag_pages"] < rx["pool"]["frag_alloc"],
+              "sink: several fragments per page")
+        check(rx["pool"]["release"] == 0, "sink: no fragment left its pool")
 elif mode == "pass":
     check(rx_in["xdp_pass"] == rx_in["packets"], "in: all passed")
 else:
     check(s["ports"]["out"]["txq"][0]["packets"] == s["packets"],
           "out: every redirected frame sent")
+if frag:
+    check(rx_in["pool"]["frag_alloc"] == rx_in["packets"], "in: fragments")
 check(s["alloc_ns_per_page"] > 0, "allocation cost measured")
 if errors:
     sys.exit("FAILED: " + "; ".join(errors))

@@ -712,6 +712,15 @@ static void test_errors(void)
 	/* A failed open leaves nothing attached. */
 	CHECK_EQ(t_xdp_prog_id(t_near), 0);
 
+	/* Buffers are whole UMEM frames: frag= is refused, with why. */
+	snprintf(dev, sizeof(dev), "af_xdp:%s,frag=2048", t_near);
+	pp_test_log_reset();
+	errno = 0;
+	CHECK(pp_port_open(dev, &conf) == NULL);
+	CHECK_EQ(errno, EINVAL);
+	CHECK(pp_test_log_has("af_xdp takes no frag="));
+	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+
 	/* A queue the interface does not have (it has two). */
 	snprintf(dev, sizeof(dev), "af_xdp:%s,queue=7", t_near);
 	errno = 0;
@@ -933,6 +942,43 @@ static void test_tx_bounds(void)
 	t_env_destroy(&e);
 }
 
+/*
+ * Fragments of another pool's page (null with frag=, in the same arena,
+ * so they have UMEM addresses): a page's TX tag names one holder, so TX
+ * takes them, sends none and counts each as an error, and every fragment
+ * goes home (the pools balance, nothing is left with the kernel).
+ */
+static void test_tx_frag(void)
+{
+	struct t_env e = t_env_create();
+	struct pp_port_conf conf = {
+		.sz = sizeof(conf), .allocator = e.alloc,
+	};
+	struct pp_port *port, *src;
+	struct pp_frame f[8];
+	struct pp_txq_stats ts;
+	unsigned long before;
+	unsigned int i;
+
+	port = t_open(&e, ",mode=copy", 1);
+	REQUIRE(port != NULL);
+	src = pp_port_open("null0,frag=1024", &conf);
+	REQUIRE(src != NULL);
+	REQUIRE(pp_port_rx_burst(src, 0, f, 8) == 8);
+	for (i = 0; i < 8; i++)
+		CHECK(pp_page_is_frag(f[i].page));
+	before = t_tx_packets(t_near);
+	CHECK_EQ(pp_port_tx_burst(port, 0, f, 8), 8);
+	CHECK_EQ(pp_port_txq_stats(port, 0, &ts), 0);
+	CHECK_EQ(ts.errors, 8);
+	pp_port_tx_burst(port, 0, f, 0);
+	CHECK_EQ(t_tx_packets(t_near) - before, 0);
+	CHECK_EQ(pp_pool_check(pp_port_rxq_pool(port, 0)), 0);
+	CHECK_EQ(pp_port_close(src), 0);
+	CHECK_EQ(pp_port_close(port), 0);
+	t_env_destroy(&e);
+}
+
 int main(int argc, char **argv)
 {
 	struct pp_port *probe;
@@ -972,6 +1018,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_sigkill_stale_detached);
 	RUN_TEST(test_fwd_sigint_detaches);
 	RUN_TEST(test_tx_bounds);
+	RUN_TEST(test_tx_frag);
 
 	/* Teardown leaves no namespace and no link. */
 	t_cleanup();

@@ -34,6 +34,13 @@
  * pages the kernel still held are found by their tags and returned to
  * their pools (af_xdp_queue_reclaim).
  *
+ * Every RX buffer is a whole page, one UMEM frame: the kernel fills UMEM
+ * frames from the fill ring and hands them back whole, and a page's tag
+ * says which ring holds it, one owner at a time. So there is no frag=
+ * here (xdp_probe says so), and TX refuses a fragment of another pool's
+ * page (a counted TX error): its page's other fragments may be anywhere,
+ * and a tag cannot name two holders.
+ *
  * Keys: queue=<first queue>, queues=<count> (must match the port's RX
  * queues), mode=auto|copy|zc.
  */
@@ -440,6 +447,12 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 	unsigned int q;
 	int ifindex, err = 0;
 
+	/* A key of null and veth, listed here only to say why not. */
+	if (pp_devargs_get(da, "frag")) {
+		PP_ERR("device '%s': af_xdp takes no frag=: its RX buffers are whole UMEM frames, a page per frame (remove frag=; null and veth ports take it)",
+		       da->devstr);
+		return -EINVAL;
+	}
 	err = xdp_parse(port, da, &ifname, &qid, &mode);
 	if (err)
 		return err;
@@ -587,7 +600,7 @@ static void xdp_remove(struct pp_port *port)
 }
 
 static const char *const xdp_keys[] = { "iface", "queue", "queues", "mode",
-					NULL };
+					"frag", NULL };
 
 const struct pp_net_driver pp_net_af_xdp_driver = {
 	.name = "af_xdp",

@@ -271,9 +271,13 @@ unsigned int af_xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		 * empty frame: nothing to send, and at its page's end its
 		 * address is the next page's (the UMEM's end, for the last
 		 * page), a descriptor the kernel refuses and never completes.
+		 * So is a fragment (another pool's, with frag=): the page's
+		 * tag below can name one holder, and the completion of a
+		 * second fragment in flight would find it taken.
 		 */
 		if (PP_UNLIKELY(addr >= xq->umem_size || f->page->order ||
-				!f->len || !pp_frame_valid(f))) {
+				!f->len || !pp_frame_valid(f) ||
+				pp_page_is_frag(f->page))) {
 			foreign[nr_foreign++] = f->page;
 			continue;
 		}

@@ -12,7 +12,14 @@
  * all the same and counted in the TX queue's errors, as a NIC's driver
  * would drop it: null sends nothing, but it keeps the same contract.
  *
- * Keys: size=<60..PAGE-headroom> (frame length, default 64).
+ * With frag=, each RX buffer is a fragment of a pool page instead of a
+ * page (pp_pool_alloc_frag()): frag=SIZE takes SIZE bytes, at least the
+ * headroom and the frame; frag=auto takes the headroom and the frame
+ * rounded up to a cache line. TX returns a fragment as it returns a page
+ * (pp_pool_put_page(): the last fragment's return recycles the page).
+ *
+ * Keys: size=<60..PAGE-headroom> (frame length, default 64),
+ *       frag=<headroom+size..PAGE>|auto (RX buffers are fragments).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,6 +41,7 @@
 struct null_rxq {
 	uint64_t seq;
 	unsigned int size;
+	unsigned int frag;  /* fragment size; 0: a page per frame */
 	uint16_t headroom;
 } __attribute__((aligned(PP_CACHE_LINE)));
 
@@ -48,10 +56,14 @@ static const uint8_t null_hdr[PP_NULL_HDR_LEN] = {
 	NULL_ETHERTYPE >> 8, NULL_ETHERTYPE & 0xff,
 };
 
-static unsigned int null_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
-				  unsigned int n)
+/*
+ * The RX loop, inlined twice: with @frag 0 (a page per frame), where its
+ * test folds away, and with the queue's fragment size.
+ */
+static __attribute__((always_inline)) inline unsigned int
+rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
+	unsigned int n, unsigned int frag)
 {
-	struct null_rxq *nq = rxq->priv;
 	struct pp_pool *pool = rxq->pool;
 	uint64_t seq = nq->seq;
 	unsigned int i, got;
@@ -63,13 +75,21 @@ static unsigned int null_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	 * those ownership requests instead of paying them one by one.
 	 */
 	for (i = 0; i < n; i++) {
-		struct pp_page *page = pp_pool_alloc_pages(pool);
+		struct pp_page *page;
+		unsigned int off;
 
-		if (PP_UNLIKELY(!page))
-			break;
+		if (frag) {
+			page = pp_pool_alloc_frag(pool, &off, frag);
+			if (PP_UNLIKELY(!page))
+				break;
+		} else {
+			page = pp_pool_alloc_pages(pool);
+			if (PP_UNLIKELY(!page))
+				break;
+			off = pp_net_buf_color(page, nq->headroom, nq->size);
+		}
 		frames[i].page = page;
-		frames[i].offset = pp_net_buf_color(page, nq->headroom,
-						    nq->size);
+		frames[i].offset = off;
 		frames[i].headroom = nq->headroom;
 		frames[i].len = (uint16_t)nq->size;
 		__builtin_prefetch(pp_frame_data(&frames[i]), 1);
@@ -87,6 +107,16 @@ static unsigned int null_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	if (PP_UNLIKELY(got < n))
 		pp_net_stat_add(&rxq->stats.drops, n - got);
 	return got;
+}
+
+static unsigned int null_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct null_rxq *nq = rxq->priv;
+
+	if (PP_LIKELY(!nq->frag))
+		return rx_fill(rxq, nq, frames, n, 0);
+	return rx_fill(rxq, nq, frames, n, nq->frag);
 }
 
 static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
@@ -125,12 +155,23 @@ static int null_probe(struct pp_port *port, const struct pp_devargs *da)
 	unsigned long size = NULL_SIZE_DEFAULT;
 	unsigned long max = PP_PAGE_SIZE - port->conf.headroom;
 	struct null_port *np;
-	unsigned int q;
+	unsigned int q, frag;
 
 	if (max > UINT16_MAX)
 		max = UINT16_MAX;
 	if (pp_devargs_uint(da, "size", NULL_SIZE_MIN, max, &size))
 		return -EINVAL;
+	/* A fragment holds the headroom and the frame. */
+	if (pp_devargs_frag(da, port->conf.headroom, (unsigned int)size,
+			    &frag))
+		return -EINVAL;
+	if (frag == PP_NET_FRAG_AUTO) {
+		frag = port->conf.headroom +
+		       (((unsigned int)size + PP_CACHE_LINE - 1) &
+			~(PP_CACHE_LINE - 1u));
+		if (frag > PP_PAGE_SIZE)
+			frag = PP_PAGE_SIZE;
+	}
 	np = pp_os_aligned_alloc(PP_CACHE_LINE,
 				 sizeof(*np) + port->nr_rxq * sizeof(np->rxq[0]));
 	if (!np) {
@@ -142,6 +183,7 @@ static int null_probe(struct pp_port *port, const struct pp_devargs *da)
 	for (q = 0; q < port->nr_rxq; q++) {
 		memset(&np->rxq[q], 0, sizeof(np->rxq[q]));
 		np->rxq[q].size = (unsigned int)size;
+		np->rxq[q].frag = frag;
 		np->rxq[q].headroom = (uint16_t)port->conf.headroom;
 		port->rxq[q].priv = &np->rxq[q];
 	}
@@ -155,12 +197,12 @@ static void null_remove(struct pp_port *port)
 	port->priv = NULL;
 }
 
-static const char *const null_keys[] = { "size", NULL };
+static const char *const null_keys[] = { "size", "frag", NULL };
 
 const struct pp_net_driver pp_net_null_driver = {
 	.name = "null",
 	.keys = null_keys,
-	.help = "size=<60..4096 minus headroom> (frame length, default 64)",
+	.help = "size=<60..4096 minus headroom> (frame length, default 64), frag=<headroom+size..4096>|auto (RX buffers are fragments)",
 	.ops = {
 		.probe = null_probe,
 		.remove = null_remove,

@@ -21,9 +21,26 @@
  * from the allocator, 64 at a time with the bulk array call: the workload
  * of the 5.13 bulk-allocator series.
  *
+ * With frag=, the copy goes into a fragment of the receiving pool's page
+ * instead of a page of its own, as the kernel's veth does since it took
+ * page_pool fragments (6.6): frag=auto sizes each fragment to its frame,
+ * headroom plus the frame rounded up to a cache line (the kernel's
+ * SKB_HEAD_ALIGN without the skb_shared_info we do not have), through
+ * pp_pool_alloc(), which gives a whole page to a frame over half of one;
+ * frag=SIZE takes SIZE-byte fragments (pp_pool_alloc_frag()), and a whole
+ * page for a frame that does not fit in one. A passed fragment stays in
+ * the pool (pp_port_set_stack()); so the pool refills less.
+ *
+ * A fragment's geometry cannot ride in its page's private_data, which the
+ * page's other fragments share: a fragment travels as two ring slots, its
+ * page pointer tagged with VETH_SLOT_META and then the geometry itself.
+ * Whole pages keep the single slot.
+ *
  * Keys: peer=<name> (required: the other end, created with this one),
  *       ring=<64..65536> (slots per RX ring, a power of two; default the
- *       port's ring_size, which must then be in that range too).
+ *       port's ring_size, which must then be in that range too),
+ *       frag=<bytes>|auto (RX copies into fragments, see above; both ends
+ *       take it).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,16 +61,27 @@
 
 struct veth_port {
 	unsigned int ring_size;
+	unsigned int frag;       /* 0: a page per frame; PP_NET_FRAG_AUTO */
 	struct pp_ring *rings[]; /* one per RX queue */
 };
+
+/*
+ * Ring slots hold page pointers. Descriptors are 64-byte aligned, so bit 0
+ * is free to say that the next slot holds the frame's geometry (a
+ * fragment) instead of the page's private_data. The producer enqueues a
+ * pair in one go, so the consumer finds the second slot published.
+ */
+#define VETH_SLOT_META ((uintptr_t)1)
+static_assert(sizeof(void *) == sizeof(uint64_t),
+	      "a ring slot carries a frame's 64-bit geometry");
+static_assert(sizeof(struct pp_page) % 2 == 0,
+	      "bit 0 of a descriptor's address is free");
 
 /* Frames ahead to prefetch; twice that for descriptors. */
 #define VETH_PREFETCH 8
 
-static inline void prefetch_data(const struct pp_page *page)
+static inline void prefetch_data(const struct pp_page *page, uint64_t meta)
 {
-	uint64_t meta = page->private_data;
-
 	__builtin_prefetch((const char *)pp_page_address(page) +
 			   (meta >> 32) + ((meta >> 16) & 0xffff));
 }
@@ -89,112 +117,228 @@ static inline void copy_frame(char *dst, const char *src, uint32_t len,
 }
 
 /*
- * Put @nr pages on @ring; returns how many went. The ring's release store
- * of the producer tail orders the private_data and payload writes before
- * the consumer's acquire of it (pp_ring pairs them).
+ * Put @nr slots on @ring; the caller counted the room, so all go. The
+ * ring's release store of the producer tail orders the private_data and
+ * payload writes before the consumer's acquire of it (pp_ring pairs them).
  */
-static inline unsigned int ring_put(struct pp_ring *ring, void **objs,
-				    unsigned int nr)
+static inline void ring_put(struct pp_ring *ring, void **objs, unsigned int nr)
 {
-	return nr ? pp_ring_sp_enqueue_burst(ring, objs, nr) : 0;
+	if (nr)
+		pp_ring_sp_enqueue_burst(ring, objs, nr);
 }
 
-static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
-				  unsigned int n)
+/*
+ * The TX loop: put @n frames on @ring, which has @room free slots, and
+ * return how many were taken. Inlined twice: with @check_room false when
+ * the room cannot run out (two slots per frame fit), where its tests fold
+ * away, and true.
+ */
+static __attribute__((always_inline)) inline unsigned int
+tx_fill(struct pp_txq *txq, struct pp_ring *ring, struct pp_frame *frames,
+	unsigned int n, unsigned int room, const bool check_room)
 {
-	struct pp_port *peer = txq->port->peer;
 	struct pp_page *bad[PP_NET_BURST];
-	void *objs[PP_NET_BURST];
-	unsigned int i, enq, done = 0, nr = 0, nr_bad = 0;
-	struct pp_ring *ring;
+	void *objs[2 * PP_NET_BURST];
+	unsigned int i, nr = 0, nr_bad = 0;
 
-	if (PP_UNLIKELY(!peer))
-		return 0;   /* carrier down: the caller keeps the frames */
-	ring = peer->rxq[txq->idx].priv;
 	for (i = 0; i < n; i++) {
 		struct pp_frame *f = &frames[i];
 		uint64_t meta;
 
 		if (PP_UNLIKELY(!pp_frame_valid(f))) {
-			/*
-			 * Taken and dropped, but only once every frame in
-			 * front of it is on the ring: what a full ring
-			 * refuses must stay one run at the end of @frames.
-			 */
-			enq = ring_put(ring, objs, nr);
-			done += enq;
-			if (enq < nr)
-				goto out;
-			nr = 0;
+			/* Taken and dropped. */
 			bad[nr_bad++] = f->page;
-			done++;
 			if (nr_bad == PP_NET_BURST) {
 				pp_net_tx_drop(txq, bad, nr_bad);
 				nr_bad = 0;
 			}
 			continue;
 		}
-		/*
-		 * Store only a change: a page cycling with the same geometry
-		 * keeps its descriptor line shared between the two cores
-		 * instead of bouncing it per frame.
-		 */
 		meta = meta_pack(f);
-		if (f->page->private_data != meta)
-			f->page->private_data = meta;
-		objs[nr++] = f->page;
-		if (nr == PP_NET_BURST) {
-			enq = ring_put(ring, objs, nr);
-			done += enq;
-			if (enq < nr)
-				goto out;
+		if (PP_UNLIKELY(pp_page_is_frag(f->page))) {
+			if (check_room && room < 2)
+				break;
+			room -= 2;
+			objs[nr++] = (void *)((uintptr_t)f->page |
+					      VETH_SLOT_META);
+			objs[nr++] = (void *)(uintptr_t)meta;
+		} else {
+			if (check_room && !room)
+				break;
+			room--;
+			/*
+			 * Store only a change: a page cycling with the same
+			 * geometry keeps its descriptor line shared between
+			 * the two cores instead of bouncing it per frame.
+			 */
+			if (f->page->private_data != meta)
+				f->page->private_data = meta;
+			objs[nr++] = f->page;
+		}
+		if (nr >= 2 * PP_NET_BURST - 1) {
+			ring_put(ring, objs, nr);
 			nr = 0;
 		}
 	}
-	done += ring_put(ring, objs, nr);
-out:
+	ring_put(ring, objs, nr);
 	if (PP_UNLIKELY(nr_bad))
 		pp_net_tx_drop(txq, bad, nr_bad);
-	return done;
+	return i;
 }
 
-static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				  unsigned int n)
+{
+	struct pp_port *peer = txq->port->peer;
+	struct pp_ring *ring;
+	unsigned int room;
+
+	if (PP_UNLIKELY(!peer))
+		return 0;   /* carrier down: the caller keeps the frames */
+	ring = peer->rxq[txq->idx].priv;
+	/*
+	 * This thread is the ring's only producer: the room only grows under
+	 * it, so what is counted here fits, every enqueue takes all it is
+	 * given (a fragment's two slots never split), and what a full ring
+	 * refuses is one run at the end of @frames.
+	 */
+	room = pp_ring_free_count(ring);
+	if (PP_LIKELY(room >= 2 * (uint64_t)n))
+		return tx_fill(txq, ring, frames, n, room, false);
+	return tx_fill(txq, ring, frames, n, room, true);
+}
+
+/*
+ * Decode a burst of @got slots in @pages that holds fragments' pairs:
+ * pages in place, geometry into @metas. See ring_take().
+ */
+static __attribute__((noinline)) unsigned int
+ring_take_pairs(struct pp_ring *ring, struct pp_page **pages, uint64_t *metas,
+		uint64_t *frag_mask, unsigned int got)
+{
+	void **slots = (void **)pages;
+	unsigned int s, k = 0;
+	uint64_t mask = 0;
+
+	for (s = 0; s < got; k++) {
+		uintptr_t v = (uintptr_t)slots[s++];
+
+		if (!(v & VETH_SLOT_META)) {
+			pages[k] = (struct pp_page *)v;
+			continue;
+		}
+		if (s == got)
+			got += pp_ring_sc_dequeue_burst(ring, &slots[s], 1);
+		pages[k] = (struct pp_page *)(v & ~VETH_SLOT_META);
+		metas[k] = (uint64_t)(uintptr_t)slots[s++];
+		mask |= 1ULL << k;
+	}
+	*frag_mask = mask;
+	return k;
+}
+
+/*
+ * Take up to @n frames' slots off @ring into @pages (room for @n + 1):
+ * their pages and, for fragments (bit i of *@frag_mask), their geometry
+ * into @metas. A burst that ends between a fragment's two slots takes the
+ * second as well (it was published with the first). Returns the number
+ * of frames. Context: the ring's consumer.
+ */
+static inline unsigned int ring_take(struct pp_ring *ring,
+				     struct pp_page **pages, uint64_t *metas,
+				     uint64_t *frag_mask, unsigned int n)
+{
+	unsigned int got, s;
+	uintptr_t tags = 0;
+
+	got = pp_ring_sc_dequeue_burst(ring, (void **)pages, n);
+	for (s = 0; s < got; s++)
+		tags |= (uintptr_t)pages[s];
+	*frag_mask = 0;
+	if (PP_LIKELY(!(tags & VETH_SLOT_META)))
+		return got;   /* whole pages only: nothing to decode */
+	return ring_take_pairs(ring, pages, metas, frag_mask, got);
+}
+
+/*
+ * A buffer for a copy of @len bytes behind @hr of headroom: a fragment
+ * when the port asks for them (@frag), else a page. Sets *@doff to the
+ * buffer's start and *@room to the bytes behind the headroom that are the
+ * copy's to write (whole cache lines of a fragment included).
+ */
+static inline struct pp_page *rx_buf(struct pp_pool *pool, unsigned int frag,
+				     uint32_t hr, uint32_t len, uint32_t *doff,
+				     uint32_t *room)
+{
+	struct pp_page *dst;
+	unsigned int size;
+
+	if (frag == PP_NET_FRAG_AUTO) {
+		size = hr + ((len + PP_CACHE_LINE - 1) &
+			     ~(uint32_t)(PP_CACHE_LINE - 1));
+		/* A headroom off the line grid can round past the page. */
+		if (size > PP_PAGE_SIZE)
+			size = PP_PAGE_SIZE;
+		dst = pp_pool_alloc(pool, doff, &size);
+		*room = ((size + PP_CACHE_LINE - 1) &
+			 ~(uint32_t)(PP_CACHE_LINE - 1)) - hr;
+		return dst;
+	}
+	if (frag && hr + len <= frag) {
+		*room = ((frag + PP_CACHE_LINE - 1) &
+			 ~(uint32_t)(PP_CACHE_LINE - 1)) - hr;
+		return pp_pool_alloc_frag(pool, doff, frag);
+	}
+	dst = pp_pool_alloc_pages(pool);
+	if (PP_LIKELY(dst != NULL)) {
+		*doff = pp_net_buf_color(dst, hr, len);
+		*room = (uint32_t)PP_PAGE_SIZE - hr - *doff;
+	}
+	return dst;
+}
+
+/*
+ * The copy loop of veth_rx_burst(), on @got frames taken off the ring.
+ * Inlined twice: with @frag and @frag_mask 0 (whole pages, the common
+ * case), where their tests fold away, and as given.
+ */
+static __attribute__((always_inline)) inline unsigned int
+rx_copy(struct pp_rxq *rxq, struct pp_frame *frames, struct pp_page **in,
+	const uint64_t *metas, uint64_t frag_mask, unsigned int frag,
+	unsigned int got)
 {
 	struct pp_pool *pool = rxq->pool;
 	struct pp_port *port = rxq->port;
 	const uint16_t hr = (uint16_t)port->conf.headroom;
 	const uint32_t room = (uint32_t)PP_PAGE_SIZE - hr;
-	struct pp_page *in[PP_NET_BURST], *ret[PP_NET_BURST];
-	unsigned int got, i, k = 0, nr_ret = 0, nobuf = 0, bad = 0;
+	struct pp_page *ret[PP_NET_BURST];
+	unsigned int i, k = 0, nr_ret = 0, nobuf = 0, bad = 0;
 
-	if (n > PP_NET_BURST)
-		n = PP_NET_BURST;
-	got = pp_ring_sc_dequeue_burst(rxq->priv, (void **)in, n);
-	if (!got)
-		return 0;
 	/*
 	 * The descriptors and data come from the sender's core. Prefetch in
 	 * a pipeline (descriptors 2 * VETH_PREFETCH frames ahead, data
 	 * VETH_PREFETCH ahead) rather than all 64 at once: a core tracks
 	 * only so many misses, and prefetches beyond that are dropped.
 	 */
+#define FRAME_META(j) \
+	(PP_UNLIKELY(frag_mask >> (j) & 1) ? metas[j] : in[j]->private_data)
 	for (i = 0; i < got && i < 2 * VETH_PREFETCH; i++)
 		__builtin_prefetch(in[i]);
 	for (i = 0; i < got && i < VETH_PREFETCH; i++)
-		prefetch_data(in[i]);
+		prefetch_data(in[i], FRAME_META(i));
 
 	for (i = 0; i < got; i++) {
 		struct pp_page *src = in[i], *dst;
-		uint32_t off, doff;
+		uint32_t off, doff, droom;
 		uint16_t shr, len;
 		uint64_t meta;
 
 		if (i + 2 * VETH_PREFETCH < got)
 			__builtin_prefetch(in[i + 2 * VETH_PREFETCH]);
 		if (i + VETH_PREFETCH < got)
-			prefetch_data(in[i + VETH_PREFETCH]);
-		meta = src->private_data;
+			prefetch_data(in[i + VETH_PREFETCH],
+				      FRAME_META(i + VETH_PREFETCH));
+		meta = FRAME_META(i);
 		off = (uint32_t)(meta >> 32);
 		shr = (uint16_t)(meta >> 16);
 		len = (uint16_t)meta;
@@ -224,22 +368,21 @@ static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 			bad++;
 			continue;
 		}
-		dst = pp_pool_alloc_pages(pool);
+		dst = rx_buf(pool, frag, hr, len, &doff, &droom);
 		if (PP_UNLIKELY(!dst)) {
 			nobuf++;
 			continue;
 		}
-		doff = pp_net_buf_color(dst, hr, len);
 		copy_frame((char *)pp_page_address(dst) + doff + hr,
 			   (char *)pp_page_address(src) + off + shr, len,
-			   room - doff,
-			   (PP_PAGE_SIZE << src->order) - off - shr);
+			   droom, (PP_PAGE_SIZE << src->order) - off - shr);
 		frames[k].page = dst;
 		frames[k].offset = doff;
 		frames[k].headroom = hr;
 		frames[k].len = len;
 		k++;
 	}
+#undef FRAME_META
 	/* Sender pages go home in one ring operation per pool; bad ones of
 	 * our own pool are recycled directly (this thread owns it). */
 	if (nr_ret)
@@ -251,11 +394,29 @@ static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	return k;
 }
 
+static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	const unsigned int frag = ((struct veth_port *)rxq->port->priv)->frag;
+	struct pp_page *in[PP_NET_BURST + 1];
+	uint64_t metas[PP_NET_BURST], frag_mask;
+	unsigned int got;
+
+	if (n > PP_NET_BURST)
+		n = PP_NET_BURST;
+	got = ring_take(rxq->priv, in, metas, &frag_mask, n);
+	if (!got)
+		return 0;
+	if (PP_LIKELY(!frag && !frag_mask))
+		return rx_copy(rxq, frames, in, metas, 0, 0, got);
+	return rx_copy(rxq, frames, in, metas, frag_mask, frag, got);
+}
+
 static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
 {
 	unsigned long ring = port->conf.ring_size;
 	struct veth_port *vp;
-	unsigned int q;
+	unsigned int q, frag;
 
 	if (port->nr_txq > port->nr_rxq) {
 		PP_ERR("device '%s': veth needs at least as many RX as TX queues (%u TX, %u RX): each TX queue feeds one RX ring of the peer",
@@ -276,6 +437,10 @@ static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
 		       da->devstr, ring, 1UL << (64 - __builtin_clzl(ring)));
 		return -EINVAL;
 	}
+	/* A fragment holds the headroom and at least a minimum frame. */
+	if (pp_devargs_frag(da, port->conf.headroom, PP_NET_FRAG_MIN_FRAME,
+			    &frag))
+		return -EINVAL;
 	vp = pp_os_calloc(1, sizeof(*vp) + port->nr_rxq * sizeof(vp->rings[0]));
 	if (!vp) {
 		PP_ERR("device '%s': out of memory for the veth port",
@@ -283,6 +448,7 @@ static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
 		return -ENOMEM;
 	}
 	vp->ring_size = (unsigned int)ring;
+	vp->frag = frag;
 	for (q = 0; q < port->nr_rxq; q++) {
 		vp->rings[q] = pp_os_ring_create(vp->ring_size,
 						 PP_RING_F_SP_ENQ |
@@ -312,13 +478,13 @@ static void veth_remove(struct pp_port *port)
 	if (!vp)
 		return;
 	for (q = 0; q < port->nr_rxq; q++) {
-		struct pp_page *pages[PP_NET_BURST];
+		struct pp_page *pages[PP_NET_BURST + 1];
+		uint64_t metas[PP_NET_BURST], frag_mask;
 		unsigned int got;
 
 		/* In-flight frames go back to their pools (any thread). */
-		while ((got = pp_ring_sc_dequeue_burst(vp->rings[q],
-						       (void **)pages,
-						       PP_NET_BURST)))
+		while ((got = ring_take(vp->rings[q], pages, metas,
+					&frag_mask, PP_NET_BURST)))
 			pp_net_return_pages(port->allocator, NULL, pages, got);
 		pp_ring_free(vp->rings[q]);
 		port->rxq[q].priv = NULL;
@@ -361,9 +527,12 @@ static int veth_probe(struct pp_port *port, const struct pp_devargs *da)
 	pda.value[0] = da->name;
 	pda.nr = 1;
 	if (pp_devargs_get(da, "ring")) {
-		pda.key[1] = "ring";
-		pda.value[1] = pp_devargs_get(da, "ring");
-		pda.nr = 2;
+		pda.key[pda.nr] = "ring";
+		pda.value[pda.nr++] = pp_devargs_get(da, "ring");
+	}
+	if (pp_devargs_get(da, "frag")) {
+		pda.key[pda.nr] = "frag";
+		pda.value[pda.nr++] = pp_devargs_get(da, "frag");
 	}
 	peer = pp_net_port_create(&pp_net_veth_driver, &pda, &port->conf);
 	if (!peer) {
@@ -376,12 +545,12 @@ static int veth_probe(struct pp_port *port, const struct pp_devargs *da)
 	return 0;
 }
 
-static const char *const veth_keys[] = { "peer", "ring", NULL };
+static const char *const veth_keys[] = { "peer", "ring", "frag", NULL };
 
 const struct pp_net_driver pp_net_veth_driver = {
 	.name = "veth",
 	.keys = veth_keys,
-	.help = "peer=<name> (required), ring=<64..65536, power of two>",
+	.help = "peer=<name> (required), ring=<64..65536, power of two>, frag=<bytes>|auto (RX copies into fragments)",
 	.ops = {
 		.probe = veth_probe,
 		.remove = veth_remove,
