@@ -104,7 +104,7 @@ static struct pp_page *frag_page_drain(struct pp_pool *pool)
  * with no atomic when they are all that is out, which the owner learns
  * with a plain load. Here: drop the gathered ones of the previous page.
  */
-static void frag_flush_pending(struct pp_pool *pool)
+void pool_frag_flush(struct pp_pool *pool)
 {
 	struct pp_pool_frag_block_ *f = &pool->alloc.frag;
 	struct pp_page *page = f->pend_page;
@@ -123,7 +123,7 @@ bool pool_frag_put_direct(struct pp_pool *pool, struct pp_page *page)
 	if (page == f->pend_page) {
 		f->pend_nr++;
 	} else {
-		frag_flush_pending(pool);
+		pool_frag_flush(pool);
 		f->pend_page = page;
 		f->pend_nr = 1;
 	}
@@ -141,18 +141,13 @@ void pool_frag_drain(struct pp_pool *pool)
 {
 	struct pp_page *page;
 
-	frag_flush_pending(pool);
+	pool_frag_flush(pool);
 	if (!pool->alloc.frag.page)
 		return;
 	page = frag_page_drain(pool);
 	/* Unsplit and ours: recycled with the rest of the cache. */
 	if (page)
 		pp_pool_put_page_slow(pool, page, (unsigned int)-1, true);
-}
-
-void pool_frag_flush(struct pp_pool *pool)
-{
-	frag_flush_pending(pool);
 }
 
 /*
