@@ -309,6 +309,16 @@ static inline void pp_pool_recycle_direct(struct pp_pool *pool,
 }
 
 /*
+ * pp_pool_recycle_direct_bulk - pp_pool_recycle_direct() for @n pages or
+ * fragments, where a run of one page's fragments (a burst received into
+ * one block) is dropped from the page's count in one step, and the page
+ * recycled at once when they were all that was out. Context: owner
+ * thread only.
+ */
+PP_API void pp_pool_recycle_direct_bulk(struct pp_pool *pool,
+					struct pp_page **pages, unsigned int n);
+
+/*
  * pp_pool_put_pages_bulk - return @n pages from any thread: one ring
  * operation for the lot; what the ring cannot take goes to the allocator.
  * Pages whose refcount is above 1 are released from the pool as in

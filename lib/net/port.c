@@ -401,7 +401,15 @@ void pp_net_return_pages(struct pp_allocator *alloc, struct pp_pool *napi_pool,
 		unsigned int j = i + 1;
 
 		if (pool && pool == napi_pool) {
-			pp_pool_recycle_direct(pool, pages[i++]);
+			/* The poll's own pool: directly, a run in one call. */
+			while (j < n && pp_page_pool(pages[j]) == pool)
+				j++;
+			if (j - i == 1)
+				pp_pool_recycle_direct(pool, pages[i]);
+			else
+				pp_pool_recycle_direct_bulk(pool, &pages[i],
+							    j - i);
+			i = j;
 			continue;
 		}
 		if (!pool) {

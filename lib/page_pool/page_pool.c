@@ -357,7 +357,7 @@ void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
 			pp_pool_put_page(pool, page, dma_sync_size, true);
 			return;
 		}
-		if (!(direct ? pool_frag_put_direct(pool, page) :
+		if (!(direct ? pool_frag_put_direct(pool, page, 1) :
 			       pool_frag_put(pool, page, 1)))
 			return;
 		dma_sync_size = (unsigned int)-1;

@@ -116,16 +116,17 @@ void pool_frag_flush(struct pp_pool *pool)
 		pp_pool_put_page_slow(pool, page, (unsigned int)-1, true);
 }
 
-bool pool_frag_put_direct(struct pp_pool *pool, struct pp_page *page)
+bool pool_frag_put_direct(struct pp_pool *pool, struct pp_page *page,
+			  unsigned int nr)
 {
 	struct pp_pool_frag_block_ *f = &pool->alloc.frag;
 
 	if (page == f->pend_page) {
-		f->pend_nr++;
+		f->pend_nr += nr;
 	} else {
 		pool_frag_flush(pool);
 		f->pend_page = page;
-		f->pend_nr = 1;
+		f->pend_nr = nr;
 	}
 	/* The acquire pairs with the other holders' returns (release). */
 	if (__atomic_load_n(&page->pp_ref_count, __ATOMIC_ACQUIRE) !=
@@ -135,6 +136,37 @@ bool pool_frag_put_direct(struct pp_pool *pool, struct pp_page *page)
 	f->pend_page = NULL;
 	__atomic_store_n(&page->pp_ref_count, 1, __ATOMIC_RELAXED);
 	return true;
+}
+
+void pp_pool_recycle_direct_bulk(struct pp_pool *pool, struct pp_page **pages,
+				 unsigned int n)
+{
+	struct pp_pool_alloc_cache *c = &pool->alloc;
+	unsigned int i, k, run;
+
+	for (i = 0; i < n; i += run) {
+		struct pp_page *page = pages[i];
+
+		for (run = 1; i + run < n && pages[i + run] == page; run++)
+			;
+		/*
+		 * Fragments of one page side by side (a burst copied into
+		 * one block), not of the block being split: dropped from
+		 * the page's count together, and when they were all that was
+		 * out, the page goes to the cache at once. The count is
+		 * read first: a whole page held twice is not a fragment.
+		 */
+		if (run > 1 && page->pp == pool && page != c->frag.page &&
+		    !(c->flags & PP_POOL_F_NO_DIRECT_) &&
+		    __atomic_load_n(&page->pp_ref_count, __ATOMIC_RELAXED) !=
+			    1) {
+			if (pool_frag_put_direct(pool, page, run))
+				pp_pool_recycle_direct(pool, page);
+			continue;
+		}
+		for (k = 0; k < run; k++)
+			pp_pool_recycle_direct(pool, page);
+	}
 }
 
 void pool_frag_drain(struct pp_pool *pool)

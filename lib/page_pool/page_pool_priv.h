@@ -87,7 +87,8 @@ struct pp_pool {
 bool pool_frag_put(struct pp_pool *pool, struct pp_page *page, int64_t nr);
 /* page_pool_frag.c: the owner (allow_direct) returns a fragment of a
  * block it no longer splits; true when that was the page's last. */
-bool pool_frag_put_direct(struct pp_pool *pool, struct pp_page *page);
+bool pool_frag_put_direct(struct pp_pool *pool, struct pp_page *page,
+			  unsigned int nr);
 /* page_pool_frag.c: drop the owner's gathered returns from their page's
  * count (recycling it if they were the last). */
 void pool_frag_flush(struct pp_pool *pool);

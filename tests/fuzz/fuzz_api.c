@@ -11,8 +11,9 @@
  *    pp_page_ref_inc() and pp_put_page();
  *  - up to two pools (order 0-2, any refill mode, tiny or default rings):
  *    alloc, alloc_bulk, recycle_direct, put_page through the ring,
- *    put_pages_bulk, release_page, and destroy with pages still out,
- *    which are returned afterwards (the last one frees the pool);
+ *    put_pages_bulk, recycle_direct_bulk, release_page, and destroy
+ *    with pages still out, which are returned afterwards (the last one
+ *    frees the pool);
  *  - fragments of any size from 0 to past the block (pp_pool_alloc_frag()
  *    and pp_pool_alloc()), returned every way a page is, in any order,
  *    and released by mistake (the misuse path returns them).
@@ -384,11 +385,15 @@ static void op_pool_alloc(struct state *st, struct fuzz_in *in)
 	}
 }
 
-/* Several pages of one pool back in one call, from "another thread". */
+/*
+ * Several pages of one pool back in one call, from "another thread", or
+ * from the owner (this thread) with pp_pool_recycle_direct_bulk().
+ */
 static void op_pool_put_bulk(struct state *st, struct fuzz_in *in)
 {
 	int p = fuzz_u8(in) % NR_POOLS;
 	unsigned int n = fuzz_u8(in) % 70, i;
+	bool direct = fuzz_u8(in) & 1;
 	/* Valid until its last page is back, even once destroyed. */
 	struct pp_pool *pool = st->pools[p].pool;
 	struct pp_page *pages[70];
@@ -400,7 +405,9 @@ static void op_pool_put_bulk(struct state *st, struct fuzz_in *in)
 			break;
 		pages[i] = unhold(st, (unsigned int)k).page;
 	}
-	if (i)
+	if (i && direct)
+		pp_pool_recycle_direct_bulk(pool, pages, i);
+	else if (i)
 		pp_pool_put_pages_bulk(pool, pages, i);
 }
 

@@ -531,6 +531,75 @@ static void test_gather(void)
 	env_free(&e);
 }
 
+/*
+ * pp_pool_recycle_direct_bulk: runs of one page's fragments dropped
+ * together, beside whole pages, a page held twice, the block being split
+ * and another thread's returns; the accounting balances throughout.
+ */
+static void test_direct_bulk(void)
+{
+	struct env e = env_new(NULL, 0);
+	unsigned int half = e.block / 2, off, i;
+	struct pp_page *b[16], *whole, *shared, *page;
+	uint64_t cached;
+
+	/* Three pages of two halves each, a whole page between them, and
+	 * a whole page held twice, which leaves the pool on its return. */
+	for (i = 0; i < 6; i++)
+		b[i] = frag(&e, half, &off);
+	CHECK(b[0] == b[1] && b[2] == b[3] && b[4] == b[5]);
+	CHECK(b[1] != b[2] && b[3] != b[4]);
+	whole = pp_pool_alloc_pages(e.pool);
+	shared = pp_pool_alloc_pages(e.pool);
+	CHECK(whole && shared);
+	pp_page_ref_inc(shared);
+	CHECK_EQ(stats(&e).inflight, 5);
+	cached = stats(&e).recycle.cached;
+	struct pp_page *burst[] = { b[0], b[1], whole, b[2], b[3],
+				    shared, b[4], b[5] };
+	pp_pool_recycle_direct_bulk(e.pool, burst, 8);
+	/* Each two-fragment page at once and the whole page to the
+	 * cache; the shared page released, its other holder's to free. */
+	CHECK_EQ(stats(&e).inflight, 0);
+	CHECK_EQ(stats(&e).recycle.cached, cached + 4);
+	CHECK_EQ(pp_page_pool(shared), NULL);
+	pp_put_page(e.alloc, shared);
+	CHECK_EQ(pp_pool_check(e.pool), 0);
+
+	/* Another thread returns one of a page's four quarters; the
+	 * owner's run of the other three finds it holds all that is out. */
+	for (i = 0; i < 4; i++)
+		b[i] = frag(&e, e.block / 4, &off);
+	CHECK(b[0] == b[3]);
+	return_on_thread(&e, b, 1);
+	pp_pool_recycle_direct_bulk(e.pool, b + 1, 3);
+	CHECK_EQ(pp_pool_check(e.pool), 0);
+	CHECK_EQ(stats(&e).inflight, 0);
+
+	/* A run that is only part of what is out: gathered, and dropped
+	 * when the other half comes back from another thread and the owner
+	 * checks. */
+	for (i = 0; i < 4; i++)
+		b[i] = frag(&e, e.block / 4, &off);
+	pp_pool_recycle_direct_bulk(e.pool, b, 2);
+	return_on_thread(&e, b + 2, 2);
+	CHECK_EQ(pp_pool_check(e.pool), 0);
+	CHECK_EQ(stats(&e).inflight, 0);
+	/* Fragments of the block being split: plain decrements, and the
+	 * block is split again from its start when all are back. */
+	page = frag(&e, 64, &off);
+	b[0] = page;
+	for (i = 1; i < 4; i++)
+		b[i] = frag(&e, 64, &off);
+	CHECK(b[3] == page);
+	pp_pool_recycle_direct_bulk(e.pool, b, 4);
+	CHECK(frag(&e, 64, &off) == page);
+	CHECK_EQ(off, 0);
+	pp_pool_recycle_direct(e.pool, page);
+
+	env_free(&e);
+}
+
 /* ---- misuse: reported, nothing lost ---- */
 
 static void test_misuse(void)
@@ -782,6 +851,7 @@ static const struct pp_test_case cases[] = {
 	{ "destroy", test_destroy },
 	{ "misuse", test_misuse },
 	{ "gather", test_gather },
+	{ "direct_bulk", test_direct_bulk },
 	{ "threads", test_threads },
 	{ "pipeline", test_pipeline },
 };
