@@ -187,14 +187,20 @@ static bool take_burst(struct pool_arg *a, struct pp_page **bufs)
 	return true;
 }
 
+/* How burst_path() returns its burst. */
+enum burst_return {
+	RETURN_DIRECT,      /* the owner, one pp_pool_recycle_direct() each */
+	RETURN_DIRECT_BULK, /* the owner, one pp_pool_recycle_direct_bulk() */
+	RETURN_BULK,        /* any thread, one pp_pool_put_pages_bulk() */
+};
+
 /*
- * A burst taken, then returned one at a time by the owner (direct) or in
- * one pp_pool_put_pages_bulk() call. Inlined into each wrapper below, so
- * that the timed loop of each has no test of @bulk.
+ * A burst taken, then returned as @how says. Inlined into each wrapper
+ * below, so that the timed loop of each has no test of @how.
  */
 static inline __attribute__((always_inline)) int
 burst_path(void *p, unsigned long iters, struct bench_sample *s, char *why,
-	   size_t why_len, bool bulk)
+	   size_t why_len, enum burst_return how)
 {
 	struct pool_arg *a = p;
 	struct pp_page *bufs[BURST];
@@ -209,8 +215,12 @@ burst_path(void *p, unsigned long iters, struct bench_sample *s, char *why,
 			return -1;
 		}
 		bench_keep(bufs[0]);
-		if (bulk) {
+		if (how == RETURN_BULK) {
 			pp_pool_put_pages_bulk(a->pool, bufs, BURST);
+			continue;
+		}
+		if (how == RETURN_DIRECT_BULK) {
+			pp_pool_recycle_direct_bulk(a->pool, bufs, BURST);
 			continue;
 		}
 		for (k = 0; k < BURST; k++)
@@ -224,13 +234,19 @@ burst_path(void *p, unsigned long iters, struct bench_sample *s, char *why,
 static int burst_direct(void *p, unsigned long iters, struct bench_sample *s,
 			char *why, size_t why_len)
 {
-	return burst_path(p, iters, s, why, why_len, false);
+	return burst_path(p, iters, s, why, why_len, RETURN_DIRECT);
+}
+
+static int burst_direct_bulk(void *p, unsigned long iters,
+			     struct bench_sample *s, char *why, size_t why_len)
+{
+	return burst_path(p, iters, s, why, why_len, RETURN_DIRECT_BULK);
 }
 
 static int burst_bulk(void *p, unsigned long iters, struct bench_sample *s,
 		      char *why, size_t why_len)
 {
-	return burst_path(p, iters, s, why, why_len, true);
+	return burst_path(p, iters, s, why, why_len, RETURN_BULK);
 }
 
 static const char *const refill_names[] = {
@@ -297,6 +313,14 @@ int bench_pool_cases(const struct bench_cfg *cfg, struct bench_results *out)
 		snprintf(name, sizeof(name), "burst 32 frags %u B, direct",
 			 frag_sizes[i]);
 		run_one(cfg, out, name, PP_REFILL_ARRAY, burst_direct,
+			frag_sizes[i]);
+	}
+	run_one(cfg, out, "burst 32 pages, direct bulk", PP_REFILL_ARRAY,
+		burst_direct_bulk, 0);
+	for (i = 0; i < sizeof(frag_sizes) / sizeof(frag_sizes[0]); i++) {
+		snprintf(name, sizeof(name), "burst 32 frags %u B, direct bulk",
+			 frag_sizes[i]);
+		run_one(cfg, out, name, PP_REFILL_ARRAY, burst_direct_bulk,
 			frag_sizes[i]);
 	}
 	run_one(cfg, out, "burst 32 pages, bulk return", PP_REFILL_ARRAY,

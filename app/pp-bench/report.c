@@ -76,7 +76,7 @@ static void print_line(FILE *f, const char *name, const char *bulk,
 	char line[256];
 	size_t n;
 
-	snprintf(line, sizeof(line), "  %-32s %5s %10s %12s %8s %12s %10s",
+	snprintf(line, sizeof(line), "  %-35s %5s %10s %12s %8s %12s %10s",
 		 name, bulk, t, c, sp, d, ratio);
 	n = strlen(line);
 	while (n && line[n - 1] == ' ')
@@ -91,7 +91,7 @@ static void section(FILE *f, const char *title, const char *unit)
 	snprintf(t, sizeof(t), "%s/%s", strcmp(unit, "call") ? "ns" : "us",
 		 unit);
 	snprintf(c, sizeof(c), "cycles/%s", unit);
-	fprintf(f, "\n%-34s %5s %10s %12s %8s %12s %10s\n", title, "bulk", t, c,
+	fprintf(f, "\n%-37s %5s %10s %12s %8s %12s %10s\n", title, "bulk", t, c,
 		"spread", "DPDK ns/obj", "ours/DPDK");
 }
 
@@ -104,11 +104,11 @@ static void row(FILE *f, const struct bench_cfg *cfg,
 	if (r->bulk)
 		snprintf(bulk, sizeof(bulk), "%u", r->bulk);
 	if (r->failed) {
-		fprintf(f, "  %-32s %5s   FAILED: %s\n", r->name, bulk, r->why);
+		fprintf(f, "  %-35s %5s   FAILED: %s\n", r->name, bulk, r->why);
 		return;
 	}
 	if (r->skipped) {
-		fprintf(f, "  %-32s %5s   skipped: %s\n", r->name, bulk, r->why);
+		fprintf(f, "  %-35s %5s   skipped: %s\n", r->name, bulk, r->why);
 		return;
 	}
 	snprintf(t, sizeof(t), "%.3f", bench_ns(cfg, r->cyc_med) * scale);
