@@ -85,8 +85,8 @@ struct pp_pool {
 /* page_pool_frag.c: drop @nr fragments' counts of one page; true when the
  * caller held the last and now recycles the page. */
 bool pool_frag_put(struct pp_pool *pool, struct pp_page *page, int64_t nr);
-/* page_pool_frag.c: the owner (allow_direct) returns a fragment of a
- * block it no longer splits; true when that was the page's last. */
+/* page_pool_frag.c: the owner (allow_direct) returns @nr fragments of
+ * a block it no longer splits; true when they were the page's last. */
 bool pool_frag_put_direct(struct pp_pool *pool, struct pp_page *page,
 			  unsigned int nr);
 /* page_pool_frag.c: drop the owner's gathered returns from their page's
