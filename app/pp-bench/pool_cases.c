@@ -292,9 +292,27 @@ static int run_one(const struct bench_cfg *cfg, struct bench_results *out,
 	return 0;
 }
 
+static const unsigned int frag_sizes[] = { 64, 256, 1024, 2048 };
+
+/* The rows of one burst case: whole pages, then each fragment size. */
+static void run_burst_rows(const struct bench_cfg *cfg,
+			   struct bench_results *out, const char *how,
+			   bench_fn fn)
+{
+	char name[48];
+	unsigned int i;
+
+	snprintf(name, sizeof(name), "burst 32 pages, %s", how);
+	run_one(cfg, out, name, PP_REFILL_ARRAY, fn, 0);
+	for (i = 0; i < sizeof(frag_sizes) / sizeof(frag_sizes[0]); i++) {
+		snprintf(name, sizeof(name), "burst 32 frags %u B, %s",
+			 frag_sizes[i], how);
+		run_one(cfg, out, name, PP_REFILL_ARRAY, fn, frag_sizes[i]);
+	}
+}
+
 int bench_pool_cases(const struct bench_cfg *cfg, struct bench_results *out)
 {
-	static const unsigned int frag_sizes[] = { 64, 256, 1024, 2048 };
 	char name[40];
 	unsigned int i;
 	int m;
@@ -307,30 +325,9 @@ int bench_pool_cases(const struct bench_cfg *cfg, struct bench_results *out)
 		run_one(cfg, out, name, PP_REFILL_ARRAY, frag_path,
 			frag_sizes[i]);
 	}
-	run_one(cfg, out, "burst 32 pages, direct", PP_REFILL_ARRAY,
-		burst_direct, 0);
-	for (i = 0; i < sizeof(frag_sizes) / sizeof(frag_sizes[0]); i++) {
-		snprintf(name, sizeof(name), "burst 32 frags %u B, direct",
-			 frag_sizes[i]);
-		run_one(cfg, out, name, PP_REFILL_ARRAY, burst_direct,
-			frag_sizes[i]);
-	}
-	run_one(cfg, out, "burst 32 pages, direct bulk", PP_REFILL_ARRAY,
-		burst_direct_bulk, 0);
-	for (i = 0; i < sizeof(frag_sizes) / sizeof(frag_sizes[0]); i++) {
-		snprintf(name, sizeof(name), "burst 32 frags %u B, direct bulk",
-			 frag_sizes[i]);
-		run_one(cfg, out, name, PP_REFILL_ARRAY, burst_direct_bulk,
-			frag_sizes[i]);
-	}
-	run_one(cfg, out, "burst 32 pages, bulk return", PP_REFILL_ARRAY,
-		burst_bulk, 0);
-	for (i = 0; i < sizeof(frag_sizes) / sizeof(frag_sizes[0]); i++) {
-		snprintf(name, sizeof(name), "burst 32 frags %u B, bulk return",
-			 frag_sizes[i]);
-		run_one(cfg, out, name, PP_REFILL_ARRAY, burst_bulk,
-			frag_sizes[i]);
-	}
+	run_burst_rows(cfg, out, "direct", burst_direct);
+	run_burst_rows(cfg, out, "direct bulk", burst_direct_bulk);
+	run_burst_rows(cfg, out, "bulk return", burst_bulk);
 	run_one(cfg, out, "ring recycle", PP_REFILL_ARRAY, ring_recycle, 0);
 	for (m = PP_REFILL_ARRAY; m <= PP_REFILL_SINGLE; m++) {
 		snprintf(name, sizeof(name), "release, refill %s",
