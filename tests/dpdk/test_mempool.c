@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <rte_eal.h>
@@ -711,6 +712,135 @@ static void test_put_foreign_pointer(void)
 #endif
 }
 
+/* A count from the 2 MiB hugepage directory in sysfs, or -1. */
+static long hugepages_2m(const char *what)
+{
+	char path[96];
+	FILE *f;
+	long n = -1;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-2048kB/%s",
+		 what);
+	f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+static long free_2m_hugepages(void)
+{
+	return hugepages_2m("free_hugepages");
+}
+
+/* ---- no 2 MiB hugepage free: 4 KiB pages ---- */
+
+struct fallback_walk {
+	struct rte_mempool *mp;
+	unsigned int across; /* objects over a 4 KiB page boundary */
+	unsigned int bad_iova;
+};
+
+static void fallback_obj(struct rte_mempool *mp, void *arg, void *obj,
+			 unsigned int idx)
+{
+	struct fallback_walk *w = arg;
+	uintptr_t hdr = (uintptr_t)obj - mp->header_size;
+	uintptr_t end = (uintptr_t)obj + mp->elt_size + mp->trailer_size;
+
+	(void)idx;
+	if (hdr >> 12 != (end - 1) >> 12)
+		w->across++;
+	if (rte_mempool_virt2iova(obj) != rte_mem_virt2iova(obj))
+		w->bad_iova++;
+}
+
+/*
+ * With no 2 MiB hugepage free, the driver's arena falls back to 4 KiB
+ * pages for objects that fit one: the pool is whole, every object lies
+ * in one 4 KiB page with the IOVA the EAL computes for it, and all of it
+ * can be taken and given back. Objects larger than 4 KiB are refused
+ * with a message that says what to free. Takes every free 2 MiB hugepage
+ * for a moment (the suite runs alone).
+ */
+static void test_4k_fallback(void)
+{
+	static void *held[8192];
+	const size_t hp = 2u << 20;
+	struct fallback_walk w = { 0 };
+	struct rte_mempool *mp;
+	static void *objs[1024];
+	unsigned int nr = 0;
+	FILE *log;
+
+	if (access("/proc/sys/vm/nr_overcommit_hugepages", R_OK) == 0) {
+		FILE *f = fopen("/proc/sys/vm/nr_overcommit_hugepages", "r");
+		long over = -1;
+
+		if (f) {
+			if (fscanf(f, "%ld", &over) != 1)
+				over = -1;
+			fclose(f);
+		}
+		if (over != 0) {
+			printf("note: 4 KiB fallback not checked: surplus 2 MiB hugepages are allowed (nr_overcommit_hugepages %ld), so none can be used up\n",
+			       over);
+			return;
+		}
+	}
+	/* Private hugetlb mappings reserve their page at mmap: taking them
+	 * one at a time until the kernel refuses leaves none free. */
+	while (nr < RTE_DIM(held)) {
+		void *p = mmap(NULL, hp, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1,
+			       0);
+
+		if (p == MAP_FAILED)
+			break;
+		held[nr++] = p;
+	}
+	/* Reserved pages count as free until they are touched. */
+	printf("note: holding %u 2 MiB hugepages, %ld free and not reserved\n",
+	       nr, free_2m_hugepages() - hugepages_2m("resv_hugepages"));
+	CHECK_EQ(free_2m_hugepages() - hugepages_2m("resv_hugepages"), 0);
+
+	mp = rte_mempool_create_empty("pp_4k", 1024, 2112, 0, 0,
+				      (int)rte_socket_id(), 0);
+	REQUIRE(mp);
+	REQUIRE(rte_mempool_set_ops_byname(mp, OPS, NULL) == 0);
+	CHECK_EQ(rte_mempool_populate_default(mp), 1024);
+	CHECK_EQ(mp->populated_size, 1024);
+	CHECK_EQ(rte_mempool_obj_iter(mp, fallback_obj, &w), 1024);
+	CHECK_EQ(w.across, 0);
+	CHECK_EQ(w.bad_iova, 0);
+	CHECK_EQ(rte_mempool_get_bulk(mp, objs, 1024), 0);
+	CHECK_COUNTS(mp, 1024);
+	rte_mempool_put_bulk(mp, objs, 1024);
+	CHECK_COUNTS(mp, 0);
+	rte_mempool_free(mp);
+
+	/* 9,000-byte elements do not fit a 4 KiB page: refused, said. */
+	log = tmpfile();
+	REQUIRE(log);
+	mp = rte_mempool_create_empty("pp_4k_big", 64, 9000, 0, 0,
+				      (int)rte_socket_id(), 0);
+	REQUIRE(mp);
+	REQUIRE(rte_mempool_set_ops_byname(mp, OPS, NULL) == 0);
+	rte_openlog_stream(log);
+	CHECK(rte_mempool_populate_default(mp) < 0);
+	rte_openlog_stream(stderr);
+	CHECK(log_has(log, "no 2 MiB hugepages for objects of"));
+	CHECK(log_has(log, "which do not fit 4 KiB pages; free 2 MiB hugepages"));
+	fclose(log);
+	rte_mempool_free(mp);
+
+	while (nr)
+		munmap(held[--nr], hp);
+}
+
 /* ---- free with objects out ---- */
 
 static void test_free_in_use(void)
@@ -749,21 +879,8 @@ static void test_free_in_use(void)
 	fclose(log);
 }
 
+
 /* ---- setup ---- */
-
-static long free_2m_hugepages(void)
-{
-	FILE *f = fopen("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
-			"r");
-	long n = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
-}
 
 /*
  * DPDK loads a plugin only from a path whose directories are not
@@ -857,6 +974,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_lcores);
 	RUN_TEST(test_put_foreign_pointer);
 	RUN_TEST(test_free_in_use);
+	RUN_TEST(test_4k_fallback);
 	rte_eal_cleanup();
 	return pp_test_result();
 }
