@@ -76,6 +76,18 @@ struct pp_frame {
 };
 
 /*
+ * pp_range_ok - true when [@off, @off + @len) lies within [0, @size): the
+ * check for an index or a span a peer wrote (a ring slot, a descriptor id,
+ * a byte count against a buffer). Written so that nothing wraps even for
+ * 64-bit values: off + len is never formed (off 2^64 - 1 plus len 2 would
+ * pass a summed check as 1). An index is a span of 1: pp_range_ok(id, 1, n).
+ */
+static inline bool pp_range_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/*
  * pp_frame_bounds_ok - true when a buffer at @offset in @page's block,
  * with @headroom bytes in front of @len bytes of data, ends within the
  * block: offset + headroom + len <= PP_PAGE_SIZE << page->order. Data that
@@ -89,8 +101,8 @@ static inline bool pp_frame_bounds_ok(const struct pp_page *page,
 				      uint32_t offset, uint32_t headroom,
 				      uint32_t len)
 {
-	return (uint64_t)offset + headroom + len <=
-	       (uint64_t)PP_PAGE_SIZE << page->order;
+	return pp_range_ok((uint64_t)offset + headroom, len,
+			   (uint64_t)PP_PAGE_SIZE << page->order);
 }
 
 /* pp_frame_valid - @f lies wholly in its page block (pp_frame_bounds_ok). */

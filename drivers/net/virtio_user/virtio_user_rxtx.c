@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * virtio_user_rxtx.c - the virtio_user driver's data path: split
+ * virtqueues (virtio 1.1 section 2.6) in which we are the driver and the
+ * vhost-user back-end is the device.
+ *
+ * RX: each buffer is one page of the queue's page_pool, one descriptor
+ * that the device may write. The 12-byte virtio-net header goes in the
+ * last bytes of the frame's headroom, so the data lands where a frame's
+ * data starts and nothing is copied. TX: the same in reverse: the header
+ * is written in front of the data and one descriptor covers both; the
+ * page stays on the ring until the device returns its id in the used
+ * ring, then goes back to its pool (directly when the sending thread owns
+ * that pool).
+ *
+ * The rings are memory the back-end writes, so everything read from the
+ * used ring is checked before use (pp_range_ok, pp_frame_bounds_ok): the
+ * used index may claim no more entries than we have out, an id must be in
+ * range and be one we handed out (pages[id] set), and a length must fit
+ * the buffer. A bad entry is counted (bad_used, the queue's errors) and
+ * never followed.
+ *
+ * No notifications while polling: the avail ring asks the device never to
+ * interrupt us (VRING_AVAIL_F_NO_INTERRUPT), and we kick only when the
+ * device has not said it polls (VRING_USED_F_NO_NOTIFY clear); a polling
+ * back-end such as DPDK's vhost PMD sets it, so the data path makes no
+ * system call.
+ */
+#include <string.h>
+#include <unistd.h>
+#include <errno.h>
+
+#include "virtio_user_priv.h"
+
+/* A buffer's offset in its page: a cache-line colour (pp_net_buf_color)
+ * chosen for a 2 KiB frame, which always fits behind the largest colour
+ * and PP_FRAME_HEADROOM in a 4 KiB page. */
+#define VQ_COLOR_LEN 2048
+
+size_t vq_ring_bytes(unsigned int size)
+{
+	size_t desc = (size_t)size * sizeof(struct vring_desc);
+	size_t avail = 4 + 2 * (size_t)size + 2;
+	size_t used_off = (desc + avail + PP_CACHE_LINE - 1) &
+			  ~(size_t)(PP_CACHE_LINE - 1);
+
+	return used_off + 4 + 8 * (size_t)size + 2;
+}
+
+void vq_layout(struct vq *vq, void *mem, unsigned int size)
+{
+	size_t desc = (size_t)size * sizeof(struct vring_desc);
+	size_t avail = 4 + 2 * (size_t)size + 2;
+	size_t used_off = (desc + avail + PP_CACHE_LINE - 1) &
+			  ~(size_t)(PP_CACHE_LINE - 1);
+	unsigned int i;
+
+	memset(mem, 0, vq_ring_bytes(size));
+	vq->desc = mem;
+	vq->avail = (struct vring_avail *)((char *)mem + desc);
+	vq->used = (struct vring_used *)((char *)mem + used_off);
+	vq->size = (uint16_t)size;
+	vq->avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	vq->avail_idx = 0;
+	vq->last_used = 0;
+	vq->skip = 0;
+	vq->nr_free = (uint16_t)size;
+	for (i = 0; i < size; i++) {
+		vq->free_ids[i] = (uint16_t)(size - 1 - i);
+		vq->pages[i] = NULL;
+	}
+}
+
+/*
+ * Kick the device when it asked for kicks. The full barrier orders our
+ * store of avail->idx before the load of used->flags: paired with the
+ * device's barrier between its flags store and its avail->idx load
+ * (virtio 1.1 2.6.13.8), so that one of the two sides sees the other's
+ * write and no buffer sits unseen.
+ */
+static void vq_kick(struct vq *vq)
+{
+	uint64_t one = 1;
+	int saved;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (PP_LIKELY(__atomic_load_n(&vq->used->flags, __ATOMIC_RELAXED) &
+		      VRING_USED_F_NO_NOTIFY) || vq->kickfd < 0)
+		return;
+	saved = errno;
+	if (write(vq->kickfd, &one, sizeof(one)) == sizeof(one))
+		vq->kicks++;
+	errno = saved;
+}
+
+static inline void vq_publish(struct vq *vq)
+{
+	/* Release: the descriptors and ring slots written before are
+	 * visible to the device once it reads the new index. */
+	__atomic_store_n(&vq->avail->idx, vq->avail_idx, __ATOMIC_RELEASE);
+	vq_kick(vq);
+}
+
+/*
+ * How many used entries the device has added since we last looked. The
+ * count may not exceed the descriptors we have out: a larger one is a lie
+ * (or a ring we no longer share), counted and cut to what can be ours.
+ */
+static inline uint16_t vq_used_new(struct vq *vq)
+{
+	/* Acquire: pairs with the device's release of used->idx after
+	 * it wrote the entries. */
+	uint16_t idx = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
+	uint16_t n = (uint16_t)(idx - vq->last_used);
+	uint16_t out = (uint16_t)(vq->size - vq->nr_free);
+
+	if (PP_UNLIKELY(!pp_range_ok(0, n, out))) {
+		vq->bad_used++;
+		n = out;
+	}
+	return n;
+}
+
+/*
+ * Read used entry @i once (the device may rewrite it meanwhile) and take
+ * its id back; returns the page behind it, or NULL for an id out of
+ * range or not ours.
+ */
+static inline struct pp_page *vq_used_take(struct vq *vq, uint16_t slot,
+					   uint32_t *len, uint16_t *id_out)
+{
+	const volatile struct vring_used_elem *e =
+		&vq->used->ring[slot & (vq->size - 1)];
+	uint32_t id = e->id;
+	struct pp_page *page;
+
+	*len = e->len;
+	if (PP_UNLIKELY(!pp_range_ok(id, 1, vq->size)))
+		return NULL;
+	page = vq->pages[id];
+	if (PP_UNLIKELY(!page))
+		return NULL;
+	vq->pages[id] = NULL;
+	vq->free_ids[vq->nr_free++] = (uint16_t)id;
+	*id_out = (uint16_t)id;
+	return page;
+}
+
+/* ---- RX ------------------------------------------------------------- */
+
+unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	const uint32_t hr = vq->headroom;
+	unsigned int total = 0;
+
+	while (vq->nr_free) {
+		unsigned int want = vq->nr_free < PP_NET_BURST ? vq->nr_free :
+								  PP_NET_BURST;
+		unsigned int got = pp_pool_alloc_bulk(pool, pages, want);
+		unsigned int i;
+
+		for (i = 0; i < got; i++) {
+			struct pp_page *page = pages[i];
+			uint16_t id = vq->free_ids[--vq->nr_free];
+			uint32_t off = pp_net_buf_color(page, hr, VQ_COLOR_LEN);
+			struct vring_desc *d = &vq->desc[id];
+
+			vq->pages[id] = page;
+			vq->rx_off[id] = off;
+			d->addr = (uint64_t)(uintptr_t)pp_page_address(page) +
+				  off + hr - vq->hdr_len;
+			d->len = (uint32_t)(((uint64_t)PP_PAGE_SIZE
+					     << page->order) - off - hr +
+					    vq->hdr_len);
+			d->flags = VRING_DESC_F_WRITE;
+			d->next = 0;
+			vq->avail->ring[vq->avail_idx & (vq->size - 1)] = id;
+			vq->avail_idx++;
+		}
+		total += got;
+		if (got < want)
+			break;
+	}
+	if (total)
+		vq_publish(vq);
+	return total;
+}
+
+unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct vq *vq = rxq->priv;
+	const uint16_t hdr = vq->hdr_len, hr = vq->headroom;
+	unsigned int i, got, ok = 0, bad = 0;
+
+	if (PP_UNLIKELY(!vq->desc))
+		return 0;       /* no back-end yet */
+	got = vq_used_new(vq);
+	if (got > n)
+		got = n;
+	for (i = 0; i < got; i++) {
+		uint16_t id = 0;
+		uint32_t len, off;
+		struct pp_page *page = vq_used_take(vq, vq->last_used + i,
+						    &len, &id);
+
+		if (PP_UNLIKELY(!page)) {
+			vq->bad_used++;
+			bad++;
+			continue;
+		}
+		off = vq->rx_off[id];
+		/* Header plus at least one byte, all inside our buffer. */
+		if (PP_UNLIKELY(len <= hdr || len - hdr > UINT16_MAX ||
+				!pp_frame_bounds_ok(page, off, hr, len - hdr) ||
+				vq->skip)) {
+			if (vq->skip)
+				vq->skip--;
+			else
+				vq->bad_used++;
+			pp_pool_recycle_direct(rxq->pool, page);
+			bad++;
+			continue;
+		}
+		frames[ok].page = page;
+		frames[ok].offset = off;
+		frames[ok].headroom = hr;
+		frames[ok].len = (uint16_t)(len - hdr);
+		if (vq->mrg_rxbuf) {
+			uint16_t nb;
+
+			memcpy(&nb, (char *)pp_frame_data(&frames[ok]) - hdr +
+					    VIRTIO_NET_HDR_NUM_BUFFERS_OFF,
+			       sizeof(nb));
+			/* A frame over several buffers: this port's frames
+			 * are one page; drop it and its other buffers. */
+			if (PP_UNLIKELY(nb != 1)) {
+				vq->skip = nb ? (uint16_t)(nb - 1) : 0;
+				pp_pool_recycle_direct(rxq->pool, page);
+				bad++;
+				continue;
+			}
+		}
+		ok++;
+	}
+	vq->last_used = (uint16_t)(vq->last_used + got);
+	if (PP_UNLIKELY(bad))
+		pp_net_stat_add(&rxq->stats.errors, bad);
+	/* Replace what was taken (and catch up after a dry pool). */
+	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
+		vq_rx_refill(vq, rxq->pool);
+	return ok;
+}
+
+/* ---- TX ------------------------------------------------------------- */
+
+/* Sent pages back to their pools: the used ring's entries. */
+static void vq_tx_complete(struct vq *vq, struct pp_txq *txq)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	uint16_t left = vq_used_new(vq);
+
+	while (left) {
+		unsigned int i, k = 0;
+		uint16_t got = left < PP_NET_BURST ? left : PP_NET_BURST;
+
+		for (i = 0; i < got; i++) {
+			uint16_t id;
+			uint32_t len;
+			struct pp_page *page = vq_used_take(vq,
+							    vq->last_used + i,
+							    &len, &id);
+
+			if (PP_UNLIKELY(!page)) {
+				vq->bad_used++;
+				continue;
+			}
+			pages[k++] = page;
+		}
+		vq->last_used = (uint16_t)(vq->last_used + got);
+		left = (uint16_t)(left - got);
+		if (k)
+			pp_net_return_pages(txq->port->allocator,
+					    txq->napi_pool, pages, k);
+	}
+}
+
+unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct vq *vq = txq->priv;
+	struct pp_page *foreign[PP_NET_BURST];
+	const uint16_t hdr = vq->hdr_len;
+	unsigned int i, k = 0, nr_foreign = 0;
+
+	if (PP_UNLIKELY(!vq->desc))
+		return 0;
+	vq_tx_complete(vq, txq);
+	if (n > PP_NET_BURST)
+		n = PP_NET_BURST;
+	if (n > vq->nr_free)
+		n = vq->nr_free;
+	for (i = 0; i < n; i++) {
+		struct pp_frame *f = &frames[i];
+		uint64_t addr;
+		struct vring_desc *d;
+		uint16_t id;
+
+		/*
+		 * The device reads header and data from the memory table:
+		 * a frame outside its page, without room for the header in
+		 * its headroom, empty, or on memory the table does not
+		 * cover (another arena) is taken and dropped, as af_xdp
+		 * does for frames it cannot address.
+		 */
+		if (PP_UNLIKELY(!pp_frame_valid(f) || f->headroom < hdr ||
+				!f->len)) {
+			foreign[nr_foreign++] = f->page;
+			continue;
+		}
+		addr = (uint64_t)(uintptr_t)pp_frame_data(f) - hdr;
+		if (PP_UNLIKELY(!pp_range_ok(addr - vq->mem_base,
+					     (uint64_t)f->len + hdr,
+					     vq->mem_size))) {
+			foreign[nr_foreign++] = f->page;
+			continue;
+		}
+		memset((void *)(uintptr_t)addr, 0, hdr);
+		id = vq->free_ids[--vq->nr_free];
+		vq->pages[id] = f->page;
+		d = &vq->desc[id];
+		d->addr = addr;
+		d->len = f->len + hdr;
+		d->flags = 0;
+		d->next = 0;
+		vq->avail->ring[vq->avail_idx & (vq->size - 1)] = id;
+		vq->avail_idx++;
+		k++;
+	}
+	if (k)
+		vq_publish(vq);
+	if (PP_UNLIKELY(nr_foreign))
+		pp_net_tx_drop(txq, foreign, nr_foreign);
+	return n;
+}
+
+/* ---- teardown ------------------------------------------------------- */
+
+void vq_reclaim(struct vq *vq, struct pp_allocator *alloc)
+{
+	struct pp_page *batch[PP_NET_BURST];
+	unsigned int i, k = 0;
+
+	if (!vq->pages)
+		return;
+	for (i = 0; i < vq->size; i++) {
+		if (!vq->pages[i])
+			continue;
+		batch[k++] = vq->pages[i];
+		vq->pages[i] = NULL;
+		if (k == PP_NET_BURST) {
+			pp_net_return_pages(alloc, NULL, batch, k);
+			k = 0;
+		}
+	}
+	if (k)
+		pp_net_return_pages(alloc, NULL, batch, k);
+	vq->nr_free = vq->size;
+	for (i = 0; i < vq->size; i++)
+		vq->free_ids[i] = (uint16_t)(vq->size - 1 - i);
+}
