@@ -33,6 +33,13 @@
  *   fwd --port e1000e:0000:00:02.0 --port e1000e:0000:00:03.0 --bidir \
  *       --tx-first 32 --verify --count 20000
  *
+ * One port that is not a veth pair is the loop topology (testpmd's
+ * --port-topology=loop): every frame goes back out of the port it came
+ * in on, with --mac-swap its Ethernet addresses swapped (testpmd's
+ * macswap). --tx-first and --verify work as with two ports:
+ *
+ *   fwd --port virtio_user:path=/run/vhost0.sock --tx-first 32 --verify
+ *
  * Ports of PCI drivers (e1000e) reach their device through VFIO: fwd puts
  * every such device in one PP_IOVA_VFIO domain, maps the arena into it and
  * gives it to those ports (the devices must be bound to vfio-pci, see
@@ -157,10 +164,14 @@ static void usage(FILE *f, int status)
 		"           [--duration S] [--warmup S] [--refill single|list|array]\n"
 		"           [--json FILE] [--arena-mb MB] [--cpus LIST]\n"
 		"           [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]\n"
-		"           [--telemetry PREFIX]\n"
+		"           [--telemetry PREFIX] [--mac-swap]\n"
+		"       fwd --port DEV [...]   (one port: loop topology, frames go back\n"
+		"                              out of the same port)\n"
 		"       fwd --help | --version\n"
 		"  DEV: null0[,size=64] | veth0,peer=veth1[,ring=1024] | af_xdp:IFNAME\n"
 		"       | e1000e:0000:00:02.0 (bound to vfio-pci: pp-devbind)\n"
+		"       | virtio_user:path=SOCK[,queues=N][,queue_size=N][,server=1]\n"
+		"  --mac-swap: swap each frame's Ethernet addresses before it goes out\n"
 		"  --bidir: each port forwards to the other (one --port: a veth pair's\n"
 		"  two ends); --tx-first N frames per TX queue start a wire loop;\n"
 		"  --verify checks every frame and accounts for all at the end\n"
@@ -178,9 +189,10 @@ static void prog_redirect(const struct pp_prog_ctx *ctx,
 			  unsigned int n)
 {
 	(void)ctx;
-	(void)frames;
 	for (unsigned int i = 0; i < n; i++)
 		verdicts[i] = PP_XDP_REDIRECT_TO(0);
+	if (mac_swap)
+		frames_mac_swap(frames, n);
 }
 
 static void prog_pass(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
@@ -327,6 +339,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "telemetry", required_argument, NULL, 'T' },
+		{ "mac-swap", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev[2] = { NULL, NULL }, *json = NULL;
@@ -400,6 +413,9 @@ int main(int argc, char **argv)
 		case 'T':
 			telemetry = optarg;
 			break;
+		case 'M':
+			mac_swap = true;
+			break;
 		default:
 			usage(stderr, 2);
 		}
@@ -408,8 +424,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fwd: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr, 2);
 	}
-	if (nr_dev < (bidir ? 1u : 2u)) {
-		fprintf(stderr, "fwd: give two --port (one with --bidir on a veth pair)\n");
+	if (nr_dev < 1) {
+		fprintf(stderr, "fwd: give two --port, or one (a veth pair with --bidir, or any other port for the loop topology)\n");
 		usage(stderr, 2);
 	}
 	/* The worker CPUs: --cpus, within the affinity mask, or the mask. */
@@ -462,7 +478,7 @@ int main(int argc, char **argv)
 			LOOP_INJECT_MAX, LOOP_LEN_MIN, LOOP_LEN_MAX);
 		return 2;
 	}
-	if (verify && (!bidir || !tx_first)) {
+	if (verify && (!(bidir || nr_dev == 1) || !tx_first)) {
 		fprintf(stderr, "fwd: --verify checks the frames of a wire loop: add --bidir and --tx-first N\n");
 		return 2;
 	}
@@ -502,8 +518,17 @@ int main(int argc, char **argv)
 	conf_in.dma = uses_vfio[0] ? dma : NULL;
 	conf_out.dma = uses_vfio[1] ? dma : NULL;
 	struct pp_port *in = pp_port_open(dev[0], &conf_in);
+	/* One port without a peer: the loop topology, out is in. */
+	bool loop_topo = in && nr_dev == 1 && !pp_port_peer(in);
 	struct pp_port *out = !in ? NULL : nr_dev == 2 ?
-			      pp_port_open(dev[1], &conf_out) : pp_port_peer(in);
+			      pp_port_open(dev[1], &conf_out) :
+			      loop_topo ? in : pp_port_peer(in);
+	if (in && nr_dev == 1 && !loop_topo && !bidir) {
+		fprintf(stderr, "fwd: one --port that is a veth pair: add --bidir, or give a second --port\n");
+		return 2;
+	}
+	if (loop_topo)
+		bidir = true;
 	if (!in || !out) {
 		if (in && nr_dev == 1)
 			fprintf(stderr, "fwd: --bidir with one --port needs a veth pair (veth0,peer=veth1)\n");
@@ -513,8 +538,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	bool pass = !strcmp(mode, "pass");
+	/* The loop topology counts its one port once: run.out is NULL. */
 	struct run run = {
-		.in = in, .out = out, .sink = bidir ? NULL : pp_port_peer(out),
+		.in = in, .out = loop_topo ? NULL : out,
+		.sink = bidir ? NULL : pp_port_peer(out),
 		.pass = pass, .bidir = bidir,
 	};
 	struct pp_port *sink = run.sink;
@@ -529,7 +556,7 @@ int main(int argc, char **argv)
 	if (pass && !sink)
 		fwd_prog.fn = prog_pass;
 	pp_port_set_prog(in, &fwd_prog);
-	if (bidir) {
+	if (bidir && !loop_topo) {
 		fwd_prog.targets[0] = in;
 		pp_port_set_prog(out, &fwd_prog);
 	}
@@ -552,7 +579,7 @@ int main(int argc, char **argv)
 	/* Workers: queue q of the forwarder, then of the receiver; with
 	 * --bidir one thread per queue polls both ports. */
 	for (unsigned int q = 0; q < queues; q++) {
-		w[nr_w++] = (struct worker){ .port = { in, bidir ? out : NULL },
+		w[nr_w++] = (struct worker){ .port = { in, run.out },
 					     .queue = q };
 		if (sink)
 			w[nr_w++] = (struct worker){ .port = { sink }, .queue = q };
@@ -564,7 +591,7 @@ int main(int argc, char **argv)
 	/* The first bursts, before any worker owns the pools. */
 	if (tx_first) {
 		loop_inject(in, tx_first);
-		if (bidir)
+		if (run.out)
 			loop_inject(out, tx_first);
 		if (!loop.injected) {
 			fprintf(stderr, "fwd: --tx-first: the ports took no frame (link down? the log above says)\n");
@@ -621,7 +648,7 @@ int main(int argc, char **argv)
 		fprintf(fwd_out, "[%5.1fs] in %7.2f Mpps  delivered %7.2f Mpps  drops %llu\n",
 		       t - t0, (double)(rin - last_in) / (t - last_t) / 1e6,
 		       (double)(rout - last_out) / (t - last_t) / 1e6,
-		       (unsigned long long)(drops(in) + drops(out) + drops(sink)));
+		       (unsigned long long)(drops(in) + drops(run.out) + drops(sink)));
 		fflush(fwd_out);
 		last_in = rin;
 		last_out = rout;
@@ -637,7 +664,7 @@ int main(int argc, char **argv)
 	uint64_t total = delivered(&run);
 	uint64_t rin = received(&run) - in_m;
 	uint64_t nr_delivered = total - out_m;
-	uint64_t nr_drops = drops(in) + drops(out) + drops(sink);
+	uint64_t nr_drops = drops(in) + drops(run.out) + drops(sink);
 	static char js_in[1 << 16], js_out[1 << 16], js_sink[1 << 16];
 	static char js_alloc[1 << 14], js_loop[512];
 	bool loop_ok = true;
@@ -661,7 +688,8 @@ int main(int argc, char **argv)
 	 * each pool is whole when its port closes. */
 	for (unsigned int q = 0; bidir && q < queues; q++) {
 		pp_port_tx_burst(in, q % pp_port_nr_txq(in), NULL, 0);
-		pp_port_tx_burst(out, q % pp_port_nr_txq(out), NULL, 0);
+		if (run.out)
+			pp_port_tx_burst(out, q % pp_port_nr_txq(out), NULL, 0);
 	}
 	if (telemetry)
 		telemetry_stop(alloc, tm_ports);
