@@ -98,8 +98,8 @@ int vhost_user_reply_parse(const void *buf, size_t len, uint32_t request,
 		       len - VHOST_USER_HDR_LEN, want);
 		return -EPROTO;
 	}
-	*val = want == sizeof(uint64_t) ? msg.payload.u64 :
-					  msg.payload.state.num;
+	*val = request == VHOST_USER_GET_VRING_BASE ? msg.payload.state.num :
+						      msg.payload.u64;
 	return 0;
 }
 
