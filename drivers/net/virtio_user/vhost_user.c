@@ -87,7 +87,7 @@ int vhost_user_reply_parse(const void *buf, size_t len, uint32_t request,
 		return -EPROTO;
 	}
 	if (msg.request != request) {
-		PP_ERR("vhost-user: asked %s, the back-end answered request %u (%s): out of step, reconnect",
+		PP_ERR("vhost-user: asked %s, the back-end answered request %u (%s): out of step: close the port and open it again (restart the back-end if it repeats)",
 		       vhost_user_request_name(request), msg.request,
 		       vhost_user_request_name(msg.request));
 		return -EPROTO;
@@ -270,10 +270,8 @@ int vhost_user_call(int fd, const char *path, uint32_t request,
 			return -EPROTO;
 		}
 		len += size;
-	} else if (size) {
-		len = sizeof(buf); /* parse says the size is wrong */
-		memcpy(buf + 8, &size, sizeof(size));
 	}
+	/* A larger size stays unread: the parser refuses it by the header. */
 	return vhost_user_reply_parse(buf, len, request, val);
 }
 
