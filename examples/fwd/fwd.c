@@ -80,7 +80,27 @@ struct worker {
 	struct pp_port *port[2]; /* polled in turn; port[1] only with --bidir */
 	unsigned int queue;
 	int cpu;
+	/* The worker's own; read after it joined. */
+	uint64_t busy_cycles;    /* over polls that received frames */
+	uint64_t busy_frames;
 };
+
+/*
+ * The time stamp counter (TSC cycles; a clock's nanoseconds elsewhere):
+ * what testpmd's --record-core-cycles reads, so that the two tools'
+ * cycles per packet compare.
+ */
+static inline uint64_t cycles(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
 
 /* What the stack read (per thread), so that the read is real. */
 static __thread uint64_t seq_sum;
@@ -246,9 +266,18 @@ static void *poll_thread(void *arg)
 	CPU_SET(w->cpu, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		pp_port_poll(w->port[0], w->queue, PP_NET_BURST);
+		uint64_t t0 = cycles();
+		unsigned int n = pp_port_poll(w->port[0], w->queue,
+					      PP_NET_BURST);
+
 		if (w->port[1])
-			pp_port_poll(w->port[1], w->queue, PP_NET_BURST);
+			n += pp_port_poll(w->port[1], w->queue, PP_NET_BURST);
+		/* Busy time only, as testpmd counts it: polls that
+		 * brought frames, divided by those frames. */
+		if (n) {
+			w->busy_cycles += cycles() - t0;
+			w->busy_frames += n;
+		}
 	}
 	return NULL;
 }
@@ -658,6 +687,12 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < nr_w; i++)
 		pthread_join(w[i].tid, NULL);
 	double elapsed = now_s() - t_m;
+	uint64_t busy_cycles = 0, busy_frames = 0;
+	for (unsigned int i = 0; i < nr_w; i++) {
+		busy_cycles += w[i].busy_cycles;
+		busy_frames += w[i].busy_frames;
+	}
+	double cpf = busy_frames ? (double)busy_cycles / (double)busy_frames : 0;
 	/* [/doc:report] */
 
 	/* [doc:summary] */
@@ -713,6 +748,9 @@ int main(int argc, char **argv)
 	       (double)nr_delivered / elapsed / 1e6,
 	       (unsigned long long)nr_delivered, (unsigned long long)nr_drops,
 	       ns_page, refill_name, leaked, check ? " (allocator check FAILED)" : "");
+	fprintf(fwd_out, "cycles: %.1f per received frame (busy polls: %llu cycles, %llu frames)\n",
+		cpf, (unsigned long long)busy_cycles,
+		(unsigned long long)busy_frames);
 	bool count_ok = !count || total >= count;
 	if (!count_ok)
 		fprintf(stderr, "fwd: forwarded %llu of the %llu frames asked for in %.0f s: the wire is slow or lost frames (see drops), or raise --duration\n",
@@ -733,7 +771,8 @@ int main(int argc, char **argv)
 			"\"bidir\":%s,\"vfio\":%s,\"warmup_s\":%.3f,"
 			"\"duration_s\":%.3f,\"in_packets\":%llu,\"in_pps\":%.0f,"
 			"\"packets\":%llu,\"pps\":%.0f,\"total_packets\":%llu,"
-			"\"drops\":%llu,\"loop\":%s,"
+			"\"drops\":%llu,\"loop\":%s,\"busy_cycles\":%llu,"
+			"\"busy_frames\":%llu,\"cycles_per_frame\":%.2f,"
 			"\"alloc_ns_per_page\":%.3f,\"leaked_pages\":%lu,"
 			"\"allocator_check\":%d,\"ports\":{\"in\":%s,\"out\":%s,"
 			"\"sink\":%s},\"allocator\":%s}\n",
@@ -743,7 +782,9 @@ int main(int argc, char **argv)
 			(unsigned long long)nr_delivered,
 			(double)nr_delivered / elapsed,
 			(unsigned long long)total,
-			(unsigned long long)nr_drops, js_loop, ns_page, leaked,
+			(unsigned long long)nr_drops, js_loop,
+			(unsigned long long)busy_cycles,
+			(unsigned long long)busy_frames, cpf, ns_page, leaked,
 			check, js_in, js_out, js_sink, js_alloc);
 		if (pp_cli_json_close(f)) {
 			fprintf(stderr, "fwd: cannot write %s: %s\n", json, strerror(errno));
