@@ -344,7 +344,8 @@ static void test_rx_used_lies(void)
 	unsigned int got, i;
 
 	fake_start(&f, FAKE_GOOD);
-	p = open_on(&f, "", &env.conf);
+	/* Mergeable buffers on: the frame over three buffers below. */
+	p = open_on(&f, ",mrg_rxbuf=1", &env.conf);
 	REQUIRE(p != NULL);
 	CHECK_EQ(f.regions, 1);
 	CHECK(f.nr_fds >= 1 + 4);   /* the memory, a kick and a call each */

@@ -12,7 +12,7 @@
 #   case: client   fwd connects to testpmd's socket (64 and 1514 bytes)
 #         server   fwd listens (server=1), testpmd connects (client=1)
 #         queues   two queue pairs on both sides
-#         macswap  fwd --mac-swap, mergeable RX buffers off
+#         macswap  fwd --mac-swap, mergeable RX buffers on (mrg_rxbuf=1)
 testpmd=$1
 fwd=$2
 case=$3
@@ -57,7 +57,7 @@ case $case in
 client) ;;
 server) server=1; vhost_extra=",client=1"; dev_extra=",server=1"; lens=64 ;;
 queues) queues=2; lens=64 ;;
-macswap) fwd_extra="--mac-swap"; dev_extra=",mrg_rxbuf=0"; lens=512 ;;
+macswap) fwd_extra="--mac-swap"; dev_extra=",mrg_rxbuf=1"; lens=512 ;;
 *) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap"; exit 2 ;;
 esac
 

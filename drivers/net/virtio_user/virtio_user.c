@@ -10,8 +10,11 @@
  *       [,mac=02:00:00:00:00:01][,mrg_rxbuf=0|1]
  *
  * Open: connect (or, with server=1, listen and accept one back-end),
- * SET_OWNER, negotiate features (VERSION_1 required; MRG_RXBUF when
- * mrg_rxbuf=1 and offered; MQ when queues > 1) and protocol features,
+ * SET_OWNER, negotiate features (VERSION_1 required; MRG_RXBUF only with
+ * mrg_rxbuf=1: each RX buffer is a page, larger than any frame without
+ * GSO, so merging buffers gains nothing, and without it RX need not read
+ * the header's num_buffers, a cache line the back-end wrote; MQ when
+ * queues > 1) and protocol features,
  * SET_MEM_TABLE with the arena's memfd segments (their fds in SCM_RIGHTS),
  * then for each of the 2 x queues virtqueues (RX 2q, TX 2q+1): CALL, NUM,
  * BASE, ADDR, KICK, and ENABLE when protocol features were negotiated.
@@ -169,7 +172,7 @@ static int vu_parse(struct vu_port *vp, struct pp_port *port,
 	const char *path = pp_devargs_get(da, "path");
 	const char *mac = pp_devargs_get(da, "mac");
 	unsigned long queues = port->nr_rxq, size = VU_QUEUE_SIZE_DEFAULT;
-	unsigned long server = 0, mrg_rxbuf = 1;
+	unsigned long server = 0, mrg_rxbuf = 0;
 
 	if (!path) {
 		PP_ERR("device '%s': name the vhost-user socket: 'virtio_user:path=/run/x.sock[,queues=N][,queue_size=N][,server=1]'",
@@ -393,7 +396,7 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 	uint16_t hdr_len = VIRTIO_NET_HDR_LEN;
 	uint64_t barrier = 0;
 	unsigned int i;
-	bool mrg = true;
+	bool mrg = false;
 	int err, nr;
 
 	vp = pp_os_calloc(1, sizeof(*vp));
@@ -503,7 +506,7 @@ static const char *const virtio_user_keys[] = {
 const struct pp_net_driver pp_net_virtio_user_driver = {
 	.name = "virtio_user",
 	.keys = virtio_user_keys,
-	.help = "path=<vhost-user socket>, queues=<1..128>, queue_size=<64..32768, power of two>, server=<0|1>, mac=<xx:xx:xx:xx:xx:xx>, mrg_rxbuf=<0|1>",
+	.help = "path=<vhost-user socket>, queues=<1..128>, queue_size=<64..32768, power of two>, server=<0|1>, mac=<xx:xx:xx:xx:xx:xx>, mrg_rxbuf=<0|1> (default 0)",
 	.ops = {
 		.probe = virtio_user_probe,
 		.remove = virtio_user_remove,
