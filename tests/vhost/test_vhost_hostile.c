@@ -458,6 +458,61 @@ static void test_tx_used_lies(void)
 	fake_stop(&f);
 }
 
+/*
+ * A device that completes out of order: slot 0's descriptor still out
+ * after a lap blocks the ring (nothing is posted over it, however many
+ * others are free), until the device returns it.
+ */
+static void test_tx_out_of_order(void)
+{
+	struct fake f;
+	struct pp_port *p;
+	struct pp_frame fr[PP_NET_BURST];
+	struct pp_pool *pool;
+	struct dev_vq d;
+	unsigned int i, lap, sent;
+
+	fake_start(&f, FAKE_GOOD);
+	p = open_on(&f, "", &env.conf);
+	REQUIRE(p != NULL);
+	pool = pp_port_rxq_pool(p, 0);
+	dev_vq_init(&d, &f, 1);
+	for (lap = 0; lap < 2; lap++) {
+		for (i = 0; i < 32; i++) {
+			fr[i].page = pp_pool_alloc_pages(pool);
+			REQUIRE(fr[i].page != NULL);
+			fr[i].offset = 0;
+			fr[i].headroom = PP_FRAME_HEADROOM;
+			fr[i].len = 64;
+		}
+		CHECK_EQ(pp_port_tx_burst(p, 0, fr, 32), 32);
+	}
+	for (i = 0; i < 64; i++)
+		(void)dev_take(&d);
+	for (i = 1; i < 64; i++)   /* all but descriptor 0 */
+		dev_used(&d, i, 0);
+	dev_publish(&d, d.used_idx);
+	for (i = 0; i < 8; i++) {
+		fr[i].page = pp_pool_alloc_pages(pool);
+		REQUIRE(fr[i].page != NULL);
+		fr[i].offset = 0;
+		fr[i].headroom = PP_FRAME_HEADROOM;
+		fr[i].len = 64;
+	}
+	sent = pp_port_tx_burst(p, 0, fr, 8);
+	CHECK_EQ(sent, 0);
+	CHECK_EQ(d.avail->idx, 64);
+	dev_used(&d, 0, 0);
+	dev_publish(&d, d.used_idx);
+	sent = pp_port_tx_burst(p, 0, fr, 8);
+	CHECK_EQ(sent, 8);
+	CHECK_EQ(d.avail->idx, 72);
+	for (i = sent; i < 8; i++)
+		pp_pool_recycle_direct(pool, fr[i].page);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+}
+
 int main(void)
 {
 	pp_test_capture_log();
@@ -467,6 +522,7 @@ int main(void)
 	RUN_TEST(test_queues_refused);
 	RUN_TEST(test_rx_used_lies);
 	RUN_TEST(test_tx_used_lies);
+	RUN_TEST(test_tx_out_of_order);
 	net_env_fini(&env);
 	return pp_test_result();
 }

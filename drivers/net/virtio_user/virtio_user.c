@@ -243,7 +243,6 @@ static void vq_free(struct vq *vq, struct pp_allocator *alloc)
 	if (vq->callfd >= 0)
 		close(vq->callfd);
 	free(vq->pages);
-	free(vq->free_ids);
 	free(vq->rx_off);
 	memset(vq, 0, sizeof(*vq));
 	vq->kickfd = vq->callfd = -1;
@@ -256,11 +255,10 @@ static int vq_alloc(struct vq *vq, struct pp_port *port, unsigned int size,
 	vq->ring_page = pp_alloc_pages(port->allocator, port->conf.nid,
 				       vq->ring_order);
 	vq->pages = pp_os_calloc(size, sizeof(*vq->pages));
-	vq->free_ids = pp_os_calloc(size, sizeof(*vq->free_ids));
 	vq->rx_off = pp_os_calloc(size, sizeof(*vq->rx_off));
 	vq->kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vq->callfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!vq->ring_page || !vq->pages || !vq->free_ids || !vq->rx_off ||
+	if (!vq->ring_page || !vq->pages || !vq->rx_off ||
 	    vq->kickfd < 0 || vq->callfd < 0) {
 		PP_ERR("port %s: out of memory or file descriptors for a virtqueue of %u entries",
 		       port->name, size);

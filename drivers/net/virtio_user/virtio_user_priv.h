@@ -174,10 +174,10 @@ const char *vhost_user_request_name(uint32_t request);
 /*
  * One virtqueue as its driver sees it. The rings live in one block of
  * arena pages (the back-end must reach them through the memory table);
- * the rest is ours alone. Descriptor ids are handed out from a stack of
- * free ids, and pages[id] remembers the page behind each one: an id the
- * back-end returns is checked against both (in range, and one we gave
- * out) before anything is read from it.
+ * the rest is ours alone. Descriptor i always sits in avail slot i (mod
+ * size), and pages[id] remembers the page behind each one out: an id the
+ * back-end returns is checked (in range, and one we gave out) before
+ * anything is read from it.
  */
 struct vq {
 	/* Hot. */
@@ -185,10 +185,9 @@ struct vq {
 	struct vring_avail *avail;
 	struct vring_used *used;
 	struct pp_page **pages;   /* by descriptor id; NULL: not out */
-	uint16_t *free_ids;       /* stack of free descriptor ids */
 	uint32_t *rx_off;         /* RX: each buffer's offset in its page */
 	uint16_t size;            /* power of two */
-	uint16_t nr_free;
+	uint16_t nr_free;         /* descriptors not out */
 	uint16_t avail_idx;       /* next avail slot (ours, then published) */
 	uint16_t last_used;       /* next used slot to read */
 	uint16_t skip;            /* RX, MRG_RXBUF: buffers of a dropped frame */

@@ -66,8 +66,9 @@ void vq_layout(struct vq *vq, void *mem, unsigned int size)
 	vq->skip = 0;
 	vq->nr_free = (uint16_t)size;
 	for (i = 0; i < size; i++) {
-		vq->free_ids[i] = (uint16_t)(size - 1 - i);
 		vq->pages[i] = NULL;
+		/* Slot i always carries descriptor i: written once. */
+		vq->avail->ring[i] = (uint16_t)i;
 	}
 }
 
@@ -145,9 +146,27 @@ static inline struct pp_page *vq_used_take(struct vq *vq, uint16_t slot,
 	if (PP_UNLIKELY(!page))
 		return NULL;
 	vq->pages[id] = NULL;
-	vq->free_ids[vq->nr_free++] = (uint16_t)id;
+	vq->nr_free++;
 	*id_out = (uint16_t)id;
 	return page;
+}
+
+/*
+ * Descriptor i always goes in avail slot i (mod size), in the order the
+ * slots come, as an in-order driver's would: a device that completes in
+ * order (DPDK's vhost does) then sees descriptors written in ascending
+ * order, and the avail ring's entries never change after the first lap,
+ * so its lines are never written again (DPDK's vq_update_avail_ring has
+ * the same test). A descriptor still out blocks its slot (the ring looks
+ * full) until the device returns it: never two buffers on one id.
+ */
+static inline void vq_avail_put(struct vq *vq, uint16_t id)
+{
+	uint16_t *slot = &vq->avail->ring[vq->avail_idx & (vq->size - 1)];
+
+	if (PP_UNLIKELY(*slot != id))
+		*slot = id;
+	vq->avail_idx++;
 }
 
 /* ---- RX ------------------------------------------------------------- */
@@ -157,8 +176,9 @@ unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 	struct pp_page *pages[PP_NET_BURST];
 	const uint32_t hr = vq->headroom;
 	unsigned int total = 0;
+	bool blocked = false;
 
-	while (vq->nr_free) {
+	while (vq->nr_free && !blocked) {
 		unsigned int want = vq->nr_free < PP_NET_BURST ? vq->nr_free :
 								  PP_NET_BURST;
 		unsigned int got = pp_pool_alloc_bulk(pool, pages, want);
@@ -166,10 +186,17 @@ unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 
 		for (i = 0; i < got; i++) {
 			struct pp_page *page = pages[i];
-			uint16_t id = vq->free_ids[--vq->nr_free];
+			uint16_t id = vq->avail_idx & (vq->size - 1);
 			uint32_t off = pp_net_buf_color(page, hr, VQ_COLOR_LEN);
 			struct vring_desc *d = &vq->desc[id];
 
+			/* The slot's descriptor is still out (the device
+			 * completes out of order): post no further. */
+			if (PP_UNLIKELY(vq->pages[id] != NULL)) {
+				blocked = true;
+				break;
+			}
+			vq->nr_free--;
 			vq->pages[id] = page;
 			vq->rx_off[id] = off;
 			d->addr = (uint64_t)(uintptr_t)pp_page_address(page) +
@@ -179,10 +206,12 @@ unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 					    vq->hdr_len);
 			d->flags = VRING_DESC_F_WRITE;
 			d->next = 0;
-			vq->avail->ring[vq->avail_idx & (vq->size - 1)] = id;
-			vq->avail_idx++;
+			vq_avail_put(vq, id);
 		}
-		total += got;
+		total += i;
+		/* What a blocked slot left over goes back to the pool. */
+		for (; i < got; i++)
+			pp_pool_recycle_direct(pool, pages[i]);
 		if (got < want)
 			break;
 	}
@@ -328,9 +357,12 @@ unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		n = vq->nr_free;
 	for (i = 0; i < n; i++) {
 		struct pp_frame *f = &frames[i];
+		uint16_t id = vq->avail_idx & (vq->size - 1);
 		uint64_t addr;
 		struct vring_desc *d;
-		uint16_t id;
+
+		if (PP_UNLIKELY(vq->pages[id] != NULL))
+			break;  /* out of order: slot busy, ring full */
 
 		/*
 		 * The device reads header and data from the memory table:
@@ -352,22 +384,21 @@ unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 			continue;
 		}
 		vq_hdr_clear((void *)(uintptr_t)addr);
-		id = vq->free_ids[--vq->nr_free];
+		vq->nr_free--;
 		vq->pages[id] = f->page;
 		d = &vq->desc[id];
 		d->addr = addr;
 		d->len = f->len + hdr;
 		d->flags = 0;
 		d->next = 0;
-		vq->avail->ring[vq->avail_idx & (vq->size - 1)] = id;
-		vq->avail_idx++;
+		vq_avail_put(vq, id);
 		k++;
 	}
 	if (k)
 		vq_publish(vq);
 	if (PP_UNLIKELY(nr_foreign))
 		pp_net_tx_drop(txq, foreign, nr_foreign);
-	return n;
+	return i;
 }
 
 /* ---- teardown ------------------------------------------------------- */
@@ -392,6 +423,4 @@ void vq_reclaim(struct vq *vq, struct pp_allocator *alloc)
 	if (k)
 		pp_net_return_pages(alloc, NULL, batch, k);
 	vq->nr_free = vq->size;
-	for (i = 0; i < vq->size; i++)
-		vq->free_ids[i] = (uint16_t)(vq->size - 1 - i);
 }
