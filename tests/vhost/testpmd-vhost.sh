@@ -13,6 +13,8 @@
 #         server   fwd listens (server=1), testpmd connects (client=1)
 #         queues   two queue pairs on both sides
 #         macswap  fwd --mac-swap, mergeable RX buffers on (mrg_rxbuf=1)
+#         peerdies testpmd is killed (SIGKILL) while frames flow: fwd runs
+#                  on, closes its port cleanly and has every page back
 testpmd=$1
 fwd=$2
 case=$3
@@ -58,7 +60,8 @@ client) ;;
 server) server=1; vhost_extra=",client=1"; dev_extra=",server=1"; lens=64 ;;
 queues) queues=2; lens=64 ;;
 macswap) fwd_extra="--mac-swap"; dev_extra=",mrg_rxbuf=1"; lens=512 ;;
-*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap"; exit 2 ;;
+peerdies) lens=64 ;;
+*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|peerdies"; exit 2 ;;
 esac
 
 # testpmd: the vhost port alone, io forwarding back out of it, main lcore
@@ -83,6 +86,29 @@ wait_sock() {
 	done
 	fail "no socket at $sock after 10 s"
 }
+
+# The back-end dies mid-run: the port must survive it (no crash, no
+# hang), report the loss in its close, and give every page back.
+if [ "$case" = peerdies ]; then
+	start_testpmd 10
+	wait_sock
+	"$fwd" --port "virtio_user:path=$sock" --tx-first 32 --duration 4 \
+		--cpus 0 >"$flog" 2>&1 &
+	fpid=$!
+	sleep 2
+	# $tpid is timeout; its one child is testpmd, killed without a word.
+	pkill -KILL -P "$tpid" || fail "no testpmd to kill"
+	wait "$fpid"
+	rc=$?
+	fpid=
+	grep -E "^(summary):" "$flog"
+	[ $rc = 0 ] || fail "fwd exited with $rc after the back-end died"
+	grep -q "pages leaked 0" "$flog" || fail "fwd leaked pages"
+	grep -q "GET_VRING_BASE" "$flog" ||
+		fail "the close did not say the back-end was gone"
+	echo "ok"
+	exit 0
+fi
 
 for len in $lens; do
 	: >"$tlog"
