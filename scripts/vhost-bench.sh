@@ -96,7 +96,7 @@ peer_stop() {
 median() {
 	sort -g | awk '{ v[NR] = $1 } END {
 		if (!NR) { print "nan"; exit }
-		print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		printf "%.2f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # The peer's per-second RX rates while the DUT ran: the non-zero seconds
