@@ -80,13 +80,14 @@ run_vhost() { # name
 		--in-memory --single-file-segments -m 256 \
 		--file-prefix pp-fwd-bench-$$ --vdev "net_vhost0,iface=$vsock" \
 		-- --forward-mode=flowgen --txpkts=60 --nb-cores=1 \
-		</dev/null >"$outdir/$1.peer.log" 2>&1 &
+		--stats-period 1 </dev/null >"$outdir/$1.peer.log" 2>&1 &
 	local peer=$!
 	for _ in $(seq 100); do
 		[ -S "$vsock" ] && break
 		sleep 0.1
 	done
 	run_fwd "$1" --port "virtio_user:path=$vsock" --cpus 0
+	# --stats-period: testpmd runs until SIGINT, not until its input ends.
 	kill -INT "$peer" 2>/dev/null
 	wait "$peer" 2>/dev/null
 	rm -f "$vsock"
