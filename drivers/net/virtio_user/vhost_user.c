@@ -104,7 +104,7 @@ int vhost_user_reply_parse(const void *buf, size_t len, uint32_t request,
 }
 
 int vhost_user_connect(const char *path, bool server, int timeout_ms,
-		       int *fdp)
+		       bool quiet, int *fdp)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
@@ -125,8 +125,9 @@ int vhost_user_connect(const char *path, bool server, int timeout_ms,
 	if (!server) {
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 			err = -errno;
-			PP_ERR("vhost-user: cannot connect to %s: %s (start the back-end first, e.g. testpmd --vdev 'net_vhost0,iface=%s', or open with server=1 and let it connect)",
-			       path, strerror(errno), path);
+			if (!quiet)
+				PP_ERR("vhost-user: cannot connect to %s: %s (start the back-end first, e.g. testpmd --vdev 'net_vhost0,iface=%s', or open with server=1 and let it connect)",
+				       path, strerror(errno), path);
 			goto err_close;
 		}
 		goto connected;
@@ -146,8 +147,9 @@ int vhost_user_connect(const char *path, bool server, int timeout_ms,
 
 		if (r <= 0) {
 			err = r ? -errno : -ETIMEDOUT;
-			PP_ERR("vhost-user: no back-end connected to %s within %d ms (start it as a client: testpmd --vdev 'net_vhost0,iface=%s,client=1')",
-			       path, timeout_ms, path);
+			if (!quiet)
+				PP_ERR("vhost-user: no back-end connected to %s within %d ms (start it as a client: testpmd --vdev 'net_vhost0,iface=%s,client=1')",
+				       path, timeout_ms, path);
 			unlink(path);
 			goto err_close;
 		}

@@ -28,18 +28,28 @@
  * descriptor holds a plain pointer and no DMA domain is involved: the
  * IOVA of a page is its address, as in PP_IOVA_VA.
  *
- * Close: GET_VRING_BASE on each ring (the back-end stops the ring before
- * it answers), then the socket, then every page still on a ring goes
- * back to its pool.
+ * Reconnect: a thread per port (vu_watch) watches the socket. When the
+ * back-end goes away it takes each ring back (waiting for a burst in
+ * progress: each burst holds its queue's busy flag), returns the ring's
+ * pages to their pools, marks the ring down (bursts do nothing), and
+ * connects again every 200 ms (or, with server=1, waits for a back-end
+ * on the socket); a new back-end gets the whole handshake again and each
+ * RX ring refills on its own thread's next burst.
  *
- * Not supported yet (refused with a message, never half-done): reconnect
- * after the back-end restarts, packed virtqueues, frames over one page.
+ * Close: the thread is stopped, GET_VRING_BASE goes out on each ring (the
+ * back-end stops the ring before it answers), then the socket closes,
+ * then every page still on a ring goes back to its pool.
+ *
+ * Not supported yet: packed virtqueues, frames over one page.
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <pagepool/pp_arena.h>
@@ -57,17 +67,27 @@
 #define VU_QUEUES_MAX 128
 /* How long a reply, or a back-end connecting in server mode, may take. */
 #define VU_TIMEOUT_MS 5000
+/* How often the reconnect thread tries again while the back-end is away. */
+#define VU_RETRY_MS 200
 
 struct vu_port {
 	char path[108];
-	int sock;
+	char devstr[256];       /* for messages */
+	int sock;               /* -1 while the back-end is away */
 	bool server;
 	bool protocol;          /* PROTOCOL_FEATURES negotiated */
+	bool mrg;               /* mrg_rxbuf=1 */
 	uint64_t features;
 	uint8_t mac[6];
 	unsigned int nr_qp;
 	unsigned int size;
 	struct vq *vq;          /* 2 x nr_qp: RX 2q, TX 2q+1 */
+	struct pp_port *port;
+	struct pp_arena *arena;
+	/* The reconnect thread (vu_watch), stopped through stopfd. */
+	pthread_t watcher;
+	bool watching;
+	int stopfd;
 };
 
 /* ---- memory table --------------------------------------------------- */
@@ -315,9 +335,9 @@ static int vq_setup_msgs(struct vu_port *vp, unsigned int idx)
 
 /* ---- negotiation ---------------------------------------------------- */
 
-static int vu_negotiate(struct vu_port *vp, const struct pp_devargs *da,
-			bool mrg)
+static int vu_negotiate(struct vu_port *vp, bool mrg)
 {
+	const char *devstr = vp->devstr;
 	uint64_t feat = 0, want, pfeat = 0, qnum = 1;
 	int err;
 
@@ -333,7 +353,7 @@ static int vu_negotiate(struct vu_port *vp, const struct pp_devargs *da,
 		return err;
 	if (!(feat & (1ull << VIRTIO_F_VERSION_1))) {
 		PP_ERR("device '%s': the back-end does not offer VIRTIO_F_VERSION_1 (features 0x%llx): virtio_user drives virtio 1.x devices only",
-		       da->devstr, (unsigned long long)feat);
+		       devstr, (unsigned long long)feat);
 		return -ENOTSUP;
 	}
 	want = 1ull << VIRTIO_F_VERSION_1;
@@ -362,7 +382,7 @@ static int vu_negotiate(struct vu_port *vp, const struct pp_devargs *da,
 	if (vp->nr_qp > 1 && (!(feat & (1ull << VIRTIO_NET_F_MQ)) ||
 			      qnum < vp->nr_qp)) {
 		PP_ERR("device '%s': queues=%u but the back-end offers %s%llu queue pair(s): give the back-end more queues (testpmd --vdev 'net_vhost0,iface=...,queues=%u') or open fewer",
-		       da->devstr, vp->nr_qp,
+		       devstr, vp->nr_qp,
 		       feat & (1ull << VIRTIO_NET_F_MQ) ? "" : "no multi-queue, ",
 		       (unsigned long long)qnum, vp->nr_qp);
 		return -EINVAL;
@@ -372,9 +392,158 @@ static int vu_negotiate(struct vu_port *vp, const struct pp_devargs *da,
 				  vp->features);
 }
 
+/*
+ * Everything after the connect: features, the memory table, and each
+ * virtqueue. @fill: fill the RX rings first (at open, from this thread;
+ * after a reconnect the rings' own threads fill them on their next
+ * burst). The last GET_FEATURES is a barrier: its reply means the
+ * back-end has handled every message before it.
+ */
+static int vu_handshake(struct vu_port *vp, bool fill)
+{
+	struct vhost_user_msg mt = { .request = VHOST_USER_SET_MEM_TABLE };
+	struct vhost_user_memory mem;
+	int fds[VHOST_USER_MAX_REGIONS];
+	uint64_t barrier = 0;
+	unsigned int i;
+	int err, nr;
+
+	nr = vu_mem_table(vp->arena, &mem, fds, vp->devstr);
+	if (nr < 0)
+		return nr;
+	memcpy(&mt.payload.mem, &mem, sizeof(mem));
+	mt.size = (uint32_t)(8 + nr * sizeof(struct vhost_user_region));
+	err = vu_negotiate(vp, vp->mrg);
+	if (!err)
+		err = vhost_user_send(vp->sock, vp->path, &mt, fds,
+				      (unsigned int)nr);
+	if (err)
+		return err;
+	for (i = 0; i < vp->nr_qp; i++) {
+		struct vq *rx = &vp->vq[2 * i];
+
+		rx->mrg_rxbuf = vp->features &
+				(1ull << VIRTIO_NET_F_MRG_RXBUF);
+		if (fill)
+			vq_rx_refill(rx, vp->port->rxq[i].pool);
+	}
+	for (i = 0; i < 2 * vp->nr_qp; i++) {
+		err = vq_setup_msgs(vp, i);
+		if (err)
+			return err;
+	}
+	err = vhost_user_call(vp->sock, vp->path, VHOST_USER_GET_FEATURES,
+			      &barrier);
+	if (!err)
+		PP_INFO("port %s: vhost-user %s %s, %u queue pair(s) of %u, features 0x%llx, %d memory region(s)",
+			vp->port->name, vp->server ? "server" : "client",
+			vp->path, vp->nr_qp, vp->size,
+			(unsigned long long)vp->features, nr);
+	return err;
+}
+
+/* ---- reconnect ------------------------------------------------------ */
+
+/* Wait @ms or until close asks the thread to stop; true: stop. */
+static bool vu_wait_stop(struct vu_port *vp, int fd, int ms, short *revents)
+{
+	struct pollfd p[2] = {
+		{ .fd = vp->stopfd, .events = POLLIN },
+		{ .fd = fd, .events = POLLIN | POLLRDHUP },
+	};
+
+	*revents = 0;
+	if (poll(p, fd >= 0 ? 2 : 1, ms) > 0) {
+		if (p[0].revents)
+			return true;
+		*revents = p[1].revents;
+	}
+	return false;
+}
+
+/*
+ * The back-end went away (its end of the socket closed, or it sent
+ * what nobody asked for): every ring is taken back, emptied and marked
+ * down, so bursts do nothing until a back-end is there again.
+ */
+static void vu_went_away(struct vu_port *vp)
+{
+	unsigned int i;
+
+	PP_WARN("port %s: the vhost-user back-end on %s went away: its rings are emptied and the port reconnects (%s)",
+		vp->port->name, vp->path,
+		vp->server ? "waiting for it on the socket" :
+			     "connecting again every 200 ms");
+	close(vp->sock);
+	vp->sock = -1;
+	for (i = 0; i < 2 * vp->nr_qp; i++)
+		vq_take_down(&vp->vq[i], vp->port->allocator);
+}
+
+static void vu_try_reconnect(struct vu_port *vp)
+{
+	unsigned int i;
+	int fd;
+
+	if (vhost_user_connect(vp->path, vp->server,
+			       vp->server ? VU_RETRY_MS : VU_TIMEOUT_MS, true,
+			       &fd))
+		return;
+	vp->sock = fd;
+	if (vu_handshake(vp, false)) {
+		close(vp->sock);
+		vp->sock = -1;
+		return;
+	}
+	for (i = 0; i < 2 * vp->nr_qp; i++)
+		vq_up(&vp->vq[i]);
+	PP_INFO("port %s: reconnected to the vhost-user back-end on %s",
+		vp->port->name, vp->path);
+}
+
+/*
+ * The reconnect thread: watches the socket while a back-end is there
+ * (nothing is due from it between our requests, so anything readable
+ * is its end of the socket closing), and tries again every VU_RETRY_MS
+ * while it is away. Only this thread uses the socket between open and
+ * close.
+ */
+static void *vu_watch(void *arg)
+{
+	struct vu_port *vp = arg;
+	short ev;
+
+	for (;;) {
+		if (vp->sock >= 0) {
+			if (vu_wait_stop(vp, vp->sock, -1, &ev))
+				break;
+			if (ev)
+				vu_went_away(vp);
+			continue;
+		}
+		if (!vp->server && vu_wait_stop(vp, -1, VU_RETRY_MS, &ev))
+			break;
+		if (vp->server && vu_wait_stop(vp, -1, 0, &ev))
+			break;
+		vu_try_reconnect(vp);
+	}
+	return NULL;
+}
+
 static void vu_free(struct vu_port *vp, struct pp_port *port)
 {
 	unsigned int i;
+	uint64_t one = 1;
+
+	if (vp->watching) {
+		if (write(vp->stopfd, &one, sizeof(one)) != sizeof(one))
+			PP_ERR("port %s: cannot stop the reconnect thread: %s",
+			       port->name, strerror(errno));
+		pthread_join(vp->watcher, NULL);
+		vp->watching = false;
+	}
+	if (vp->stopfd >= 0)
+		close(vp->stopfd);
 
 	if (vp->sock >= 0)
 		close(vp->sock);
@@ -386,16 +555,10 @@ static void vu_free(struct vu_port *vp, struct pp_port *port)
 
 static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 {
-	struct vhost_user_msg mt = { .request = VHOST_USER_SET_MEM_TABLE };
-	struct vhost_user_memory mem;
-	int fds[VHOST_USER_MAX_REGIONS];
-	struct pp_arena *arena;
 	struct vu_port *vp;
-	uint16_t hdr_len = VIRTIO_NET_HDR_LEN;
-	uint64_t barrier = 0;
 	unsigned int i;
 	bool mrg = false;
-	int err, nr;
+	int err;
 
 	vp = pp_os_calloc(1, sizeof(*vp));
 	if (!vp) {
@@ -403,20 +566,23 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 		return -ENOMEM;
 	}
 	vp->sock = -1;
+	vp->port = port;
+	snprintf(vp->devstr, sizeof(vp->devstr), "%s", da->devstr);
+	vp->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vp->stopfd < 0) {
+		err = -errno;
+		PP_ERR("device '%s': eventfd: %s", da->devstr, strerror(errno));
+		goto err_free;
+	}
 	err = vu_parse(vp, port, da, &mrg);
 	if (err)
 		goto err_free;
-	arena = vu_port_arena(port);
-	if (!arena) {
+	vp->mrg = mrg;
+	vp->arena = vu_port_arena(port);
+	if (!vp->arena) {
 		err = -EINVAL;
 		goto err_free;
 	}
-	nr = vu_mem_table(arena, &mem, fds, da->devstr);
-	if (nr < 0) {
-		err = nr;
-		goto err_free;
-	}
-	memcpy(&mt.payload.mem, &mem, sizeof(mem));
 	vp->vq = pp_os_calloc(2 * vp->nr_qp, sizeof(*vp->vq));
 	if (!vp->vq) {
 		PP_ERR("device '%s': out of memory", da->devstr);
@@ -426,45 +592,31 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 	for (i = 0; i < 2 * vp->nr_qp; i++)
 		vp->vq[i].kickfd = vp->vq[i].callfd = -1;
 	for (i = 0; i < 2 * vp->nr_qp; i++) {
-		err = vq_alloc(&vp->vq[i], port, vp->size, hdr_len, arena);
+		err = vq_alloc(&vp->vq[i], port, vp->size, VIRTIO_NET_HDR_LEN,
+			       vp->arena);
 		if (err)
 			goto err_free;
 	}
+	for (i = 0; i < vp->nr_qp; i++) {
+		port->rxq[i].priv = &vp->vq[2 * i];
+		port->txq[i].priv = &vp->vq[2 * i + 1];
+	}
 
-	err = vhost_user_connect(vp->path, vp->server, VU_TIMEOUT_MS,
+	err = vhost_user_connect(vp->path, vp->server, VU_TIMEOUT_MS, false,
 				 &vp->sock);
 	if (err)
 		goto err_free;
-	err = vu_negotiate(vp, da, mrg);
+	err = vu_handshake(vp, true);
 	if (err)
 		goto err_free;
-	mt.size = (uint32_t)(8 + nr * sizeof(struct vhost_user_region));
-	err = vhost_user_send(vp->sock, vp->path, &mt, fds, (unsigned int)nr);
-	if (err)
+	err = -pthread_create(&vp->watcher, NULL, vu_watch, vp);
+	if (err) {
+		PP_ERR("device '%s': cannot start the reconnect thread: %s",
+		       da->devstr, strerror(-err));
 		goto err_free;
-	/* Buffers before the back-end may start: RX rings full. */
-	for (i = 0; i < vp->nr_qp; i++) {
-		struct vq *rx = &vp->vq[2 * i];
-
-		rx->mrg_rxbuf = vp->features &
-				(1ull << VIRTIO_NET_F_MRG_RXBUF);
-		port->rxq[i].priv = rx;
-		port->txq[i].priv = &vp->vq[2 * i + 1];
-		vq_rx_refill(rx, port->rxq[i].pool);
 	}
-	for (i = 0; i < 2 * vp->nr_qp; i++) {
-		err = vq_setup_msgs(vp, i);
-		if (err)
-			goto err_free;
-	}
-	err = vhost_user_call(vp->sock, vp->path, VHOST_USER_GET_FEATURES,
-			      &barrier);
-	if (err)
-		goto err_free;
+	vp->watching = true;
 	port->priv = vp;
-	PP_INFO("port %s: vhost-user %s %s, %u queue pair(s) of %u, features 0x%llx, %d memory region(s)",
-		port->name, vp->server ? "server" : "client", vp->path,
-		vp->nr_qp, vp->size, (unsigned long long)vp->features, nr);
 	return 0;
 
 err_free:
@@ -483,6 +635,14 @@ static void virtio_user_remove(struct pp_port *port)
 
 	if (!vp)
 		return;
+	/* The reconnect thread first: then the socket is this thread's. */
+	if (vp->watching) {
+		uint64_t one = 1;
+
+		if (write(vp->stopfd, &one, sizeof(one)) == sizeof(one))
+			pthread_join(vp->watcher, NULL);
+		vp->watching = false;
+	}
 	/* Stop each ring: the back-end answers GET_VRING_BASE once it no
 	 * longer touches the ring, so its pages may go back to the pools.
 	 * A back-end that is gone already has stopped too. */

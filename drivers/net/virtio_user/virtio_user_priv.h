@@ -158,7 +158,7 @@ int vhost_user_reply_parse(const void *buf, size_t len, uint32_t request,
 /* The socket side (vhost_user.c). Each returns 0 or -errno, with a
  * message naming @path. */
 int vhost_user_connect(const char *path, bool server, int timeout_ms,
-		       int *fdp);
+		       bool quiet, int *fdp);
 int vhost_user_send(int fd, const char *path, struct vhost_user_msg *msg,
 		    const int *fds, unsigned int nr_fds);
 int vhost_user_call(int fd, const char *path, uint32_t request,
@@ -195,6 +195,13 @@ struct vq {
 	uint16_t headroom;        /* RX: the port's headroom */
 	bool mrg_rxbuf;
 	int kickfd;
+	/*
+	 * Held by a burst (one atomic exchange each) and by the reconnect
+	 * thread while it takes the ring back: the two never work on the
+	 * ring at once. down: no back-end, bursts do nothing.
+	 */
+	int busy;
+	bool down;
 	uintptr_t mem_base;       /* TX: what the memory table covers */
 	uint64_t mem_size;
 	/* Cold. */
@@ -220,5 +227,10 @@ unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool);
 /* Take every page off @vq (the back-end is gone or stopped) and give it
  * back through @alloc. */
 void vq_reclaim(struct vq *vq, struct pp_allocator *alloc);
+/* From another thread than the queue's: wait for a burst in progress,
+ * then empty the ring and mark it down (bursts do nothing), or mark it
+ * up again. */
+void vq_take_down(struct vq *vq, struct pp_allocator *alloc);
+void vq_up(struct vq *vq);
 
 #endif /* VIRTIO_USER_PRIV_H */

@@ -26,9 +26,10 @@
  * back-end such as DPDK's vhost PMD sets it, so the data path makes no
  * system call.
  */
+#include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
-#include <errno.h>
 
 #include "virtio_user_priv.h"
 
@@ -220,15 +221,36 @@ unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 	return total;
 }
 
-unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
-				  unsigned int n)
+/*
+ * A burst holds its queue (vq->busy) while it works on the ring: the
+ * reconnect thread takes it to reclaim the ring when the back-end goes
+ * away. One uncontended exchange on the queue's own line a burst; a
+ * burst that finds the queue held or down does nothing.
+ */
+static inline bool vq_enter(struct vq *vq)
 {
-	struct vq *vq = rxq->priv;
+	/* Acquire: pairs with the release in vq_leave() of the reconnect
+	 * thread, so its rewrite of the ring is seen here. */
+	if (PP_UNLIKELY(__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE)))
+		return false;
+	if (PP_UNLIKELY(vq->down)) {
+		__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
+		return false;
+	}
+	return true;
+}
+
+static inline void vq_leave(struct vq *vq)
+{
+	__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
+}
+
+static unsigned int rx_burst(struct pp_rxq *rxq, struct vq *vq,
+			     struct pp_frame *frames, unsigned int n)
+{
 	const uint16_t hdr = vq->hdr_len, hr = vq->headroom;
 	unsigned int i, got, ok = 0, bad = 0;
 
-	if (PP_UNLIKELY(!vq->desc))
-		return 0;       /* no back-end yet */
 	got = vq_used_new(vq);
 	if (got > n)
 		got = n;
@@ -286,6 +308,19 @@ unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	return ok;
 }
 
+unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct vq *vq = rxq->priv;
+	unsigned int got;
+
+	if (PP_UNLIKELY(!vq_enter(vq)))
+		return 0;
+	got = rx_burst(rxq, vq, frames, n);
+	vq_leave(vq);
+	return got;
+}
+
 /* ---- TX ------------------------------------------------------------- */
 
 /* A header that asks for nothing (no checksum, no GSO): two stores, not
@@ -340,16 +375,13 @@ static void vq_tx_complete(struct vq *vq, struct pp_txq *txq)
 	}
 }
 
-unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
-				  unsigned int n)
+static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
+			     struct pp_frame *frames, unsigned int n)
 {
-	struct vq *vq = txq->priv;
 	struct pp_page *foreign[PP_NET_BURST];
 	const uint16_t hdr = vq->hdr_len;
 	unsigned int i, k = 0, nr_foreign = 0;
 
-	if (PP_UNLIKELY(!vq->desc))
-		return 0;
 	vq_tx_complete(vq, txq);
 	if (n > PP_NET_BURST)
 		n = PP_NET_BURST;
@@ -399,6 +431,43 @@ unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	if (PP_UNLIKELY(nr_foreign))
 		pp_net_tx_drop(txq, foreign, nr_foreign);
 	return i;
+}
+
+unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct vq *vq = txq->priv;
+	unsigned int sent;
+
+	/* No back-end: nothing is taken (the caller keeps or drops). */
+	if (PP_UNLIKELY(!vq_enter(vq)))
+		return 0;
+	sent = tx_burst(txq, vq, frames, n);
+	vq_leave(vq);
+	return sent;
+}
+
+/*
+ * The reconnect thread's side: hold @vq (wait for a burst in progress),
+ * take every page off its ring, reset the ring to empty and mark it
+ * down; vq_up() opens it again once the new back-end knows it.
+ */
+void vq_take_down(struct vq *vq, struct pp_allocator *alloc)
+{
+	while (__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	vq_reclaim(vq, alloc);
+	vq_layout(vq, vq->desc, vq->size);
+	vq->down = true;
+	vq_leave(vq);
+}
+
+void vq_up(struct vq *vq)
+{
+	while (__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	vq->down = false;
+	vq_leave(vq);
 }
 
 /* ---- teardown ------------------------------------------------------- */
