@@ -170,6 +170,20 @@ static inline void vq_avail_put(struct vq *vq, uint16_t id)
 	vq->avail_idx++;
 }
 
+/*
+ * One descriptor in one 16-byte store: the line is the device's (it read
+ * the descriptor last lap), and a single store takes one store-buffer
+ * entry where four field stores take four, while the ownership request
+ * for the line is in flight.
+ */
+static inline void vq_desc_write(struct vring_desc *d, uint64_t addr,
+				 uint32_t len, uint16_t flags)
+{
+	struct vring_desc v = { .addr = addr, .len = len, .flags = flags };
+
+	memcpy(d, &v, sizeof(v));
+}
+
 /* ---- RX ------------------------------------------------------------- */
 
 unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
@@ -200,13 +214,13 @@ unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 			vq->nr_free--;
 			vq->pages[id] = page;
 			vq->rx_off[id] = off;
-			d->addr = (uint64_t)(uintptr_t)pp_page_address(page) +
-				  off + hr - vq->hdr_len;
-			d->len = (uint32_t)(((uint64_t)PP_PAGE_SIZE
-					     << page->order) - off - hr +
-					    vq->hdr_len);
-			d->flags = VRING_DESC_F_WRITE;
-			d->next = 0;
+			vq_desc_write(d, (uint64_t)(uintptr_t)
+					 pp_page_address(page) + off + hr -
+					 vq->hdr_len,
+				      (uint32_t)(((uint64_t)PP_PAGE_SIZE
+						  << page->order) - off - hr +
+						 vq->hdr_len),
+				      VRING_DESC_F_WRITE);
 			vq_avail_put(vq, id);
 		}
 		total += i;
@@ -419,10 +433,7 @@ static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
 		vq->nr_free--;
 		vq->pages[id] = f->page;
 		d = &vq->desc[id];
-		d->addr = addr;
-		d->len = f->len + hdr;
-		d->flags = 0;
-		d->next = 0;
+		vq_desc_write(d, addr, (uint32_t)f->len + hdr, 0);
 		vq_avail_put(vq, id);
 		k++;
 	}
