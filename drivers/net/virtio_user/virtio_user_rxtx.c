@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * virtio_user_rxtx.c - the virtio_user driver's data path: split
+ * virtqueues (virtio 1.1 section 2.6) in which we are the driver and the
+ * vhost-user back-end is the device.
+ *
+ * RX: each buffer is one page of the queue's page_pool, one descriptor
+ * that the device may write. The 12-byte virtio-net header goes in the
+ * last bytes of the frame's headroom, so the data lands where a frame's
+ * data starts and nothing is copied. TX: the same in reverse: the header
+ * is written in front of the data and one descriptor covers both; the
+ * page stays on the ring until the device returns its id in the used
+ * ring, then goes back to its pool (directly when the sending thread owns
+ * that pool).
+ *
+ * The rings are memory the back-end writes, so everything read from the
+ * used ring is checked before use (pp_range_ok, pp_frame_bounds_ok): the
+ * used index may claim no more entries than we have out, an id must be in
+ * range and be one we handed out (pages[id] set), and a length must fit
+ * the buffer. A bad entry is counted (bad_used, the queue's errors) and
+ * never followed.
+ *
+ * No notifications while polling: the avail ring asks the device never to
+ * interrupt us (VRING_AVAIL_F_NO_INTERRUPT), and we kick only when the
+ * device has not said it polls (VRING_USED_F_NO_NOTIFY clear); a polling
+ * back-end such as DPDK's vhost PMD sets it, so the data path makes no
+ * system call.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "virtio_user_priv.h"
+
+/* A buffer's offset in its page: a cache-line colour (pp_net_buf_color)
+ * chosen for a 2 KiB frame, which always fits behind the largest colour
+ * and PP_FRAME_HEADROOM in a 4 KiB page. */
+#define VQ_COLOR_LEN 2048
+
+size_t vq_ring_bytes(unsigned int size)
+{
+	size_t desc = (size_t)size * sizeof(struct vring_desc);
+	size_t avail = 4 + 2 * (size_t)size + 2;
+	size_t used_off = (desc + avail + PP_CACHE_LINE - 1) &
+			  ~(size_t)(PP_CACHE_LINE - 1);
+
+	return used_off + 4 + 8 * (size_t)size + 2;
+}
+
+void vq_layout(struct vq *vq, void *mem, unsigned int size)
+{
+	size_t desc = (size_t)size * sizeof(struct vring_desc);
+	size_t avail = 4 + 2 * (size_t)size + 2;
+	size_t used_off = (desc + avail + PP_CACHE_LINE - 1) &
+			  ~(size_t)(PP_CACHE_LINE - 1);
+	unsigned int i;
+
+	memset(mem, 0, vq_ring_bytes(size));
+	vq->desc = mem;
+	vq->avail = (struct vring_avail *)((char *)mem + desc);
+	vq->used = (struct vring_used *)((char *)mem + used_off);
+	vq->size = (uint16_t)size;
+	vq->avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	vq->avail_idx = 0;
+	vq->last_used = 0;
+	vq->skip = 0;
+	vq->nr_free = (uint16_t)size;
+	for (i = 0; i < size; i++) {
+		vq->pages[i] = NULL;
+		/* Slot i always carries descriptor i: written once. */
+		vq->avail->ring[i] = (uint16_t)i;
+	}
+}
+
+/*
+ * Kick the device when it asked for kicks. The full barrier orders our
+ * store of avail->idx before the load of used->flags: paired with the
+ * device's barrier between its flags store and its avail->idx load
+ * (virtio 1.1 2.6.13.8), so that one of the two sides sees the other's
+ * write and no buffer sits unseen.
+ */
+static void vq_kick(struct vq *vq)
+{
+	uint64_t one = 1;
+	int saved;
+	int fence = 0;
+
+	/* A locked read-modify-write on a local is the full barrier on
+	 * x86 at a fraction of mfence's cost (DPDK's rte_smp_mb does the
+	 * same); elsewhere it is a seq_cst RMW, a full barrier as well. */
+	__atomic_fetch_or(&fence, 0, __ATOMIC_SEQ_CST);
+	if (PP_LIKELY(__atomic_load_n(&vq->used->flags, __ATOMIC_RELAXED) &
+		      VRING_USED_F_NO_NOTIFY) || vq->kickfd < 0)
+		return;
+	saved = errno;
+	if (write(vq->kickfd, &one, sizeof(one)) == sizeof(one))
+		vq->kicks++;
+	errno = saved;
+}
+
+static inline void vq_publish(struct vq *vq)
+{
+	/* Release: the descriptors and ring slots written before are
+	 * visible to the device once it reads the new index. */
+	__atomic_store_n(&vq->avail->idx, vq->avail_idx, __ATOMIC_RELEASE);
+	vq_kick(vq);
+}
+
+/*
+ * How many used entries the device has added since we last looked. The
+ * count may not exceed the descriptors we have out: a larger one is a lie
+ * (or a ring we no longer share), counted and cut to what can be ours.
+ */
+static inline uint16_t vq_used_new(struct vq *vq)
+{
+	/* Acquire: pairs with the device's release of used->idx after
+	 * it wrote the entries. */
+	uint16_t idx = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
+	uint16_t n = (uint16_t)(idx - vq->last_used);
+	uint16_t out = (uint16_t)(vq->size - vq->nr_free);
+
+	if (PP_UNLIKELY(!pp_range_ok(0, n, out))) {
+		vq->bad_used++;
+		n = out;
+	}
+	return n;
+}
+
+/*
+ * Read used entry @i once (the device may rewrite it meanwhile) and take
+ * its id back; returns the page behind it, or NULL for an id out of
+ * range or not ours.
+ */
+static inline struct pp_page *vq_used_take(struct vq *vq, uint16_t slot,
+					   uint32_t *len, uint16_t *id_out)
+{
+	const volatile struct vring_used_elem *e =
+		&vq->used->ring[slot & (vq->size - 1)];
+	uint32_t id = e->id;
+	struct pp_page *page;
+
+	*len = e->len;
+	if (PP_UNLIKELY(!pp_range_ok(id, 1, vq->size)))
+		return NULL;
+	page = vq->pages[id];
+	if (PP_UNLIKELY(!page))
+		return NULL;
+	vq->pages[id] = NULL;
+	vq->nr_free++;
+	*id_out = (uint16_t)id;
+	return page;
+}
+
+/*
+ * Descriptor i always goes in avail slot i (mod size), in the order the
+ * slots come, as an in-order driver's would: a device that completes in
+ * order (DPDK's vhost does) then sees descriptors written in ascending
+ * order, and the avail ring's entries never change after the first lap,
+ * so its lines are never written again (DPDK's vq_update_avail_ring has
+ * the same test). A descriptor still out blocks its slot (the ring looks
+ * full) until the device returns it: never two buffers on one id.
+ */
+static inline void vq_avail_put(struct vq *vq, uint16_t id)
+{
+	uint16_t *slot = &vq->avail->ring[vq->avail_idx & (vq->size - 1)];
+
+	if (PP_UNLIKELY(*slot != id))
+		*slot = id;
+	vq->avail_idx++;
+}
+
+/*
+ * One descriptor in one 16-byte store: the line is the device's (it read
+ * the descriptor last lap), and a single store takes one store-buffer
+ * entry where four field stores take four, while the ownership request
+ * for the line is in flight.
+ */
+static inline void vq_desc_write(struct vring_desc *d, uint64_t addr,
+				 uint32_t len, uint16_t flags)
+{
+	struct vring_desc v = { .addr = addr, .len = len, .flags = flags };
+
+	memcpy(d, &v, sizeof(v));
+}
+
+/* ---- RX ------------------------------------------------------------- */
+
+unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	const uint32_t hr = vq->headroom;
+	unsigned int total = 0;
+	bool blocked = false;
+
+	while (vq->nr_free && !blocked) {
+		unsigned int want = vq->nr_free < PP_NET_BURST ? vq->nr_free :
+								  PP_NET_BURST;
+		unsigned int got = pp_pool_alloc_bulk(pool, pages, want);
+		unsigned int i;
+
+		for (i = 0; i < got; i++) {
+			struct pp_page *page = pages[i];
+			uint16_t id = vq->avail_idx & (vq->size - 1);
+			uint32_t off = pp_net_buf_color(page, hr, VQ_COLOR_LEN);
+			struct vring_desc *d = &vq->desc[id];
+
+			/* The slot's descriptor is still out (the device
+			 * completes out of order): post no further. */
+			if (PP_UNLIKELY(vq->pages[id] != NULL)) {
+				blocked = true;
+				break;
+			}
+			vq->nr_free--;
+			vq->pages[id] = page;
+			vq->rx_off[id] = off;
+			vq_desc_write(d, (uint64_t)(uintptr_t)
+					 pp_page_address(page) + off + hr -
+					 vq->hdr_len,
+				      (uint32_t)(((uint64_t)PP_PAGE_SIZE
+						  << page->order) - off - hr +
+						 vq->hdr_len),
+				      VRING_DESC_F_WRITE);
+			vq_avail_put(vq, id);
+		}
+		total += i;
+		/* What a blocked slot left over goes back to the pool. */
+		for (; i < got; i++)
+			pp_pool_recycle_direct(pool, pages[i]);
+		if (got < want)
+			break;
+	}
+	if (total)
+		vq_publish(vq);
+	return total;
+}
+
+/*
+ * A burst holds its queue (vq->busy) while it works on the ring: the
+ * reconnect thread takes it to reclaim the ring when the back-end goes
+ * away. One uncontended exchange on the queue's own line a burst; a
+ * burst that finds the queue held or down does nothing.
+ */
+static inline bool vq_enter(struct vq *vq)
+{
+	/* Acquire: pairs with the release in vq_leave() of the reconnect
+	 * thread, so its rewrite of the ring is seen here. */
+	if (PP_UNLIKELY(__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE)))
+		return false;
+	if (PP_UNLIKELY(vq->down)) {
+		__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
+		return false;
+	}
+	return true;
+}
+
+static inline void vq_leave(struct vq *vq)
+{
+	__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
+}
+
+static unsigned int rx_burst(struct pp_rxq *rxq, struct vq *vq,
+			     struct pp_frame *frames, unsigned int n)
+{
+	const uint16_t hdr = vq->hdr_len, hr = vq->headroom;
+	unsigned int i, got, ok = 0, bad = 0;
+
+	got = vq_used_new(vq);
+	if (got > n)
+		got = n;
+	for (i = 0; i < got; i++) {
+		uint16_t id = 0;
+		uint32_t len, off;
+		struct pp_page *page = vq_used_take(vq, vq->last_used + i,
+						    &len, &id);
+
+		if (PP_UNLIKELY(!page)) {
+			vq->bad_used++;
+			bad++;
+			continue;
+		}
+		off = vq->rx_off[id];
+		/* Header plus at least one byte, all inside our buffer. */
+		if (PP_UNLIKELY(len <= hdr || len - hdr > UINT16_MAX ||
+				!pp_frame_bounds_ok(page, off, hr, len - hdr) ||
+				vq->skip)) {
+			if (vq->skip)
+				vq->skip--;
+			else
+				vq->bad_used++;
+			pp_pool_recycle_direct(rxq->pool, page);
+			bad++;
+			continue;
+		}
+		frames[ok].page = page;
+		frames[ok].offset = off;
+		frames[ok].headroom = hr;
+		frames[ok].len = (uint16_t)(len - hdr);
+		if (vq->mrg_rxbuf) {
+			uint16_t nb;
+
+			memcpy(&nb, (char *)pp_frame_data(&frames[ok]) - hdr +
+					    VIRTIO_NET_HDR_NUM_BUFFERS_OFF,
+			       sizeof(nb));
+			/* A frame over several buffers: this port's frames
+			 * are one page; drop it and its other buffers. */
+			if (PP_UNLIKELY(nb != 1)) {
+				vq->skip = nb ? (uint16_t)(nb - 1) : 0;
+				pp_pool_recycle_direct(rxq->pool, page);
+				bad++;
+				continue;
+			}
+		}
+		ok++;
+	}
+	vq->last_used = (uint16_t)(vq->last_used + got);
+	if (PP_UNLIKELY(bad))
+		pp_net_stat_add(&rxq->stats.errors, bad);
+	/* Replace what was taken (and catch up after a dry pool). */
+	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
+		vq_rx_refill(vq, rxq->pool);
+	return ok;
+}
+
+unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct vq *vq = rxq->priv;
+	unsigned int got;
+
+	if (PP_UNLIKELY(!vq_enter(vq)))
+		return 0;
+	got = rx_burst(rxq, vq, frames, n);
+	vq_leave(vq);
+	return got;
+}
+
+/* ---- TX ------------------------------------------------------------- */
+
+/* A header that asks for nothing (no checksum, no GSO): two stores, not
+ * a call to memset for 12 bytes. */
+static inline void vq_hdr_clear(void *h)
+{
+	const uint64_t z8 = 0;
+	const uint32_t z4 = 0;
+
+	static_assert(VIRTIO_NET_HDR_LEN == 12, "8 + 4 bytes");
+	memcpy(h, &z8, 8);
+	memcpy((char *)h + 8, &z4, 4);
+}
+
+/*
+ * Sent pages back to their pools: the used ring's entries. Pages of the
+ * sending thread's pool are recycled here, inline (the loop topology's
+ * every page); others go out in bulk.
+ */
+static void vq_tx_complete(struct vq *vq, struct pp_txq *txq)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	struct pp_pool *napi = txq->napi_pool;
+	uint16_t left = vq_used_new(vq);
+
+	while (left) {
+		unsigned int i, k = 0;
+		uint16_t got = left < PP_NET_BURST ? left : PP_NET_BURST;
+
+		for (i = 0; i < got; i++) {
+			uint16_t id;
+			uint32_t len;
+			struct pp_page *page = vq_used_take(vq,
+							    vq->last_used + i,
+							    &len, &id);
+
+			if (PP_UNLIKELY(!page)) {
+				vq->bad_used++;
+				continue;
+			}
+			if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
+				pp_pool_recycle_direct(napi, page);
+				continue;
+			}
+			pages[k++] = page;
+		}
+		vq->last_used = (uint16_t)(vq->last_used + got);
+		left = (uint16_t)(left - got);
+		if (k)
+			pp_net_return_pages(txq->port->allocator, NULL,
+					    pages, k);
+	}
+}
+
+static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
+			     struct pp_frame *frames, unsigned int n)
+{
+	struct pp_page *foreign[PP_NET_BURST];
+	const uint16_t hdr = vq->hdr_len;
+	unsigned int i, k = 0, nr_foreign = 0;
+
+	vq_tx_complete(vq, txq);
+	if (n > PP_NET_BURST)
+		n = PP_NET_BURST;
+	if (n > vq->nr_free)
+		n = vq->nr_free;
+	for (i = 0; i < n; i++) {
+		struct pp_frame *f = &frames[i];
+		uint16_t id = vq->avail_idx & (vq->size - 1);
+		uint64_t addr;
+		struct vring_desc *d;
+
+		if (PP_UNLIKELY(vq->pages[id] != NULL))
+			break;  /* out of order: slot busy, ring full */
+
+		/*
+		 * The device reads header and data from the memory table:
+		 * a frame outside its page, without room for the header in
+		 * its headroom, empty, or on memory the table does not
+		 * cover (another arena) is taken and dropped, as af_xdp
+		 * does for frames it cannot address.
+		 */
+		if (PP_UNLIKELY(!pp_frame_valid(f) || f->headroom < hdr ||
+				!f->len)) {
+			foreign[nr_foreign++] = f->page;
+			continue;
+		}
+		addr = (uint64_t)(uintptr_t)pp_frame_data(f) - hdr;
+		if (PP_UNLIKELY(!pp_range_ok(addr - vq->mem_base,
+					     (uint64_t)f->len + hdr,
+					     vq->mem_size))) {
+			foreign[nr_foreign++] = f->page;
+			continue;
+		}
+		vq_hdr_clear((void *)(uintptr_t)addr);
+		vq->nr_free--;
+		vq->pages[id] = f->page;
+		d = &vq->desc[id];
+		vq_desc_write(d, addr, (uint32_t)f->len + hdr, 0);
+		vq_avail_put(vq, id);
+		k++;
+	}
+	if (k)
+		vq_publish(vq);
+	if (PP_UNLIKELY(nr_foreign))
+		pp_net_tx_drop(txq, foreign, nr_foreign);
+	return i;
+}
+
+unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct vq *vq = txq->priv;
+	unsigned int sent;
+
+	/* No back-end: nothing is taken (the caller keeps or drops). */
+	if (PP_UNLIKELY(!vq_enter(vq)))
+		return 0;
+	sent = tx_burst(txq, vq, frames, n);
+	vq_leave(vq);
+	return sent;
+}
+
+/*
+ * The reconnect thread's side: hold @vq (wait for a burst in progress),
+ * take every page off its ring, reset the ring to empty and mark it
+ * down; vq_up() opens it again once the new back-end knows it.
+ */
+void vq_take_down(struct vq *vq, struct pp_allocator *alloc)
+{
+	while (__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	vq_reclaim(vq, alloc);
+	vq_layout(vq, vq->desc, vq->size);
+	vq->down = true;
+	vq_leave(vq);
+}
+
+void vq_up(struct vq *vq)
+{
+	while (__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	vq->down = false;
+	vq_leave(vq);
+}
+
+/* ---- teardown ------------------------------------------------------- */
+
+void vq_reclaim(struct vq *vq, struct pp_allocator *alloc)
+{
+	struct pp_page *batch[PP_NET_BURST];
+	unsigned int i, k = 0;
+
+	if (!vq->pages)
+		return;
+	for (i = 0; i < vq->size; i++) {
+		if (!vq->pages[i])
+			continue;
+		batch[k++] = vq->pages[i];
+		vq->pages[i] = NULL;
+		if (k == PP_NET_BURST) {
+			pp_net_return_pages(alloc, NULL, batch, k);
+			k = 0;
+		}
+	}
+	if (k)
+		pp_net_return_pages(alloc, NULL, batch, k);
+	vq->nr_free = vq->size;
+}
