@@ -55,6 +55,8 @@ struct fake {
 	unsigned int regions;
 	unsigned int get_features;
 	int conn;            /* the accepted connection, -1 before */
+	uint64_t offer;      /* features offered on top of the usual */
+	uint64_t acked;      /* what SET_FEATURES said */
 };
 
 static int reply(int fd, uint32_t req, uint32_t flags, uint32_t size,
@@ -142,7 +144,10 @@ static void *fake_thread(void *arg)
 				v |= 1ull << VIRTIO_F_VERSION_1;
 			if (f->mode == FAKE_NO_MQ)
 				v &= ~(1ull << VIRTIO_NET_F_MQ);
-			answer(f, fd, m.request, v);
+			answer(f, fd, m.request, v | f->offer);
+			break;
+		case VHOST_USER_SET_FEATURES:
+			f->acked = m.payload.u64;
 			break;
 		case VHOST_USER_GET_PROTOCOL_FEATURES:
 			answer(f, fd, m.request,
@@ -173,12 +178,15 @@ static void *fake_thread(void *arg)
 	return NULL;
 }
 
-static void fake_start(struct fake *f, enum fake_mode mode)
+/* A fake that also offers @offer (feature bits). */
+static void fake_start_offer(struct fake *f, enum fake_mode mode,
+			     uint64_t offer)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
 	memset(f, 0, sizeof(*f));
 	f->mode = mode;
+	f->offer = offer;
 	f->conn = -1;
 	snprintf(f->path, sizeof(f->path), "/tmp/pp-vhost-hostile-%d.sock",
 		 (int)getpid());
@@ -189,6 +197,11 @@ static void fake_start(struct fake *f, enum fake_mode mode)
 	REQUIRE(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
 	REQUIRE(listen(f->lfd, 1) == 0);
 	REQUIRE(pthread_create(&f->tid, NULL, fake_thread, f) == 0);
+}
+
+static void fake_start(struct fake *f, enum fake_mode mode)
+{
+	fake_start_offer(f, mode, 0);
 }
 
 static void fake_stop(struct fake *f)
@@ -516,6 +529,211 @@ static void test_tx_out_of_order(void)
 	fake_stop(&f);
 }
 
+/* ---- VIRTIO_F_IN_ORDER ------------------------------------------------ */
+
+#define IN_ORDER (1ull << VIRTIO_F_IN_ORDER)
+
+static uint64_t bad_used(struct pp_port *p, bool tx)
+{
+	struct vq *vq = tx ? p->txq[0].priv : p->rxq[0].priv;
+
+	return vq->bad_used;
+}
+
+/*
+ * Negotiated when offered, unless in_order=0; never asked for when not
+ * offered (the fake's other cases offer none, and run the general path).
+ */
+static void test_in_order_negotiated(void)
+{
+	struct fake f;
+	struct pp_port *p;
+
+	fake_start_offer(&f, FAKE_GOOD, IN_ORDER);
+	p = open_on(&f, "", &env.conf);
+	REQUIRE(p != NULL);
+	CHECK(f.acked & IN_ORDER);
+	CHECK(((struct vq *)p->rxq[0].priv)->in_order);
+	CHECK(((struct vq *)p->txq[0].priv)->in_order);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+
+	fake_start_offer(&f, FAKE_GOOD, IN_ORDER);
+	p = open_on(&f, ",in_order=0", &env.conf);
+	REQUIRE(p != NULL);
+	CHECK(!(f.acked & IN_ORDER));
+	CHECK(!((struct vq *)p->txq[0].priv)->in_order);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+
+	fake_start(&f, FAKE_GOOD);
+	p = open_on(&f, "", &env.conf);
+	REQUIRE(p != NULL);
+	CHECK(!(f.acked & IN_ORDER));
+	CHECK(!((struct vq *)p->rxq[0].priv)->in_order);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+}
+
+/*
+ * RX in order: used entry p must name descriptor p. An entry that names
+ * another id (even one that is out), one with a length past its buffer or
+ * under the header is refused and counted, and its buffer (the one at
+ * that position) goes back to the pool: the entries after it still come
+ * through, and no page is lost or returned twice.
+ */
+static void test_rx_in_order_lies(void)
+{
+	struct fake f;
+	struct pp_port *p;
+	struct pp_frame fr[PP_NET_BURST];
+	struct dev_vq d;
+	uint16_t ids[8];
+	unsigned int got, i;
+
+	fake_start_offer(&f, FAKE_GOOD, IN_ORDER);
+	p = open_on(&f, "", &env.conf);
+	REQUIRE(p != NULL);
+	REQUIRE(f.acked & IN_ORDER);
+	dev_vq_init(&d, &f, 0);
+	CHECK_EQ(d.avail->idx, 64);
+	for (i = 0; i < 6; i++)
+		ids[i] = dev_take(&d);
+	/* In-order slots: the i-th buffer is descriptor i. */
+	CHECK_EQ(ids[0], 0);
+	CHECK_EQ(ids[5], 5);
+	dev_write(&d, ids[0], 60, 1);
+	dev_write(&d, ids[1], 61, 1);
+	dev_write(&d, ids[5], 65, 1);
+	dev_used(&d, ids[0], VIRTIO_NET_HDR_LEN + 60);
+	dev_used(&d, ids[2], VIRTIO_NET_HDR_LEN + 61); /* id out of order */
+	dev_used(&d, ids[2], d.desc[ids[2]].len + 1);  /* past the buffer */
+	dev_used(&d, ids[3], 5);                       /* under the header */
+	dev_used(&d, 64 + 4, 100);                     /* past the ring */
+	dev_used(&d, ids[5], VIRTIO_NET_HDR_LEN + 65);
+	dev_publish(&d, d.used_idx);
+	got = pp_port_rx_burst(p, 0, fr, PP_NET_BURST);
+	CHECK_EQ(got, 2);
+	if (got == 2) {
+		CHECK_EQ(fr[0].len, 60);
+		CHECK_EQ(fr[1].len, 65);
+		CHECK_EQ(((uint8_t *)pp_frame_data(&fr[1]))[64],
+			 (uint8_t)(64 + ids[5]));
+		CHECK(pp_frame_valid(&fr[1]));
+	}
+	CHECK_EQ(rx_errors(p), 4);
+	CHECK_EQ(bad_used(p, false), 4);
+	for (i = 0; i < got; i++)
+		pp_pool_recycle_direct(pp_port_rxq_pool(p, 0), fr[i].page);
+	/* The ring was refilled by position: the next six are 6..11. */
+	CHECK_EQ(dev_take(&d), 6);
+
+	/* A used index 60,000 ahead: cut to what is out, each entry still
+	 * checked (the stale ones name the wrong descriptor). */
+	dev_publish(&d, (uint16_t)(d.used_idx + 60000));
+	got = pp_port_rx_burst(p, 0, fr, PP_NET_BURST);
+	for (i = 0; i < got; i++) {
+		CHECK(pp_frame_valid(&fr[i]));
+		pp_pool_recycle_direct(pp_port_rxq_pool(p, 0), fr[i].page);
+	}
+	CHECK(bad_used(p, false) > 5);
+	net_check_pools(p);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+}
+
+static void tx_frames(struct pp_pool *pool, struct pp_frame *fr,
+		      unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		fr[i].page = pp_pool_alloc_pages(pool);
+		REQUIRE(fr[i].page != NULL);
+		fr[i].offset = 0;
+		fr[i].headroom = PP_FRAME_HEADROOM;
+		fr[i].len = 64;
+	}
+}
+
+/*
+ * TX in order: completions are taken back by count. A device may write
+ * only the last used entry of a batch (virtio 1.1 2.6.9): accepted. A
+ * batch whose last entry names another descriptor is counted, and its
+ * pages still go back by position, each once; a used index past what is
+ * out is cut and counted. The ring never blocks.
+ */
+static void test_tx_in_order(void)
+{
+	struct fake f;
+	struct pp_port *p;
+	struct pp_frame fr[PP_NET_BURST];
+	struct pp_pool *pool;
+	struct dev_vq d;
+	unsigned int i, lap;
+
+	fake_start_offer(&f, FAKE_GOOD, IN_ORDER);
+	p = open_on(&f, "", &env.conf);
+	REQUIRE(p != NULL);
+	REQUIRE(f.acked & IN_ORDER);
+	pool = pp_port_rxq_pool(p, 0);
+	dev_vq_init(&d, &f, 1);
+
+	/* Eight out; a batch of five written as its last entry only. */
+	tx_frames(pool, fr, 8);
+	CHECK_EQ(pp_port_tx_burst(p, 0, fr, 8), 8);
+	CHECK_EQ(d.avail->idx, 8);
+	for (i = 0; i < 8; i++)
+		CHECK_EQ(dev_take(&d), i);
+	d.used->ring[4].id = 4;
+	d.used_idx = 5;
+	dev_publish(&d, d.used_idx);
+	pp_port_tx_burst(p, 0, NULL, 0);
+	CHECK_EQ(bad_used(p, true), 0);
+	CHECK_EQ(((struct vq *)p->txq[0].priv)->nr_free, 64 - 3);
+
+	/* The last three, the batch's last entry naming descriptor 0. */
+	dev_used(&d, 5, 0);
+	dev_used(&d, 6, 0);
+	dev_used(&d, 0, 0);
+	dev_publish(&d, d.used_idx);
+	pp_port_tx_burst(p, 0, NULL, 0);
+	CHECK_EQ(bad_used(p, true), 1);
+	CHECK_EQ(((struct vq *)p->txq[0].priv)->nr_free, 64);
+
+	/* A used index claiming 1000 more than the 4 out: cut, counted,
+	 * and the entry the cut ends on (never written) counted too. */
+	tx_frames(pool, fr, 4);
+	CHECK_EQ(pp_port_tx_burst(p, 0, fr, 4), 4);
+	for (i = 0; i < 4; i++)
+		(void)dev_take(&d);
+	dev_publish(&d, (uint16_t)(d.used_idx + 1000));
+	pp_port_tx_burst(p, 0, NULL, 0);
+	CHECK_EQ(bad_used(p, true), 3);
+	CHECK_EQ(((struct vq *)p->txq[0].priv)->nr_free, 64);
+	d.used_idx = (uint16_t)(d.used_idx + 4);
+	dev_publish(&d, d.used_idx);  /* where the driver now is */
+
+	/* Laps past the ring's size, completing as they go: never blocks,
+	 * every page back at the end. */
+	for (lap = 0; lap < 6; lap++) {
+		tx_frames(pool, fr, 32);
+		CHECK_EQ(pp_port_tx_burst(p, 0, fr, 32), 32);
+		for (i = 0; i < 32; i++) {
+			uint16_t id = dev_take(&d);
+
+			CHECK_EQ(id, (uint16_t)(d.used_idx & 63));
+			dev_used(&d, id, 0);
+		}
+		dev_publish(&d, d.used_idx);
+	}
+	pp_port_tx_burst(p, 0, NULL, 0);
+	CHECK_EQ(bad_used(p, true), 3);
+	CHECK_EQ(((struct vq *)p->txq[0].priv)->nr_free, 64);
+	pp_pool_set_owner(pool);
+	CHECK_EQ(pp_pool_check(pool), 0);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+}
+
 /*
  * The back-end hangs up while the port is open, and a new one answers on
  * the same socket: the port takes its rings back (bursts do nothing
@@ -573,6 +791,9 @@ int main(void)
 	RUN_TEST(test_rx_used_lies);
 	RUN_TEST(test_tx_used_lies);
 	RUN_TEST(test_tx_out_of_order);
+	RUN_TEST(test_in_order_negotiated);
+	RUN_TEST(test_rx_in_order_lies);
+	RUN_TEST(test_tx_in_order);
 	RUN_TEST(test_reconnect);
 	net_env_fini(&env);
 	return pp_test_result();

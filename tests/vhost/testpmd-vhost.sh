@@ -13,6 +13,8 @@
 #         server   fwd listens (server=1), testpmd connects (client=1)
 #         queues   two queue pairs on both sides
 #         macswap  fwd --mac-swap, mergeable RX buffers on (mrg_rxbuf=1)
+#         noinorder as client, without VIRTIO_F_IN_ORDER (in_order=0): the
+#                  general path, which takes ids back one by one
 #         peerdies testpmd is killed (SIGKILL) while frames flow: fwd's
 #                  port notices and waits to reconnect, fwd runs on,
 #                  closes its port cleanly and has every page back
@@ -61,8 +63,9 @@ client) ;;
 server) server=1; vhost_extra=",client=1"; dev_extra=",server=1"; lens=64 ;;
 queues) queues=2; lens=64 ;;
 macswap) fwd_extra="--mac-swap"; dev_extra=",mrg_rxbuf=1"; lens=512 ;;
+noinorder) dev_extra=",in_order=0" ;;
 peerdies) lens=64 ;;
-*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|peerdies"; exit 2 ;;
+*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|noinorder|peerdies"; exit 2 ;;
 esac
 
 # testpmd: the vhost port alone, io forwarding back out of it, main lcore

@@ -7,14 +7,16 @@
  * virtio-user port are.
  *
  *   virtio_user:path=/run/x.sock[,queues=N][,queue_size=N][,server=1]
- *       [,mac=02:00:00:00:00:01][,mrg_rxbuf=0|1]
+ *       [,mac=02:00:00:00:00:01][,mrg_rxbuf=0|1][,in_order=0|1]
  *
  * Open: connect (or, with server=1, listen and accept one back-end),
  * SET_OWNER, negotiate features (VERSION_1 required; MRG_RXBUF only with
  * mrg_rxbuf=1: each RX buffer is a page, larger than any frame without
  * GSO, so merging buffers gains nothing, and without it RX need not read
- * the header's num_buffers, a cache line the back-end wrote; MQ when
- * queues > 1) and protocol features,
+ * the header's num_buffers, a cache line the back-end wrote; IN_ORDER
+ * when offered, unless in_order=0: TX completions are then taken back by
+ * count and RX buffers by position; MQ when queues > 1) and protocol
+ * features,
  * SET_MEM_TABLE with the arena's memfd segments (their fds in SCM_RIGHTS),
  * then for each of the 2 x queues virtqueues (RX 2q, TX 2q+1): CALL, NUM,
  * BASE, ADDR, KICK, and ENABLE when protocol features were negotiated.
@@ -77,6 +79,7 @@ struct vu_port {
 	bool server;
 	bool protocol;          /* PROTOCOL_FEATURES negotiated */
 	bool mrg;               /* mrg_rxbuf=1 */
+	bool in_order;          /* in_order=1 (default): ask for IN_ORDER */
 	uint64_t features;
 	uint8_t mac[6];
 	unsigned int nr_qp;
@@ -192,7 +195,7 @@ static int vu_parse(struct vu_port *vp, struct pp_port *port,
 	const char *path = pp_devargs_get(da, "path");
 	const char *mac = pp_devargs_get(da, "mac");
 	unsigned long queues = port->nr_rxq, size = VU_QUEUE_SIZE_DEFAULT;
-	unsigned long server = 0, mrg_rxbuf = 0;
+	unsigned long server = 0, mrg_rxbuf = 0, in_order = 1;
 
 	if (!path) {
 		PP_ERR("device '%s': name the vhost-user socket: 'virtio_user:path=/run/x.sock[,queues=N][,queue_size=N][,server=1]'",
@@ -208,7 +211,8 @@ static int vu_parse(struct vu_port *vp, struct pp_port *port,
 	    pp_devargs_uint(da, "queue_size", VU_QUEUE_SIZE_MIN,
 			    VU_QUEUE_SIZE_MAX, &size) ||
 	    pp_devargs_uint(da, "server", 0, 1, &server) ||
-	    pp_devargs_uint(da, "mrg_rxbuf", 0, 1, &mrg_rxbuf))
+	    pp_devargs_uint(da, "mrg_rxbuf", 0, 1, &mrg_rxbuf) ||
+	    pp_devargs_uint(da, "in_order", 0, 1, &in_order))
 		return -EINVAL;
 	if (size & (size - 1)) {
 		PP_ERR("device '%s': queue_size=%lu is not a power of two (virtio 1.1 2.6: split rings are)",
@@ -234,6 +238,7 @@ static int vu_parse(struct vu_port *vp, struct pp_port *port,
 	}
 	memcpy(vp->path, path, strlen(path) + 1);
 	vp->server = server;
+	vp->in_order = in_order;
 	vp->nr_qp = (unsigned int)queues;
 	vp->size = (unsigned int)size;
 	*mrg = mrg_rxbuf;
@@ -359,6 +364,8 @@ static int vu_negotiate(struct vu_port *vp, bool mrg)
 	want = 1ull << VIRTIO_F_VERSION_1;
 	if (mrg)
 		want |= 1ull << VIRTIO_NET_F_MRG_RXBUF;
+	if (vp->in_order)
+		want |= 1ull << VIRTIO_F_IN_ORDER;
 	if (vp->nr_qp > 1)
 		want |= 1ull << VIRTIO_NET_F_MQ;
 	if (feat & (1ull << VHOST_USER_F_PROTOCOL_FEATURES)) {
@@ -424,6 +431,8 @@ static int vu_handshake(struct vu_port *vp, bool fill)
 
 		rx->mrg_rxbuf = vp->features &
 				(1ull << VIRTIO_NET_F_MRG_RXBUF);
+		rx->in_order = vp->features & (1ull << VIRTIO_F_IN_ORDER);
+		vp->vq[2 * i + 1].in_order = rx->in_order;
 		if (fill)
 			vq_rx_refill(rx, vp->port->rxq[i].pool);
 	}
@@ -658,13 +667,14 @@ static void virtio_user_remove(struct pp_port *port)
 }
 
 static const char *const virtio_user_keys[] = {
-	"path", "queues", "queue_size", "server", "mac", "mrg_rxbuf", NULL,
+	"path", "queues", "queue_size", "server", "mac", "mrg_rxbuf",
+	"in_order", NULL,
 };
 
 const struct pp_net_driver pp_net_virtio_user_driver = {
 	.name = "virtio_user",
 	.keys = virtio_user_keys,
-	.help = "path=<vhost-user socket>, queues=<1..128>, queue_size=<64..32768, power of two>, server=<0|1>, mac=<xx:xx:xx:xx:xx:xx>, mrg_rxbuf=<0|1> (default 0)",
+	.help = "path=<vhost-user socket>, queues=<1..128>, queue_size=<64..32768, power of two>, server=<0|1>, mac=<xx:xx:xx:xx:xx:xx>, mrg_rxbuf=<0|1> (default 0), in_order=<0|1> (default 1: when offered)",
 	.ops = {
 		.probe = virtio_user_probe,
 		.remove = virtio_user_remove,

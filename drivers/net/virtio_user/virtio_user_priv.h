@@ -58,6 +58,7 @@ static_assert(sizeof(struct vring_used_elem) == 8, "virtio 1.1 2.6.8");
 #define VIRTIO_NET_F_MQ 22
 #define VHOST_USER_F_PROTOCOL_FEATURES 30
 #define VIRTIO_F_VERSION_1 32
+#define VIRTIO_F_IN_ORDER 35
 
 #define VHOST_USER_PROTOCOL_F_MQ 0
 
@@ -177,7 +178,10 @@ const char *vhost_user_request_name(uint32_t request);
  * the rest is ours alone. Descriptor i always sits in avail slot i (mod
  * size), and pages[id] remembers the page behind each one out: an id the
  * back-end returns is checked (in range, and one we gave out) before
- * anything is read from it.
+ * anything is read from it. With VIRTIO_F_IN_ORDER the back-end uses the
+ * descriptors in the order they were made available, so used entry p
+ * stands for descriptor p (mod size) whatever id it names: pages are
+ * taken back by position, and the id is only checked.
  */
 struct vq {
 	/* Hot. */
@@ -194,6 +198,7 @@ struct vq {
 	uint16_t hdr_len;
 	uint16_t headroom;        /* RX: the port's headroom */
 	bool mrg_rxbuf;
+	bool in_order;            /* VIRTIO_F_IN_ORDER negotiated */
 	int kickfd;
 	/*
 	 * Held by a burst (one atomic exchange each) and by the reconnect

@@ -322,6 +322,74 @@ static unsigned int rx_burst(struct pp_rxq *rxq, struct vq *vq,
 	return ok;
 }
 
+/*
+ * RX with VIRTIO_F_IN_ORDER: used entry p is the p-th buffer we made
+ * available, descriptor p (mod size), so its page is taken by position
+ * and no id is followed: an entry that names another id, or whose length
+ * does not fit the buffer, is refused (its buffer recycled, counted), and
+ * no page can be lost or given back twice. Every entry is still read:
+ * virtio-net needs each buffer's length.
+ */
+static unsigned int rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq,
+				      struct pp_frame *frames, unsigned int n)
+{
+	const uint16_t hdr = vq->hdr_len, hr = vq->headroom;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	unsigned int i, got, ok = 0, bad = 0;
+	uint16_t pos = vq->last_used;
+
+	got = vq_used_new(vq);
+	if (got > n)
+		got = n;
+	for (i = 0; i < got; i++, pos++) {
+		const uint16_t slot = pos & mask;
+		const volatile struct vring_used_elem *e =
+			&vq->used->ring[slot];
+		const uint32_t id = e->id, len = e->len;
+		struct pp_page *page = vq->pages[slot];
+		const uint32_t off = vq->rx_off[slot];
+		bool lie;
+
+		vq->pages[slot] = NULL;
+		lie = id != slot || len <= hdr || len - hdr > UINT16_MAX ||
+		      !pp_frame_bounds_ok(page, off, hr, len - hdr);
+		if (PP_UNLIKELY(lie || vq->skip)) {
+			if (vq->skip)
+				vq->skip--;
+			if (lie)
+				vq->bad_used++;
+			pp_pool_recycle_direct(rxq->pool, page);
+			bad++;
+			continue;
+		}
+		frames[ok].page = page;
+		frames[ok].offset = off;
+		frames[ok].headroom = hr;
+		frames[ok].len = (uint16_t)(len - hdr);
+		if (vq->mrg_rxbuf) {
+			uint16_t nb;
+
+			memcpy(&nb, (char *)pp_frame_data(&frames[ok]) - hdr +
+					    VIRTIO_NET_HDR_NUM_BUFFERS_OFF,
+			       sizeof(nb));
+			if (PP_UNLIKELY(nb != 1)) {
+				vq->skip = nb ? (uint16_t)(nb - 1) : 0;
+				pp_pool_recycle_direct(rxq->pool, page);
+				bad++;
+				continue;
+			}
+		}
+		ok++;
+	}
+	vq->last_used = pos;
+	vq->nr_free = (uint16_t)(vq->nr_free + got);
+	if (PP_UNLIKELY(bad))
+		pp_net_stat_add(&rxq->stats.errors, bad);
+	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
+		vq_rx_refill(vq, rxq->pool);
+	return ok;
+}
+
 unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 				  unsigned int n)
 {
@@ -330,7 +398,10 @@ unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 
 	if (PP_UNLIKELY(!vq_enter(vq)))
 		return 0;
-	got = rx_burst(rxq, vq, frames, n);
+	if (PP_LIKELY(vq->in_order))
+		got = rx_burst_in_order(rxq, vq, frames, n);
+	else
+		got = rx_burst(rxq, vq, frames, n);
 	vq_leave(vq);
 	return got;
 }
@@ -444,6 +515,102 @@ static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
 	return i;
 }
 
+/*
+ * TX completions with VIRTIO_F_IN_ORDER: the device returns descriptors
+ * in the order they went out, so the used index alone says which: the
+ * oldest n. It may write only the last used entry of a batch (virtio 1.1
+ * 2.6.9), so that is the one read, and it must name its own descriptor;
+ * one that does not is counted (bad_used) and not followed: the pages go
+ * back by position, each once. Taken back lazily and in bulk, when the
+ * ring runs short (DPDK's in-order TX does the same), so that most bursts
+ * neither read the used ring nor walk it.
+ */
+#define VQ_TX_RECLAIM_BELOW PP_NET_BURST
+
+static void vq_tx_complete_in_order(struct vq *vq, struct pp_txq *txq)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	struct pp_pool *napi = txq->napi_pool;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	uint16_t n = vq_used_new(vq), pos = vq->last_used, i, last;
+	unsigned int k = 0;
+
+	if (!n)
+		return;
+	last = (uint16_t)(pos + n - 1) & mask;
+	if (PP_UNLIKELY(((const volatile struct vring_used_elem *)
+			 &vq->used->ring[last])->id != last))
+		vq->bad_used++;
+	for (i = 0; i < n; i++, pos++) {
+		const uint16_t slot = pos & mask;
+		struct pp_page *page = vq->pages[slot];
+
+		vq->pages[slot] = NULL;
+		if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
+			pp_pool_recycle_direct(napi, page);
+			continue;
+		}
+		pages[k++] = page;
+		if (k == PP_NET_BURST) {
+			pp_net_return_pages(txq->port->allocator, NULL, pages,
+					    k);
+			k = 0;
+		}
+	}
+	vq->last_used = pos;
+	vq->nr_free = (uint16_t)(vq->nr_free + n);
+	if (k)
+		pp_net_return_pages(txq->port->allocator, NULL, pages, k);
+}
+
+static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
+				      struct pp_frame *frames, unsigned int n)
+{
+	struct pp_page *foreign[PP_NET_BURST];
+	const uint16_t hdr = vq->hdr_len;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	unsigned int i, k = 0, nr_foreign = 0;
+
+	if (n > PP_NET_BURST)
+		n = PP_NET_BURST;
+	/* n == 0: the caller asks for completions only (a flush). */
+	if (!n || vq->nr_free < n || vq->nr_free < VQ_TX_RECLAIM_BELOW)
+		vq_tx_complete_in_order(vq, txq);
+	if (n > vq->nr_free)
+		n = vq->nr_free;
+	for (i = 0; i < n; i++) {
+		struct pp_frame *f = &frames[i];
+		const uint16_t id = vq->avail_idx & mask;
+		uint64_t addr;
+
+		/* As in tx_burst(). */
+		if (PP_UNLIKELY(!pp_frame_valid(f) || f->headroom < hdr ||
+				!f->len)) {
+			foreign[nr_foreign++] = f->page;
+			continue;
+		}
+		addr = (uint64_t)(uintptr_t)pp_frame_data(f) - hdr;
+		if (PP_UNLIKELY(!pp_range_ok(addr - vq->mem_base,
+					     (uint64_t)f->len + hdr,
+					     vq->mem_size))) {
+			foreign[nr_foreign++] = f->page;
+			continue;
+		}
+		vq_hdr_clear((void *)(uintptr_t)addr);
+		vq->pages[id] = f->page;
+		vq_desc_write(&vq->desc[id], addr, (uint32_t)f->len + hdr, 0);
+		vq_avail_put(vq, id);
+		k++;
+	}
+	if (k) {
+		vq->nr_free = (uint16_t)(vq->nr_free - k);
+		vq_publish(vq);
+	}
+	if (PP_UNLIKELY(nr_foreign))
+		pp_net_tx_drop(txq, foreign, nr_foreign);
+	return i;
+}
+
 unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				  unsigned int n)
 {
@@ -453,7 +620,10 @@ unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	/* No back-end: nothing is taken (the caller keeps or drops). */
 	if (PP_UNLIKELY(!vq_enter(vq)))
 		return 0;
-	sent = tx_burst(txq, vq, frames, n);
+	if (PP_LIKELY(vq->in_order))
+		sent = tx_burst_in_order(txq, vq, frames, n);
+	else
+		sent = tx_burst(txq, vq, frames, n);
 	vq_leave(vq);
 	return sent;
 }
