@@ -408,16 +408,29 @@ unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 
 /* ---- TX ------------------------------------------------------------- */
 
-/* A header that asks for nothing (no checksum, no GSO): two stores, not
- * a call to memset for 12 bytes. */
+/*
+ * A header that asks for nothing (no checksum, no GSO), written only when
+ * it is not all zeroes already. It lies in the line before the data, in
+ * the headroom the back-end wrote when the page was last received into:
+ * a back-end that writes only the fields that change (DPDK's vhost does,
+ * and without offloads or mergeable buffers every field stays 0) then
+ * leaves the line shared between the two cores, where a store would pull
+ * it over here, and the back-end's next write pull it back, each frame.
+ */
 static inline void vq_hdr_clear(void *h)
 {
-	const uint64_t z8 = 0;
-	const uint32_t z4 = 0;
+	uint64_t v8;
+	uint32_t v4;
 
 	static_assert(VIRTIO_NET_HDR_LEN == 12, "8 + 4 bytes");
-	memcpy(h, &z8, 8);
-	memcpy((char *)h + 8, &z4, 4);
+	memcpy(&v8, h, 8);
+	memcpy(&v4, (char *)h + 8, 4);
+	if (v8 | v4) {
+		v8 = 0;
+		v4 = 0;
+		memcpy(h, &v8, 8);
+		memcpy((char *)h + 8, &v4, 4);
+	}
 }
 
 /*
