@@ -90,6 +90,7 @@ struct worker {
 	/* The worker's own; read after it joined. */
 	uint64_t busy_cycles;    /* over polls that received frames */
 	uint64_t busy_frames;
+	uint64_t busy_polls;     /* frames per busy poll: the mean burst */
 };
 
 /*
@@ -287,6 +288,7 @@ static void *poll_thread(void *arg)
 		if (n) {
 			w->busy_cycles += cycles() - t0;
 			w->busy_frames += n;
+			w->busy_polls++;
 		}
 	}
 	/* What the thread ran, whatever else shared its CPU. */
@@ -723,10 +725,11 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < nr_w; i++)
 		pthread_join(w[i].tid, NULL);
 	double elapsed = now_s() - t_m;
-	uint64_t busy_cycles = 0, busy_frames = 0;
+	uint64_t busy_cycles = 0, busy_frames = 0, busy_polls = 0;
 	for (unsigned int i = 0; i < nr_w; i++) {
 		busy_cycles += w[i].busy_cycles;
 		busy_frames += w[i].busy_frames;
+		busy_polls += w[i].busy_polls;
 	}
 	double cpf = busy_frames ? (double)busy_cycles / (double)busy_frames : 0;
 	/* [/doc:report] */
@@ -798,9 +801,10 @@ int main(int argc, char **argv)
 	       (double)nr_delivered / elapsed / 1e6,
 	       (unsigned long long)nr_delivered, (unsigned long long)nr_drops,
 	       ns_page, refill_name, leaked, check ? " (allocator check FAILED)" : "");
-	fprintf(fwd_out, "cycles: %.1f per received frame (busy polls: %llu cycles, %llu frames)\n",
+	fprintf(fwd_out, "cycles: %.1f per received frame (busy polls: %llu cycles, %llu frames, %llu polls, %.1f frames a poll)\n",
 		cpf, (unsigned long long)busy_cycles,
-		(unsigned long long)busy_frames);
+		(unsigned long long)busy_frames, (unsigned long long)busy_polls,
+		busy_polls ? (double)busy_frames / (double)busy_polls : 0.0);
 	bool count_ok = !count || total >= count;
 	if (!count_ok)
 		fprintf(stderr, "fwd: forwarded %llu of the %llu frames asked for in %.0f s: the wire is slow or lost frames (see drops), or raise --duration\n",
