@@ -189,39 +189,49 @@ static inline void vq_desc_write(struct vring_desc *d, uint64_t addr,
 unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 {
 	struct pp_page *pages[PP_NET_BURST];
-	const uint32_t hr = vq->headroom;
+	/* Locals: the stores below (descriptors, ring slots) may alias
+	 * *vq for the compiler, which would reload each field a frame. */
+	struct vring_desc *const desc = vq->desc;
+	struct pp_page **const out = vq->pages;
+	uint32_t *const rx_off = vq->rx_off;
+	uint16_t *const ring = vq->avail->ring;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	const uint32_t hr = vq->headroom, hdr = vq->hdr_len;
+	uint16_t aidx = vq->avail_idx, nr_free = vq->nr_free;
 	unsigned int total = 0;
 	bool blocked = false;
 
-	while (vq->nr_free && !blocked) {
-		unsigned int want = vq->nr_free < PP_NET_BURST ? vq->nr_free :
-								  PP_NET_BURST;
+	while (nr_free && !blocked) {
+		unsigned int want = nr_free < PP_NET_BURST ? nr_free :
+							     PP_NET_BURST;
 		unsigned int got = pp_pool_alloc_bulk(pool, pages, want);
 		unsigned int i;
 
 		for (i = 0; i < got; i++) {
 			struct pp_page *page = pages[i];
-			uint16_t id = vq->avail_idx & (vq->size - 1);
+			const uint16_t id = aidx & mask;
 			uint32_t off = pp_net_buf_color(page, hr, VQ_COLOR_LEN);
-			struct vring_desc *d = &vq->desc[id];
 
 			/* The slot's descriptor is still out (the device
 			 * completes out of order): post no further. */
-			if (PP_UNLIKELY(vq->pages[id] != NULL)) {
+			if (PP_UNLIKELY(out[id] != NULL)) {
 				blocked = true;
 				break;
 			}
-			vq->nr_free--;
-			vq->pages[id] = page;
-			vq->rx_off[id] = off;
-			vq_desc_write(d, (uint64_t)(uintptr_t)
-					 pp_page_address(page) + off + hr -
-					 vq->hdr_len,
+			nr_free--;
+			out[id] = page;
+			rx_off[id] = off;
+			vq_desc_write(&desc[id], (uint64_t)(uintptr_t)
+					 pp_page_address(page) + off + hr - hdr,
 				      (uint32_t)(((uint64_t)PP_PAGE_SIZE
 						  << page->order) - off - hr +
-						 vq->hdr_len),
+						 hdr),
 				      VRING_DESC_F_WRITE);
-			vq_avail_put(vq, id);
+			/* Slot i always carries descriptor i (see
+			 * vq_avail_put()). */
+			if (PP_UNLIKELY(ring[id] != id))
+				ring[id] = id;
+			aidx++;
 		}
 		total += i;
 		/* What a blocked slot left over goes back to the pool. */
@@ -230,6 +240,8 @@ unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 		if (got < want)
 			break;
 	}
+	vq->avail_idx = aidx;
+	vq->nr_free = nr_free;
 	if (total)
 		vq_publish(vq);
 	return total;
@@ -333,29 +345,32 @@ static unsigned int rx_burst(struct pp_rxq *rxq, struct vq *vq,
 static unsigned int rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq,
 				      struct pp_frame *frames, unsigned int n)
 {
+	const struct vring_used_elem *const used = vq->used->ring;
+	struct pp_page **const out = vq->pages;
+	const uint32_t *const rx_off = vq->rx_off;
 	const uint16_t hdr = vq->hdr_len, hr = vq->headroom;
 	const uint16_t mask = (uint16_t)(vq->size - 1);
+	const bool mrg = vq->mrg_rxbuf;
 	unsigned int i, got, ok = 0, bad = 0;
-	uint16_t pos = vq->last_used;
+	uint16_t pos = vq->last_used, skip = vq->skip;
 
 	got = vq_used_new(vq);
 	if (got > n)
 		got = n;
 	for (i = 0; i < got; i++, pos++) {
 		const uint16_t slot = pos & mask;
-		const volatile struct vring_used_elem *e =
-			&vq->used->ring[slot];
+		const volatile struct vring_used_elem *e = &used[slot];
 		const uint32_t id = e->id, len = e->len;
-		struct pp_page *page = vq->pages[slot];
-		const uint32_t off = vq->rx_off[slot];
+		struct pp_page *page = out[slot];
+		const uint32_t off = rx_off[slot];
 		bool lie;
 
-		vq->pages[slot] = NULL;
+		out[slot] = NULL;
 		lie = id != slot || len <= hdr || len - hdr > UINT16_MAX ||
 		      !pp_frame_bounds_ok(page, off, hr, len - hdr);
-		if (PP_UNLIKELY(lie || vq->skip)) {
-			if (vq->skip)
-				vq->skip--;
+		if (PP_UNLIKELY(lie || skip)) {
+			if (skip)
+				skip--;
 			if (lie)
 				vq->bad_used++;
 			pp_pool_recycle_direct(rxq->pool, page);
@@ -366,14 +381,16 @@ static unsigned int rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq,
 		frames[ok].offset = off;
 		frames[ok].headroom = hr;
 		frames[ok].len = (uint16_t)(len - hdr);
-		if (vq->mrg_rxbuf) {
+		if (mrg) {
 			uint16_t nb;
 
 			memcpy(&nb, (char *)pp_frame_data(&frames[ok]) - hdr +
 					    VIRTIO_NET_HDR_NUM_BUFFERS_OFF,
 			       sizeof(nb));
+			/* A frame over several buffers: dropped with its
+			 * other buffers, as in rx_burst(). */
 			if (PP_UNLIKELY(nb != 1)) {
-				vq->skip = nb ? (uint16_t)(nb - 1) : 0;
+				skip = nb ? (uint16_t)(nb - 1) : 0;
 				pp_pool_recycle_direct(rxq->pool, page);
 				bad++;
 				continue;
@@ -382,6 +399,7 @@ static unsigned int rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq,
 		ok++;
 	}
 	vq->last_used = pos;
+	vq->skip = skip;
 	vq->nr_free = (uint16_t)(vq->nr_free + got);
 	if (PP_UNLIKELY(bad))
 		pp_net_stat_add(&rxq->stats.errors, bad);
@@ -544,6 +562,7 @@ static void vq_tx_complete_in_order(struct vq *vq, struct pp_txq *txq)
 {
 	struct pp_page *pages[PP_NET_BURST];
 	struct pp_pool *napi = txq->napi_pool;
+	struct pp_page **const out = vq->pages;
 	const uint16_t mask = (uint16_t)(vq->size - 1);
 	uint16_t n = vq_used_new(vq), pos = vq->last_used, i, last;
 	unsigned int k = 0;
@@ -556,9 +575,9 @@ static void vq_tx_complete_in_order(struct vq *vq, struct pp_txq *txq)
 		vq->bad_used++;
 	for (i = 0; i < n; i++, pos++) {
 		const uint16_t slot = pos & mask;
-		struct pp_page *page = vq->pages[slot];
+		struct pp_page *page = out[slot];
 
-		vq->pages[slot] = NULL;
+		out[slot] = NULL;
 		if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
 			pp_pool_recycle_direct(napi, page);
 			continue;
@@ -583,6 +602,11 @@ static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
 	const uint16_t hdr = vq->hdr_len;
 	const uint16_t mask = (uint16_t)(vq->size - 1);
 	unsigned int i, k = 0, nr_foreign = 0;
+	struct vring_desc *desc;
+	struct pp_page **out;
+	uint16_t *ring, aidx;
+	uintptr_t mem_base;
+	uint64_t mem_size;
 
 	if (n > PP_NET_BURST)
 		n = PP_NET_BURST;
@@ -591,9 +615,16 @@ static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
 		vq_tx_complete_in_order(vq, txq);
 	if (n > vq->nr_free)
 		n = vq->nr_free;
+	/* Locals, as in vq_rx_refill(). */
+	desc = vq->desc;
+	out = vq->pages;
+	ring = vq->avail->ring;
+	aidx = vq->avail_idx;
+	mem_base = vq->mem_base;
+	mem_size = vq->mem_size;
 	for (i = 0; i < n; i++) {
 		struct pp_frame *f = &frames[i];
-		const uint16_t id = vq->avail_idx & mask;
+		const uint16_t id = aidx & mask;
 		uint64_t addr;
 
 		/* As in tx_burst(). */
@@ -603,19 +634,22 @@ static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
 			continue;
 		}
 		addr = (uint64_t)(uintptr_t)pp_frame_data(f) - hdr;
-		if (PP_UNLIKELY(!pp_range_ok(addr - vq->mem_base,
+		if (PP_UNLIKELY(!pp_range_ok(addr - mem_base,
 					     (uint64_t)f->len + hdr,
-					     vq->mem_size))) {
+					     mem_size))) {
 			foreign[nr_foreign++] = f->page;
 			continue;
 		}
 		vq_hdr_clear((void *)(uintptr_t)addr);
-		vq->pages[id] = f->page;
-		vq_desc_write(&vq->desc[id], addr, (uint32_t)f->len + hdr, 0);
-		vq_avail_put(vq, id);
+		out[id] = f->page;
+		vq_desc_write(&desc[id], addr, (uint32_t)f->len + hdr, 0);
+		if (PP_UNLIKELY(ring[id] != id))
+			ring[id] = id;
+		aidx++;
 		k++;
 	}
 	if (k) {
+		vq->avail_idx = aidx;
 		vq->nr_free = (uint16_t)(vq->nr_free - k);
 		vq_publish(vq);
 	}
