@@ -25,6 +25,10 @@
 # the line-rate columns are the packet rates of 10/25/40 GbE at that size
 # (frame + 20 bytes of preamble and gap).
 #
+# The load average (/proc/loadavg) is printed before each size and at the
+# end, and goes into the JSON: figures taken while other work ran are
+# noise, and say so.
+#
 # Needs root, 2 MiB hugepages, dpdk-testpmd with net_vhost and
 # net_virtio_user. Writes out/vhost-bench/ (logs, vhost-bench.json).
 #
@@ -134,9 +138,11 @@ run_one() { # dut size run
 		"$dut" "$size" "$r" "$(awk -v p="${pps:-0}" 'BEGIN { print p / 1e6 }')" "${cpp:-nan}"
 }
 
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+load_start=$(loadavg)
 : >"$outdir/runs.txt"
 for size in $sizes; do
-	step "$size-byte frames, $rep alternated runs of ${dur} s"
+	step "$size-byte frames, $rep alternated runs of ${dur} s (load average $(loadavg))"
 	for r in $(seq "$rep"); do
 		run_one pp "$size" "$r"
 		run_one dpdk "$size" "$r"
@@ -150,7 +156,8 @@ line() { # Mpps at line rate: gbps size
 printf '\n%6s | %9s %7s %9s | %9s %7s %9s | %6s %6s | %6s %6s %6s\n' \
 	size "pp Mpps" "Gb/s" "cyc/pkt" "dpdk Mpps" "Gb/s" "cyc/pkt" \
 	rate cycles "10G" "25G" "40G"
-json="{\"duration_s\":$dur,\"repeat\":$rep,\"sizes\":["
+load_end=$(loadavg)
+json="{\"duration_s\":$dur,\"repeat\":$rep,\"loadavg_start\":\"$load_start\",\"loadavg_end\":\"$load_end\",\"sizes\":["
 first=1
 for size in $sizes; do
 	for dut in pp dpdk; do
@@ -175,4 +182,5 @@ json+="]}"
 echo "$json" >"$outdir/vhost-bench.json"
 echo
 echo "rate: pp / dpdk peer-received Mpps (higher is better); cycles: pp / dpdk cycles per frame (lower is better)"
+echo "load average: $load_start at the start, $load_end at the end"
 echo "JSON: $outdir/vhost-bench.json"
