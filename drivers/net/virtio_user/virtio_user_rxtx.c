@@ -552,13 +552,22 @@ static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
  * oldest n. It may write only the last used entry of a batch (virtio 1.1
  * 2.6.9), so that is the one read, and it must name its own descriptor;
  * one that does not is counted (bad_used) and not followed: the pages go
- * back by position, each once. Taken back lazily and in bulk, when the
- * ring runs short (DPDK's in-order TX does the same), so that most bursts
- * neither read the used ring nor walk it.
+ * back by position, each once.
+ *
+ * Taken back lazily, as DPDK's in-order TX does: only once fewer than
+ * VQ_TX_RECLAIM_BELOW descriptors are free (or the burst needs more),
+ * and then at most @max, so that one reclaim does not overflow the
+ * pool's cache (PP_POOL_CACHE_SIZE) that the RX refill draws from.
  */
-#define VQ_TX_RECLAIM_BELOW PP_NET_BURST
+#ifndef VQ_TX_RECLAIM_BELOW
+#define VQ_TX_RECLAIM_BELOW (2 * PP_NET_BURST)
+#endif
+#ifndef VQ_TX_RECLAIM_MAX
+#define VQ_TX_RECLAIM_MAX PP_NET_BURST
+#endif
 
-static void vq_tx_complete_in_order(struct vq *vq, struct pp_txq *txq)
+static void vq_tx_complete_in_order(struct vq *vq, struct pp_txq *txq,
+				    uint16_t max)
 {
 	struct pp_page *pages[PP_NET_BURST];
 	struct pp_pool *napi = txq->napi_pool;
@@ -569,10 +578,16 @@ static void vq_tx_complete_in_order(struct vq *vq, struct pp_txq *txq)
 
 	if (!n)
 		return;
-	last = (uint16_t)(pos + n - 1) & mask;
-	if (PP_UNLIKELY(((const volatile struct vring_used_elem *)
-			 &vq->used->ring[last])->id != last))
-		vq->bad_used++;
+	/* The device's batch may end past @max: its last entry is checked
+	 * when the reclaim gets there. */
+	if (n <= max) {
+		last = (uint16_t)(pos + n - 1) & mask;
+		if (PP_UNLIKELY(((const volatile struct vring_used_elem *)
+				 &vq->used->ring[last])->id != last))
+			vq->bad_used++;
+	} else {
+		n = max;
+	}
 	for (i = 0; i < n; i++, pos++) {
 		const uint16_t slot = pos & mask;
 		struct pp_page *page = out[slot];
@@ -610,9 +625,11 @@ static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
 
 	if (n > PP_NET_BURST)
 		n = PP_NET_BURST;
-	/* n == 0: the caller asks for completions only (a flush). */
-	if (!n || vq->nr_free < n || vq->nr_free < VQ_TX_RECLAIM_BELOW)
-		vq_tx_complete_in_order(vq, txq);
+	/* n == 0: the caller asks for every completion (a flush). */
+	if (!n)
+		vq_tx_complete_in_order(vq, txq, vq->size);
+	else if (vq->nr_free < n || vq->nr_free < VQ_TX_RECLAIM_BELOW)
+		vq_tx_complete_in_order(vq, txq, VQ_TX_RECLAIM_MAX);
 	if (n > vq->nr_free)
 		n = vq->nr_free;
 	/* Locals, as in vq_rx_refill(). */
