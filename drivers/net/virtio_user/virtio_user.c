@@ -71,6 +71,9 @@
 #define VU_TIMEOUT_MS 5000
 /* How often the reconnect thread tries again while the back-end is away. */
 #define VU_RETRY_MS 200
+/* How often it kicks, for a back-end that asks for kicks, the rings whose
+ * publish the data path may not have kicked (vq_kick_sweep()). */
+#define VU_KICK_SWEEP_MS 10
 
 struct vu_port {
 	char path[108];
@@ -524,10 +527,17 @@ static void *vu_watch(void *arg)
 
 	for (;;) {
 		if (vp->sock >= 0) {
-			if (vu_wait_stop(vp, vp->sock, -1, &ev))
+			unsigned int i;
+
+			if (vu_wait_stop(vp, vp->sock, VU_KICK_SWEEP_MS, &ev))
 				break;
-			if (ev)
+			if (ev) {
 				vu_went_away(vp);
+				continue;
+			}
+			for (i = 0; i < 2 * vp->nr_qp; i++)
+				vp->vq[i].swept = vq_kick_sweep(&vp->vq[i],
+								vp->vq[i].swept);
 			continue;
 		}
 		if (!vp->server && vu_wait_stop(vp, -1, VU_RETRY_MS, &ev))
@@ -605,6 +615,7 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 			       vp->arena);
 		if (err)
 			goto err_free;
+		vp->vq[i].asym = vq_asym_available();
 	}
 	for (i = 0; i < vp->nr_qp; i++) {
 		port->rxq[i].priv = &vp->vq[2 * i];

@@ -201,17 +201,22 @@ struct vq {
 	bool in_order;            /* VIRTIO_F_IN_ORDER negotiated */
 	int kickfd;
 	/*
-	 * Held by a burst (one atomic exchange each) and by the reconnect
-	 * thread while it takes the ring back: the two never work on the
-	 * ring at once. down: no back-end, bursts do nothing.
+	 * Held by a burst and by the reconnect thread while it takes the
+	 * ring back: the two never work on the ring at once. down: no
+	 * back-end, bursts do nothing. asym: a burst marks busy with a
+	 * plain store and the reconnect thread runs membarrier() (the
+	 * allocator's thread caches do the same, lib/page); otherwise each
+	 * burst takes busy with an atomic exchange.
 	 */
 	int busy;
 	bool down;
+	bool asym;
 	uintptr_t mem_base;       /* TX: what the memory table covers */
 	uint64_t mem_size;
 	/* Cold. */
 	uint64_t bad_used;        /* used entries refused: id, length, count */
 	uint64_t kicks;
+	uint16_t swept;           /* the reconnect thread's: vq_kick_sweep() */
 	struct pp_page *ring_page; /* the rings' block */
 	unsigned int ring_order;
 	int callfd;
@@ -237,5 +242,16 @@ void vq_reclaim(struct vq *vq, struct pp_allocator *alloc);
  * up again. */
 void vq_take_down(struct vq *vq, struct pp_allocator *alloc);
 void vq_up(struct vq *vq);
+/* Whether vq_take_down() can use membarrier() (decided once, at the
+ * first call). */
+bool vq_asym_available(void);
+/*
+ * From the port's reconnect thread, every VU_KICK_SWEEP_MS: kick @vq when
+ * the device asks for kicks and the avail index moved since @last (the
+ * value this returned the time before): the publish whose kick the data
+ * path may have missed (vq_kick()). Returns the avail index it kicked
+ * for, or @last.
+ */
+uint16_t vq_kick_sweep(struct vq *vq, uint16_t last);
 
 #endif /* VIRTIO_USER_PRIV_H */

@@ -18,7 +18,9 @@
  * used index may claim no more entries than we have out, an id must be in
  * range and be one we handed out (pages[id] set), and a length must fit
  * the buffer. A bad entry is counted (bad_used, the queue's errors) and
- * never followed.
+ * never followed. With VIRTIO_F_IN_ORDER the pages come back by position
+ * (RX) or by count (TX) and an id is only compared with its position, so
+ * no id is followed at all.
  *
  * No notifications while polling: the avail ring asks the device never to
  * interrupt us (VRING_AVAIL_F_NO_INTERRUPT), and we kick only when the
@@ -27,10 +29,13 @@
  * system call.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "pp_os.h"
 #include "virtio_user_priv.h"
 
 /* A buffer's offset in its page: a cache-line colour (pp_net_buf_color)
@@ -74,13 +79,23 @@ void vq_layout(struct vq *vq, void *mem, unsigned int size)
 }
 
 /*
- * Kick the device when it asked for kicks. The full barrier orders our
- * store of avail->idx before the load of used->flags: paired with the
- * device's barrier between its flags store and its avail->idx load
- * (virtio 1.1 2.6.13.8), so that one of the two sides sees the other's
- * write and no buffer sits unseen.
+ * Kick the device when it asked for kicks. A device that polls says so
+ * with VRING_USED_F_NO_NOTIFY, and while it does no barrier is paid: the
+ * flag is read straight after the avail index is published. The full
+ * barrier that virtio 1.1 2.6.13.8 pairs with the device's (its flags
+ * store, then its avail->idx load) is taken only when the flag is seen
+ * clear, and there it is needed: it orders our avail->idx store before
+ * the flags load, so that one side sees the other's write.
+ *
+ * Without it on the polling path, a device that clears the flag (to
+ * sleep) at the instant we publish may miss that publish: both sides can
+ * read the other's old value. The next publish sees the flag clear and
+ * kicks; and when no publish follows, the port's reconnect thread kicks
+ * (vq_kick_sweep(), every VU_KICK_SWEEP_MS). The barrier drains the store
+ * buffer, which holds the burst's descriptor stores to lines the device
+ * had: on this path it cost more than a third of a poll's cycles.
  */
-static void vq_kick(struct vq *vq)
+static void vq_kick_slow(struct vq *vq)
 {
 	uint64_t one = 1;
 	int saved;
@@ -90,13 +105,46 @@ static void vq_kick(struct vq *vq)
 	 * x86 at a fraction of mfence's cost (DPDK's rte_smp_mb does the
 	 * same); elsewhere it is a seq_cst RMW, a full barrier as well. */
 	__atomic_fetch_or(&fence, 0, __ATOMIC_SEQ_CST);
-	if (PP_LIKELY(__atomic_load_n(&vq->used->flags, __ATOMIC_RELAXED) &
-		      VRING_USED_F_NO_NOTIFY) || vq->kickfd < 0)
+	if (__atomic_load_n(&vq->used->flags, __ATOMIC_RELAXED) &
+	    VRING_USED_F_NO_NOTIFY || vq->kickfd < 0)
 		return;
 	saved = errno;
 	if (write(vq->kickfd, &one, sizeof(one)) == sizeof(one))
 		vq->kicks++;
 	errno = saved;
+}
+
+static inline void vq_kick(struct vq *vq)
+{
+	if (PP_LIKELY(__atomic_load_n(&vq->used->flags, __ATOMIC_RELAXED) &
+		      VRING_USED_F_NO_NOTIFY))
+		return;
+	vq_kick_slow(vq);
+}
+
+uint16_t vq_kick_sweep(struct vq *vq, uint16_t last)
+{
+	int fence = 0;
+	uint16_t idx;
+
+	if (__atomic_load_n(&vq->down, __ATOMIC_ACQUIRE))
+		return last;
+	__atomic_fetch_or(&fence, 0, __ATOMIC_SEQ_CST);
+	idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
+	/* @last moves only with a kick: a device that polled when the index
+	 * moved may have stopped before it read it. */
+	if (idx != last && vq->kickfd >= 0 &&
+	    !(__atomic_load_n(&vq->used->flags, __ATOMIC_RELAXED) &
+	      VRING_USED_F_NO_NOTIFY)) {
+		uint64_t one = 1;
+		int saved = errno;
+
+		if (write(vq->kickfd, &one, sizeof(one)) != sizeof(one))
+			idx = last;   /* try again next time */
+		errno = saved;
+		return idx;
+	}
+	return last;
 }
 
 static inline void vq_publish(struct vq *vq)
@@ -250,22 +298,39 @@ unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 /*
  * A burst holds its queue (vq->busy) while it works on the ring: the
  * reconnect thread takes it to reclaim the ring when the back-end goes
- * away. One uncontended exchange on the queue's own line a burst; a
- * burst that finds the queue held or down does nothing.
+ * away. With membarrier() (vq->asym) that is a plain store, a compiler
+ * barrier and a load of vq->down: the reconnect thread raises down, runs
+ * membarrier(), a full barrier on every CPU that runs one of our
+ * threads, and waits for busy to drop, so either it saw this burst's
+ * store or this burst sees down and does nothing. Without it, one
+ * uncontended exchange on the queue's own line a burst. A burst that
+ * finds the queue held or down does nothing.
  */
 static inline bool vq_enter(struct vq *vq)
 {
+	if (PP_LIKELY(vq->asym)) {
+		__atomic_store_n(&vq->busy, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		/* Acquire: pairs with the release in vq_up(), so the
+		 * reconnect thread's rewrite of the ring is seen here. */
+		if (PP_LIKELY(!__atomic_load_n(&vq->down, __ATOMIC_ACQUIRE)))
+			return true;
+		__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
+		return false;
+	}
 	/* Acquire: pairs with the release in vq_leave() of the reconnect
 	 * thread, so its rewrite of the ring is seen here. */
 	if (PP_UNLIKELY(__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE)))
 		return false;
-	if (PP_UNLIKELY(vq->down)) {
+	if (PP_UNLIKELY(__atomic_load_n(&vq->down, __ATOMIC_RELAXED))) {
 		__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
 		return false;
 	}
 	return true;
 }
 
+/* Release: pairs with the reconnect thread's acquire load (asym) or
+ * exchange of busy: this burst's ring work comes before its own. */
 static inline void vq_leave(struct vq *vq)
 {
 	__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
@@ -549,15 +614,18 @@ static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
 /*
  * TX completions with VIRTIO_F_IN_ORDER: the device returns descriptors
  * in the order they went out, so the used index alone says which: the
- * oldest n. It may write only the last used entry of a batch (virtio 1.1
- * 2.6.9), so that is the one read, and it must name its own descriptor;
- * one that does not is counted (bad_used) and not followed: the pages go
- * back by position, each once.
+ * oldest n (checked against what is out, vq_used_new()). No used entry is
+ * read: a device may write only the last entry of a batch (virtio 1.1
+ * 2.6.9), a TX entry carries nothing we use, and the id it names cannot
+ * change which pages come back (by position, each once). DPDK's in-order
+ * TX reads none either. Reading the batch's last entry cost a cache miss
+ * a reclaim (the device had just written the line).
  *
  * Taken back lazily, as DPDK's in-order TX does: only once fewer than
  * VQ_TX_RECLAIM_BELOW descriptors are free (or the burst needs more),
  * and then at most @max, so that one reclaim does not overflow the
- * pool's cache (PP_POOL_CACHE_SIZE) that the RX refill draws from.
+ * pool's cache (PP_POOL_CACHE_SIZE) that the RX refill draws from; each
+ * reclaim reads the used index, a line the device writes.
  */
 #ifndef VQ_TX_RECLAIM_BELOW
 #define VQ_TX_RECLAIM_BELOW (2 * PP_NET_BURST)
@@ -573,21 +641,11 @@ static void vq_tx_complete_in_order(struct vq *vq, struct pp_txq *txq,
 	struct pp_pool *napi = txq->napi_pool;
 	struct pp_page **const out = vq->pages;
 	const uint16_t mask = (uint16_t)(vq->size - 1);
-	uint16_t n = vq_used_new(vq), pos = vq->last_used, i, last;
+	uint16_t n = vq_used_new(vq), pos = vq->last_used, i;
 	unsigned int k = 0;
 
-	if (!n)
-		return;
-	/* The device's batch may end past @max: its last entry is checked
-	 * when the reclaim gets there. */
-	if (n <= max) {
-		last = (uint16_t)(pos + n - 1) & mask;
-		if (PP_UNLIKELY(((const volatile struct vring_used_elem *)
-				 &vq->used->ring[last])->id != last))
-			vq->bad_used++;
-	} else {
+	if (n > max)
 		n = max;
-	}
 	for (i = 0; i < n; i++, pos++) {
 		const uint16_t slot = pos & mask;
 		struct pp_page *page = out[slot];
@@ -699,20 +757,69 @@ unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
  */
 void vq_take_down(struct vq *vq, struct pp_allocator *alloc)
 {
+	if (vq->asym) {
+		__atomic_store_n(&vq->down, true, __ATOMIC_RELAXED);
+		pp_os_membarrier();
+		/* Acquire: pairs with vq_leave(): the burst's writes. */
+		while (__atomic_load_n(&vq->busy, __ATOMIC_ACQUIRE))
+			sched_yield();
+		vq_reclaim(vq, alloc);
+		vq_layout(vq, vq->desc, vq->size);
+		return;
+	}
 	while (__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
 	vq_reclaim(vq, alloc);
 	vq_layout(vq, vq->desc, vq->size);
-	vq->down = true;
+	__atomic_store_n(&vq->down, true, __ATOMIC_RELAXED);
 	vq_leave(vq);
 }
 
 void vq_up(struct vq *vq)
 {
+	if (vq->asym) {
+		__atomic_store_n(&vq->down, false, __ATOMIC_RELEASE);
+		return;
+	}
 	while (__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
-	vq->down = false;
+	__atomic_store_n(&vq->down, false, __ATOMIC_RELAXED);
 	vq_leave(vq);
+}
+
+/*
+ * membarrier(PRIVATE_EXPEDITED), decided once per process: not where the
+ * kernel lacks it or a seccomp policy forbids it, not with
+ * PAGEPOOL_NO_MEMBARRIER=1 (as for the allocator's thread caches), and
+ * not under ThreadSanitizer, which does not know membarrier.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define VQ_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define VQ_TSAN 1
+#endif
+#endif
+#ifndef VQ_TSAN
+#define VQ_TSAN 0
+#endif
+
+static pthread_once_t vq_asym_once = PTHREAD_ONCE_INIT;
+static bool vq_asym_on;
+
+static void vq_asym_decide(void)
+{
+	const char *off = getenv("PAGEPOOL_NO_MEMBARRIER");
+
+	if (VQ_TSAN || (off && *off && strcmp(off, "0")))
+		return;
+	vq_asym_on = pp_os_membarrier_register() == 0;
+}
+
+bool vq_asym_available(void)
+{
+	pthread_once(&vq_asym_once, vq_asym_decide);
+	return vq_asym_on;
 }
 
 /* ---- teardown ------------------------------------------------------- */
