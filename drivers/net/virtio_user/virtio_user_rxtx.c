@@ -400,6 +400,29 @@ static unsigned int rx_burst(struct pp_rxq *rxq, struct vq *vq,
 }
 
 /*
+ * An in-order RX poll that found nothing waits a few pause instructions
+ * before the caller polls again. The used index shares its line with
+ * what the device writes for every frame: read in a tight loop, the line
+ * is pulled away from the device between its writes, and where the two
+ * threads share a core (a guest's vCPUs may be one core's hyperthreads)
+ * the loop takes issue slots from the device too; the device is what
+ * limits the rate. Four pauses (a few hundred cycles at most) measured a
+ * few per cent more frames from DPDK's vhost and fewer cycles a frame.
+ */
+#define VQ_IDLE_PAUSES 4
+
+static inline void vq_idle(void)
+{
+	for (int i = 0; i < VQ_IDLE_PAUSES; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#elif defined(__aarch64__)
+		__asm__ __volatile__("yield" ::: "memory");
+#endif
+	}
+}
+
+/*
  * RX with VIRTIO_F_IN_ORDER: used entry p is the p-th buffer we made
  * available, descriptor p (mod size), so its page is taken by position
  * and no id is followed: an entry that names another id, or whose length
@@ -420,6 +443,10 @@ static unsigned int rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq,
 	uint16_t pos = vq->last_used, skip = vq->skip;
 
 	got = vq_used_new(vq);
+	if (!got) {
+		vq_idle();
+		goto refill;
+	}
 	if (got > n)
 		got = n;
 	for (i = 0; i < got; i++, pos++) {
@@ -468,6 +495,7 @@ static unsigned int rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq,
 	vq->nr_free = (uint16_t)(vq->nr_free + got);
 	if (PP_UNLIKELY(bad))
 		pp_net_stat_add(&rxq->stats.errors, bad);
+refill:
 	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
 		vq_rx_refill(vq, rxq->pool);
 	return ok;
