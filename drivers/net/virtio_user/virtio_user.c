@@ -36,7 +36,10 @@
  * pages to their pools, marks the ring down (bursts do nothing), and
  * connects again every 200 ms (or, with server=1, waits for a back-end
  * on the socket); a new back-end gets the whole handshake again and each
- * RX ring refills on its own thread's next burst.
+ * RX ring refills on its own thread's next burst. While a back-end is
+ * there the thread also wakes every VU_KICK_SWEEP_MS to kick the rings
+ * whose publish the data path may not have kicked (vq_kick(), which
+ * reads the back-end's no-notify flag without a barrier).
  *
  * Close: the thread is stopped, GET_VRING_BASE goes out on each ring (the
  * back-end stops the ring before it answers), then the socket closes,

@@ -181,7 +181,8 @@ const char *vhost_user_request_name(uint32_t request);
  * anything is read from it. With VIRTIO_F_IN_ORDER the back-end uses the
  * descriptors in the order they were made available, so used entry p
  * stands for descriptor p (mod size) whatever id it names: pages are
- * taken back by position, and the id is only checked.
+ * taken back by position, an RX entry's id is only compared with it, and
+ * TX used entries are not read at all (the used index is the count).
  */
 struct vq {
 	/* Hot. */
