@@ -6,8 +6,9 @@
 # copies each frame into a fragment of its pool instead of a page
 # (frag=2048 and frag=auto on the veth pair), interleaved with the page
 # rows so that one run gives the ratio. Beside it: null -> null redirect
-# on one core, and DPDK testpmd io-forward on two net_null ports (when
-# DPDK is installed).
+# on one core, DPDK testpmd io-forward on two net_null ports (when DPDK
+# is installed), and (as root, with DPDK's net_vhost) fwd's virtio_user
+# port in the loop topology behind a testpmd net_vhost flowgen peer.
 #
 # Builds build/ (release) if needed, prints a table, and writes
 # out/fwd-bench.json and out/fwd-bench.png (with gnuplot). Each figure is
@@ -64,6 +65,37 @@ run_afxdp() { # name
 	wait
 }
 
+# ---- vhost-user row (root, dpdk-testpmd with net_vhost): fwd's one
+# virtio_user port in the loop topology, a testpmd net_vhost flowgen peer
+# sending 64-byte frames on CPU 1 (scripts/vhost-bench.sh compares with
+# DPDK's own virtio_user) ----
+vhost=0
+if [ "$(id -u)" = 0 ] && command -v dpdk-testpmd >/dev/null &&
+	{ ldconfig -p 2>/dev/null | grep -q librte_net_vhost ||
+	  ls /usr/lib/*/dpdk/pmds-*/librte_net_vhost.so* >/dev/null 2>&1; }; then
+	vhost=1
+	vsock=/tmp/pp-fwd-bench-$$.sock
+fi
+run_vhost() { # name
+	rm -f "$vsock"
+	timeout --preserve-status -s INT -k 10 $((dur + 15)) dpdk-testpmd \
+		--lcores 0@1,1@1 --main-lcore 0 --no-pci --no-telemetry \
+		--in-memory --single-file-segments -m 256 \
+		--file-prefix pp-fwd-bench-$$ --vdev "net_vhost0,iface=$vsock" \
+		-- --forward-mode=flowgen --txpkts=60 --nb-cores=1 \
+		--stats-period 1 </dev/null >"$outdir/$1.peer.log" 2>&1 &
+	local peer=$!
+	for _ in $(seq 100); do
+		[ -S "$vsock" ] && break
+		sleep 0.1
+	done
+	run_fwd "$1" --port "virtio_user:path=$vsock" --cpus 0
+	# --stats-period: testpmd runs until SIGINT, not until its input ends.
+	kill -INT "$peer" 2>/dev/null
+	wait "$peer" 2>/dev/null
+	rm -f "$vsock"
+}
+
 # ---- memory: fwd wants about 64 MiB of 2 MiB pages per run ----
 free2m=$(awk '/^HugePages_Free/ {print $2}' /proc/meminfo)
 if [ "${free2m:-0}" -lt 32 ]; then
@@ -78,7 +110,7 @@ if [ "${free2m:-0}" -lt 32 ]; then
 fi
 
 # ---- runs ----
-total=$(( rep * (6 + afxdp) ))
+total=$(( rep * (6 + afxdp + vhost) ))
 n=0
 run_fwd() { # name, then fwd arguments
 	local name=$1
@@ -103,6 +135,7 @@ for i in $(seq "$rep"); do
 	done
 	run_fwd "redirect-null-$i" --port null0 --port null1 --mode redirect
 	[ $afxdp = 0 ] || run_afxdp "afxdp-$i"
+	[ $vhost = 0 ] || run_vhost "vhost-$i"
 done
 
 if command -v dpdk-testpmd >/dev/null; then
@@ -206,6 +239,13 @@ leaks += sum(x["leaked_pages"] for x in ax)
 if ax:
     res["afxdp_rx_redirect"] = {"pps": med([x["in_pps"] for x in ax]),
                                 "pps_runs": [x["in_pps"] for x in ax]}
+vh = runs("vhost")
+leaks += sum(x["leaked_pages"] for x in vh)
+if vh:
+    res["vhost_loop"] = {"pps": med([x["pps"] for x in vh]),
+                         "pps_runs": [x["pps"] for x in vh],
+                         "cycles_per_frame": med([x["cycles_per_frame"]
+                                                  for x in vh])}
 res["leaked_pages"] = leaks
 
 # testpmd: per period, one Rx-pps line per port; sum the pair, skip the
@@ -297,6 +337,11 @@ if ax:
     axp = res["afxdp_rx_redirect"]["pps"]
     print(f"AF_XDP RX (veth, XDP sender in a netns on the other core) -> null redirect: "
           f"{axp / 1e6:.2f} Mpps")
+if vh:
+    v = res["vhost_loop"]
+    print(f"virtio_user loop (testpmd net_vhost flowgen peer, 64 B, other core): "
+          f"{v['pps'] / 1e6:.2f} Mpps, {v['cycles_per_frame']:.0f} cycles/frame"
+          f"   (scripts/vhost-bench.sh compares with DPDK's virtio_user)")
 print(f"pages leaked over all runs: {leaks}")
 load = os.getloadavg()[0]
 res["load_average_end"] = load
@@ -327,6 +372,8 @@ with open(f"{outdir}/plot.dat", "w") as f:
         bar(f, "testpmd io", tp_periods)
     if ax:
         bar(f, "AF_XDP RX", res["afxdp_rx_redirect"]["pps_runs"])
+    if vh:
+        bar(f, "vhost loop", res["vhost_loop"]["pps_runs"])
 print("results: out/fwd-bench.json")
 sys.exit(1 if leaks else 0)
 EOF
@@ -335,7 +382,7 @@ if command -v gnuplot >/dev/null; then
 	gnuplot <<EOF 2>"$outdir/gnuplot.log" &&
 set terminal pngcairo size 900,500 noenhanced
 set output 'out/fwd-bench.png'
-set title "pagepool fwd: veth PASS by refill mode, null->null redirect, DPDK testpmd io, AF_XDP RX\n(Mpps, log scale; bar: median of $rep x ${dur}s, whiskers: min and max of the runs)"
+set title "pagepool fwd: veth PASS by refill mode, null->null redirect, DPDK testpmd io, AF_XDP RX, vhost-user loop\n(Mpps, log scale; bar: median of $rep x ${dur}s, whiskers: min and max of the runs)"
 set style fill solid 0.8
 set boxwidth 0.6
 # A log axis: 2 Mpps rows stay readable beside 200 Mpps ones.

@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 
 dir=build-fuzz
 secs=${PP_FUZZ_TIME:-15}
-targets=(fuzz_devargs fuzz_api fuzz_frames fuzz_telemetry fuzz_af_xdp fuzz_e1000e)
+targets=(fuzz_devargs fuzz_api fuzz_frames fuzz_telemetry fuzz_af_xdp fuzz_e1000e
+	fuzz_vhost_user)
 status=0
 
 if ! command -v clang >/dev/null; then

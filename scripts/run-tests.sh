@@ -47,7 +47,7 @@ build_and_test() {
 }
 
 build_and_test build-test "-Dbuildtype=release -Ddebug_level=1" \
-	unit stress fwd consumer bench-smoke netns qemu dpdk
+	unit stress fwd consumer bench-smoke netns qemu dpdk vhost
 # Release at debug level 0: the allocator's leaf fast paths, which the
 # checking builds (debug level 1 and 2, ASan) never take.
 build_and_test build-fast "-Dbuildtype=release -Ddebug_level=0 -Ddpdk=disabled" \

@@ -21,6 +21,9 @@ static const struct pp_net_driver *const builtin[] = {
 #ifdef PP_HAVE_E1000E
 	&pp_net_e1000e_driver,
 #endif
+#ifdef PP_HAVE_VIRTIO_USER
+	&pp_net_virtio_user_driver,
+#endif
 	NULL,
 };
 
@@ -28,17 +31,24 @@ static const struct pp_net_driver *const builtin[] = {
  * "DRIVER:IFNAME[,...]" names a kernel interface, which may hold
  * characters a port name may not ('-', '.'): it is rewritten as
  * "DRIVER,iface=IFNAME[,...]" (the af_xdp form, as DPDK's iface= key).
+ * "DRIVER:KEY=VALUE[,...]" (virtio_user:path=/run/x.sock) is the key list
+ * itself after a ':' instead of a ',': rewritten as "DRIVER,KEY=VALUE...".
  */
 static const char *devstr_iface(const char *devstr, char *buf, size_t len)
 {
 	const char *colon = devstr ? strchr(devstr, ':') : NULL;
 	const char *comma = devstr ? strchr(devstr, ',') : NULL;
+	const char *eq = devstr ? strchr(devstr, '=') : NULL;
 	int n;
 
 	if (!colon || (comma && comma < colon))
 		return devstr;
-	n = snprintf(buf, len, "%.*s,iface=%s", (int)(colon - devstr), devstr,
-		     colon + 1);
+	if (eq && eq > colon && (!comma || eq < comma))
+		n = snprintf(buf, len, "%.*s,%s", (int)(colon - devstr),
+			     devstr, colon + 1);
+	else
+		n = snprintf(buf, len, "%.*s,iface=%s", (int)(colon - devstr),
+			     devstr, colon + 1);
 	return n > 0 && (size_t)n < len ? buf : devstr;
 }
 

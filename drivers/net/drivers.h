@@ -13,5 +13,8 @@ extern const struct pp_net_driver pp_net_af_xdp_driver;
 #ifdef PP_HAVE_E1000E
 extern const struct pp_net_driver pp_net_e1000e_driver;
 #endif
+#ifdef PP_HAVE_VIRTIO_USER
+extern const struct pp_net_driver pp_net_virtio_user_driver;
+#endif
 
 #endif /* PP_DRIVERS_H */

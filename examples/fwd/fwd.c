@@ -7,7 +7,7 @@
  *       [--duration S] [--warmup S] [--refill single|list|array]
  *       [--json FILE] [--arena-mb MB] [--cpus LIST]
  *       [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]
- *       [--telemetry PREFIX] [--frag SIZE|auto]
+ *       [--telemetry PREFIX] [--frag SIZE|auto] [--mac-swap]
  *
  * When the second port is one end of a veth pair, the other end is the
  * receiver and gets its own thread per queue: with --mode pass it hands
@@ -32,6 +32,13 @@
  *
  *   fwd --port e1000e:0000:00:02.0 --port e1000e:0000:00:03.0 --bidir \
  *       --tx-first 32 --verify --count 20000
+ *
+ * One port that is not a veth pair is the loop topology (testpmd's
+ * --port-topology=loop): every frame goes back out of the port it came
+ * in on, with --mac-swap its Ethernet addresses swapped (testpmd's
+ * macswap). --tx-first and --verify work as with two ports:
+ *
+ *   fwd --port virtio_user:path=/run/vhost0.sock --tx-first 32 --verify
  *
  * Ports of PCI drivers (e1000e) reach their device through VFIO: fwd puts
  * every such device in one PP_IOVA_VFIO domain, maps the arena into it and
@@ -80,7 +87,28 @@ struct worker {
 	unsigned int queue;
 	int cpu;
 	double cpu_s; /* the thread's CPU time at its end */
+	/* The worker's own; read after it joined. */
+	uint64_t busy_cycles;    /* over polls that received frames */
+	uint64_t busy_frames;
+	uint64_t busy_polls;     /* frames per busy poll: the mean burst */
 };
+
+/*
+ * The time stamp counter (TSC cycles; a clock's nanoseconds elsewhere):
+ * what testpmd's --record-core-cycles reads, so that the two tools'
+ * cycles per packet compare.
+ */
+static inline uint64_t cycles(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
 
 /* What the stack read (per thread), so that the read is real. */
 static __thread uint64_t seq_sum;
@@ -164,10 +192,14 @@ static void usage(FILE *f, int status)
 		"           [--duration S] [--warmup S] [--refill single|list|array]\n"
 		"           [--json FILE] [--arena-mb MB] [--cpus LIST]\n"
 		"           [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]\n"
-		"           [--telemetry PREFIX] [--frag SIZE|auto]\n"
+		"           [--telemetry PREFIX] [--frag SIZE|auto] [--mac-swap]\n"
+		"       fwd --port DEV [...]   (one port: loop topology, frames go back\n"
+		"                              out of the same port)\n"
 		"       fwd --help | --version\n"
 		"  DEV: null0[,size=64] | veth0,peer=veth1[,ring=1024] | af_xdp:IFNAME\n"
 		"       | e1000e:0000:00:02.0 (bound to vfio-pci: pp-devbind)\n"
+		"       | virtio_user:path=SOCK[,queues=N][,queue_size=N][,server=1]\n"
+		"  --mac-swap: swap each frame's Ethernet addresses before it goes out\n"
 		"  --bidir: each port forwards to the other (one --port: a veth pair's\n"
 		"  two ends); --tx-first N frames per TX queue start a wire loop;\n"
 		"  --verify checks every frame and accounts for all at the end\n"
@@ -188,9 +220,10 @@ static void prog_redirect(const struct pp_prog_ctx *ctx,
 			  unsigned int n)
 {
 	(void)ctx;
-	(void)frames;
 	for (unsigned int i = 0; i < n; i++)
 		verdicts[i] = PP_XDP_REDIRECT_TO(0);
+	if (mac_swap)
+		frames_mac_swap(frames, n);
 }
 
 static void prog_pass(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
@@ -244,9 +277,19 @@ static void *poll_thread(void *arg)
 	CPU_SET(w->cpu, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		pp_port_poll(w->port[0], w->queue, PP_NET_BURST);
+		uint64_t t0 = cycles();
+		unsigned int n = pp_port_poll(w->port[0], w->queue,
+					      PP_NET_BURST);
+
 		if (w->port[1])
-			pp_port_poll(w->port[1], w->queue, PP_NET_BURST);
+			n += pp_port_poll(w->port[1], w->queue, PP_NET_BURST);
+		/* Busy time only, as testpmd counts it: polls that
+		 * brought frames, divided by those frames. */
+		if (n) {
+			w->busy_cycles += cycles() - t0;
+			w->busy_frames += n;
+			w->busy_polls++;
+		}
 	}
 	/* What the thread ran, whatever else shared its CPU. */
 	struct timespec ts;
@@ -342,6 +385,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ "telemetry", required_argument, NULL, 'T' },
 		{ "frag", required_argument, NULL, 'F' },
+		{ "mac-swap", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev[2] = { NULL, NULL }, *json = NULL;
@@ -419,6 +463,9 @@ int main(int argc, char **argv)
 		case 'F':
 			frag = optarg;
 			break;
+		case 'M':
+			mac_swap = true;
+			break;
 		default:
 			usage(stderr, 2);
 		}
@@ -427,8 +474,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fwd: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr, 2);
 	}
-	if (nr_dev < (bidir ? 1u : 2u)) {
-		fprintf(stderr, "fwd: give two --port (one with --bidir on a veth pair)\n");
+	if (nr_dev < 1) {
+		fprintf(stderr, "fwd: give two --port, or one (a veth pair with --bidir, or any other port for the loop topology)\n");
 		usage(stderr, 2);
 	}
 	/* The worker CPUs: --cpus, within the affinity mask, or the mask. */
@@ -481,7 +528,7 @@ int main(int argc, char **argv)
 			LOOP_INJECT_MAX, LOOP_LEN_MIN, LOOP_LEN_MAX);
 		return 2;
 	}
-	if (verify && (!bidir || !tx_first)) {
+	if (verify && (!(bidir || nr_dev == 1) || !tx_first)) {
 		fprintf(stderr, "fwd: --verify checks the frames of a wire loop: add --bidir and --tx-first N\n");
 		return 2;
 	}
@@ -538,8 +585,17 @@ int main(int argc, char **argv)
 	conf_in.dma = uses_vfio[0] ? dma : NULL;
 	conf_out.dma = uses_vfio[1] ? dma : NULL;
 	struct pp_port *in = pp_port_open(dev[0], &conf_in);
+	/* One port without a peer: the loop topology, out is in. */
+	bool loop_topo = in && nr_dev == 1 && !pp_port_peer(in);
 	struct pp_port *out = !in ? NULL : nr_dev == 2 ?
-			      pp_port_open(dev[1], &conf_out) : pp_port_peer(in);
+			      pp_port_open(dev[1], &conf_out) :
+			      loop_topo ? in : pp_port_peer(in);
+	if (in && nr_dev == 1 && !loop_topo && !bidir) {
+		fprintf(stderr, "fwd: one --port that is a veth pair: add --bidir, or give a second --port\n");
+		return 2;
+	}
+	if (loop_topo)
+		bidir = true;
 	if (!in || !out) {
 		if (in && nr_dev == 1)
 			fprintf(stderr, "fwd: --bidir with one --port needs a veth pair (veth0,peer=veth1)\n");
@@ -549,8 +605,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	bool pass = !strcmp(mode, "pass");
+	/* The loop topology counts its one port once: run.out is NULL. */
 	struct run run = {
-		.in = in, .out = out, .sink = bidir ? NULL : pp_port_peer(out),
+		.in = in, .out = loop_topo ? NULL : out,
+		.sink = bidir ? NULL : pp_port_peer(out),
 		.pass = pass, .bidir = bidir,
 	};
 	struct pp_port *sink = run.sink;
@@ -565,7 +623,7 @@ int main(int argc, char **argv)
 	if (pass && !sink)
 		fwd_prog.fn = prog_pass;
 	pp_port_set_prog(in, &fwd_prog);
-	if (bidir) {
+	if (bidir && !loop_topo) {
 		fwd_prog.targets[0] = in;
 		pp_port_set_prog(out, &fwd_prog);
 	}
@@ -588,7 +646,7 @@ int main(int argc, char **argv)
 	/* Workers: queue q of the forwarder, then of the receiver; with
 	 * --bidir one thread per queue polls both ports. */
 	for (unsigned int q = 0; q < queues; q++) {
-		w[nr_w++] = (struct worker){ .port = { in, bidir ? out : NULL },
+		w[nr_w++] = (struct worker){ .port = { in, run.out },
 					     .queue = q };
 		if (sink)
 			w[nr_w++] = (struct worker){ .port = { sink }, .queue = q };
@@ -600,7 +658,7 @@ int main(int argc, char **argv)
 	/* The first bursts, before any worker owns the pools. */
 	if (tx_first) {
 		loop_inject(in, tx_first);
-		if (bidir)
+		if (run.out)
 			loop_inject(out, tx_first);
 		if (!loop.injected) {
 			fprintf(stderr, "fwd: --tx-first: the ports took no frame (link down? the log above says)\n");
@@ -657,7 +715,7 @@ int main(int argc, char **argv)
 		fprintf(fwd_out, "[%5.1fs] in %7.2f Mpps  delivered %7.2f Mpps  drops %llu\n",
 		       t - t0, (double)(rin - last_in) / (t - last_t) / 1e6,
 		       (double)(rout - last_out) / (t - last_t) / 1e6,
-		       (unsigned long long)(drops(in) + drops(out) + drops(sink)));
+		       (unsigned long long)(drops(in) + drops(run.out) + drops(sink)));
 		fflush(fwd_out);
 		last_in = rin;
 		last_out = rout;
@@ -667,13 +725,20 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < nr_w; i++)
 		pthread_join(w[i].tid, NULL);
 	double elapsed = now_s() - t_m;
+	uint64_t busy_cycles = 0, busy_frames = 0, busy_polls = 0;
+	for (unsigned int i = 0; i < nr_w; i++) {
+		busy_cycles += w[i].busy_cycles;
+		busy_frames += w[i].busy_frames;
+		busy_polls += w[i].busy_polls;
+	}
+	double cpf = busy_frames ? (double)busy_cycles / (double)busy_frames : 0;
 	/* [/doc:report] */
 
 	/* [doc:summary] */
 	uint64_t total = delivered(&run);
 	uint64_t rin = received(&run) - in_m;
 	uint64_t nr_delivered = total - out_m;
-	uint64_t nr_drops = drops(in) + drops(out) + drops(sink);
+	uint64_t nr_drops = drops(in) + drops(run.out) + drops(sink);
 	/*
 	 * The receiving threads' CPU time per frame delivered, over the whole
 	 * run: on a shared machine, steadier than the rate (a thread that
@@ -711,7 +776,8 @@ int main(int argc, char **argv)
 	 * each pool is whole when its port closes. */
 	for (unsigned int q = 0; bidir && q < queues; q++) {
 		pp_port_tx_burst(in, q % pp_port_nr_txq(in), NULL, 0);
-		pp_port_tx_burst(out, q % pp_port_nr_txq(out), NULL, 0);
+		if (run.out)
+			pp_port_tx_burst(out, q % pp_port_nr_txq(out), NULL, 0);
 	}
 	if (telemetry)
 		telemetry_stop(alloc, tm_ports);
@@ -735,6 +801,10 @@ int main(int argc, char **argv)
 	       (double)nr_delivered / elapsed / 1e6,
 	       (unsigned long long)nr_delivered, (unsigned long long)nr_drops,
 	       ns_page, refill_name, leaked, check ? " (allocator check FAILED)" : "");
+	fprintf(fwd_out, "cycles: %.1f per received frame (busy polls: %llu cycles, %llu frames, %llu polls, %.1f frames a poll)\n",
+		cpf, (unsigned long long)busy_cycles,
+		(unsigned long long)busy_frames, (unsigned long long)busy_polls,
+		busy_polls ? (double)busy_frames / (double)busy_polls : 0.0);
 	bool count_ok = !count || total >= count;
 	if (!count_ok)
 		fprintf(stderr, "fwd: forwarded %llu of the %llu frames asked for in %.0f s: the wire is slow or lost frames (see drops), or raise --duration\n",
@@ -756,7 +826,8 @@ int main(int argc, char **argv)
 			"\"bidir\":%s,\"vfio\":%s,\"warmup_s\":%.3f,"
 			"\"duration_s\":%.3f,\"in_packets\":%llu,\"in_pps\":%.0f,"
 			"\"packets\":%llu,\"pps\":%.0f,\"total_packets\":%llu,"
-			"\"drops\":%llu,\"loop\":%s,"
+			"\"drops\":%llu,\"loop\":%s,\"busy_cycles\":%llu,"
+			"\"busy_frames\":%llu,\"cycles_per_frame\":%.2f,"
 			"\"alloc_ns_per_page\":%.3f,\"sink_cpu_ns_per_frame\":%s,"
 			"\"leaked_pages\":%lu,"
 			"\"allocator_check\":%d,\"ports\":{\"in\":%s,\"out\":%s,"
@@ -767,7 +838,9 @@ int main(int argc, char **argv)
 			(unsigned long long)nr_delivered,
 			(double)nr_delivered / elapsed,
 			(unsigned long long)total,
-			(unsigned long long)nr_drops, js_loop, ns_page,
+			(unsigned long long)nr_drops, js_loop,
+			(unsigned long long)busy_cycles,
+			(unsigned long long)busy_frames, cpf, ns_page,
 			js_sink_cpu, leaked,
 			check, js_in, js_out, js_sink, js_alloc);
 		if (pp_cli_json_close(f)) {

@@ -48,13 +48,19 @@ struct loop_books {
 };
 extern struct loop_books loop;
 
+/* --mac-swap: the forwarding programs swap each frame's Ethernet
+ * addresses (testpmd's macswap), the loop topology's usual companion. */
+extern bool mac_swap;
+void frames_mac_swap(struct pp_frame *frames, unsigned int n);
+
 /* testpmd's tx_first: @nr numbered frames on each TX queue of @p. */
 unsigned int loop_inject(struct pp_port *p, unsigned int nr);
 /* --verify's program: forward intact frames, drop damaged ones. */
 void prog_verify_redirect(const struct pp_prog_ctx *ctx,
 			  struct pp_frame *frames, uint16_t *verdicts,
 			  unsigned int n);
-/* After the workers stopped: take every frame off the wire of @a and @b. */
+/* After the workers stopped: take every frame off the wire of @a and @b
+ * (@b NULL: the loop topology's one port). */
 void loop_drain(struct pp_port *a, struct pp_port *b);
 /* Print the verdict line and write it as JSON; whether every frame came
  * back intact exactly once or was counted as dropped. */

@@ -28,6 +28,20 @@
 #define LOOP_DRAIN_MAX_S 10.0
 
 struct loop_books loop = { .len = 64 }; /* testpmd's tx_first frames */
+bool mac_swap;
+
+void frames_mac_swap(struct pp_frame *frames, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t *d = pp_frame_data(&frames[i]), t[6];
+
+		if (frames[i].len < 12)
+			continue;
+		memcpy(t, d, 6);
+		memcpy(d, d + 6, 6);
+		memcpy(d + 6, t, 6);
+	}
+}
 
 static void loop_frame_fill(uint8_t *d, unsigned int len, uint32_t id)
 {
@@ -114,6 +128,8 @@ void prog_verify_redirect(const struct pp_prog_ctx *ctx,
 	for (unsigned int i = 0; i < n; i++)
 		verdicts[i] = loop_frame_ok(&frames[i], &id) ?
 				      PP_XDP_REDIRECT_TO(0) : PP_XDP_DROP;
+	if (mac_swap)
+		frames_mac_swap(frames, n);
 }
 
 /* The drain (main thread only): tick off each number, drop every frame. */
@@ -147,6 +163,7 @@ void loop_drain(struct pp_port *a, struct pp_port *b)
 {
 	struct pp_prog drain = { .sz = sizeof(drain), .fn = prog_drain };
 	struct pp_port *p[2] = { a, b };
+	unsigned int nr_p = b ? 2 : 1;
 	double quiet = now_s(), end = quiet + LOOP_DRAIN_MAX_S;
 
 	loop.bad_fwd = RX(a, xdp_drop) + RX(b, xdp_drop);
@@ -156,11 +173,12 @@ void loop_drain(struct pp_port *a, struct pp_port *b)
 		exit(1);
 	}
 	pp_port_set_prog(a, &drain);
-	pp_port_set_prog(b, &drain);
+	if (b)
+		pp_port_set_prog(b, &drain);
 	for (;;) {
 		unsigned int got = 0;
 
-		for (unsigned int i = 0; i < 2; i++)
+		for (unsigned int i = 0; i < nr_p; i++)
 			for (unsigned int q = 0; q < pp_port_nr_rxq(p[i]); q++)
 				got += pp_port_poll(p[i], q, PP_NET_BURST);
 		loop.dropped = drops(a) + drops(b);

@@ -81,18 +81,6 @@ struct pp_frame {
 };
 static_assert(sizeof(struct pp_frame) == 16, "four frames per cache line");
 
-/*
- * pp_frame_range_ok_ - the one bounds check: @start + @headroom + @len <=
- * @end, summed in 64 bits, where three 32-bit parts cannot wrap (a 32-bit
- * sum lets offset 0xffffff00 plus headroom 0x100 pass as 0). Every check
- * below is this one with its own @end; call those.
- */
-static inline bool pp_frame_range_ok_(uint32_t start, uint32_t headroom,
-				      uint32_t len, uint64_t end)
-{
-	return (uint64_t)start + headroom + len <= end;
-}
-
 /* The end of @page's block: PP_PAGE_SIZE << order, at most 1 GiB. */
 static inline uint64_t pp_frame_block_end_(const struct pp_page *page)
 {
@@ -100,11 +88,23 @@ static inline uint64_t pp_frame_block_end_(const struct pp_page *page)
 }
 
 /*
+ * pp_range_ok - true when [@off, @off + @len) lies within [0, @size): the
+ * check for an index or a span a peer wrote (a ring slot, a descriptor id,
+ * a byte count against a buffer). Written so that nothing wraps even for
+ * 64-bit values: off + len is never formed (off 2^64 - 1 plus len 2 would
+ * pass a summed check as 1). An index is a span of 1: pp_range_ok(id, 1, n).
+ */
+static inline bool pp_range_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/*
  * pp_frame_bounds_ok - true when a buffer at @offset in @page's block,
  * with @headroom bytes in front of @len bytes of data, ends within the
  * block: offset + headroom + len <= PP_PAGE_SIZE << page->order. Data that
  * ends on the block's last byte is inside. In 64 bits
- * (pp_frame_range_ok_), so a driver may check raw descriptor fields before
+ * (pp_range_ok()), so a driver may check raw descriptor fields before
  * narrowing them into a frame. lib/net, its drivers and the pp_frame_*
  * helpers use this check, or pp_frame_fits() for an edit.
  */
@@ -112,8 +112,8 @@ static inline bool pp_frame_bounds_ok(const struct pp_page *page,
 				      uint32_t offset, uint32_t headroom,
 				      uint32_t len)
 {
-	return pp_frame_range_ok_(offset, headroom, len,
-				  pp_frame_block_end_(page));
+	return pp_range_ok((uint64_t)offset + headroom, len,
+			   pp_frame_block_end_(page));
 }
 
 /*
@@ -161,8 +161,8 @@ static inline uint64_t pp_frame_buf_end(const struct pp_frame *f)
 static inline bool pp_frame_fits(const struct pp_frame *f, uint32_t headroom,
 				 uint32_t len)
 {
-	return pp_frame_range_ok_(f->offset, headroom, len,
-				  pp_frame_buf_end(f));
+	return pp_range_ok((uint64_t)f->offset + headroom, len,
+			   pp_frame_buf_end(f));
 }
 
 /* pp_frame_valid - @f lies wholly in its page block (pp_frame_bounds_ok). */
@@ -186,7 +186,7 @@ static inline uint32_t pp_frame_room(const struct pp_frame *f)
 {
 	uint64_t end = pp_frame_buf_end(f);
 
-	if (!pp_frame_range_ok_(f->offset, f->headroom, 0, end))
+	if (!pp_range_ok((uint64_t)f->offset + f->headroom, 0, end))
 		return 0;
 	return (uint32_t)(end - f->offset - f->headroom);
 }

@@ -12,8 +12,8 @@
  *     against null's and veth's key lists passes exactly when every key
  *     is in the list.
  *  3. pp_port_open() on the string, alone or behind a null or veth prefix,
- *     over a small 4 KiB-page arena (never for af_xdp or e1000e, which
- *     would open a real interface or device): it succeeds only where the string
+ *     over a small 4 KiB-page arena (never for af_xdp, e1000e or
+ *     virtio_user, which would open a real interface, device or socket): it succeeds only where the string
  *     (after the "DRIVER:IFNAME" rewrite to "DRIVER,iface=IFNAME") parses,
  *     fails with EINVAL or ENOMEM and a message otherwise; an open port
  *     moves a few frames, closes with 0, and no page stays allocated.
@@ -181,11 +181,13 @@ static void open_port(struct fuzz_env *env, const char *s)
 	struct pp_port *p;
 
 	/*
-	 * af_xdp and e1000e would reach for a real interface or PCI device:
-	 * strings for them are only parsed above.
+	 * af_xdp and e1000e would reach for a real interface or PCI device,
+	 * virtio_user for a socket (or listen on one for seconds): strings
+	 * for them are only parsed above.
 	 */
 	if (parse_ok && (!strcmp(da.driver, "af_xdp") ||
-			 !strcmp(da.driver, "e1000e")))
+			 !strcmp(da.driver, "e1000e") ||
+			 !strcmp(da.driver, "virtio_user")))
 		return;
 	errno = 0;
 	p = pp_port_open(s, &conf);

@@ -302,10 +302,33 @@ static void test_poll_program_moves_out(void)
 	net_env_init(&env, 16 << 20);
 }
 
+/* ---- the range check itself, where sums wrap ---- */
+
+static void test_range_ok(void)
+{
+	/* Indices into a ring of 2^16 slots (a virtqueue's largest). */
+	REQUIRE(pp_range_ok(0xffff, 1, 0x10000));
+	REQUIRE(!pp_range_ok(0x10000, 1, 0x10000));
+	REQUIRE(!pp_range_ok(0xffff, 2, 0x10000));
+	/* 32-bit lengths: their 32-bit sum would wrap to a small value. */
+	REQUIRE(!pp_range_ok(0xffffffffu, 2, PP_PAGE_SIZE));
+	REQUIRE(!pp_range_ok(16, 0xfffffff0u, PP_PAGE_SIZE));
+	REQUIRE(pp_range_ok(0xffffffffu, 1, 0x100000000ull));
+	REQUIRE(!pp_range_ok(0x100000000ull, 0, 0xffffffffu));
+	/* 64-bit: off + len wraps to 1, still refused. */
+	REQUIRE(!pp_range_ok(UINT64_MAX, 2, PP_PAGE_SIZE));
+	REQUIRE(!pp_range_ok(2, UINT64_MAX, PP_PAGE_SIZE));
+	/* Empty spans: at the end is inside, past it is not. */
+	REQUIRE(pp_range_ok(PP_PAGE_SIZE, 0, PP_PAGE_SIZE));
+	REQUIRE(!pp_range_ok(PP_PAGE_SIZE + 1, 0, PP_PAGE_SIZE));
+	REQUIRE(pp_range_ok(0, PP_PAGE_SIZE, PP_PAGE_SIZE));
+}
+
 int main(void)
 {
 	pp_test_capture_log();
 	net_env_init(&env, 16 << 20);
+	RUN_TEST(test_range_ok);
 	RUN_TEST(test_null_tx);
 	RUN_TEST(test_veth_tx);
 	RUN_TEST(test_veth_tx_full_ring);

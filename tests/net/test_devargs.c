@@ -62,6 +62,23 @@ static void test_bad_strings(void)
 #ifdef PP_HAVE_AF_XDP
 	bad("af_xdp:lo,frag=2048", "af_xdp takes no frag=");
 #endif
+#ifdef PP_HAVE_VIRTIO_USER
+	/* Refused before any socket is touched. */
+	bad("virtio_user0", "name the vhost-user socket");
+	bad("virtio_user:path=/nonexistent,queue_size=100",
+	    "queue_size=100 is not a power of two");
+	bad("virtio_user:path=/nonexistent,queue_size=32",
+	    "bad value '32' for key 'queue_size'");
+	bad("virtio_user:path=/nonexistent,queues=2",
+	    "queues=2 but the port was opened with 1 RX");
+	bad("virtio_user:path=/nonexistent,server=2",
+	    "bad value '2' for key 'server'");
+	bad("virtio_user:path=/nonexistent,mac=02:00:00:00:00",
+	    "is not six hex bytes");
+	bad("virtio_user:path=/nonexistent,mac=02:00:00:00:00:100",
+	    "is not six hex bytes");
+	bad("virtio_user:path=/nonexistent,iface=x", "unknown key 'iface'");
+#endif
 }
 
 #ifdef PP_HAVE_E1000E

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * virtio_user_priv.h - what the virtio_user driver's three files share:
+ * the split virtqueue layout (virtio 1.1 section 2.6), the vhost-user
+ * messages (QEMU's docs/interop/vhost-user.rst, "Front-end message
+ * types"), and the per-queue state of the data path.
+ *
+ * The layouts are written out here, not taken from <linux/virtio_ring.h>
+ * and <linux/vhost_types.h>: the wire format is what matters, and the
+ * static_asserts below pin it.
+ */
+#ifndef VIRTIO_USER_PRIV_H
+#define VIRTIO_USER_PRIV_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pagepool/pp_net_driver.h>
+
+/* ---- split virtqueue (virtio 1.1, 2.6) ------------------------------ */
+
+#define VRING_DESC_F_NEXT 1
+#define VRING_DESC_F_WRITE 2
+#define VRING_AVAIL_F_NO_INTERRUPT 1
+#define VRING_USED_F_NO_NOTIFY 1
+
+struct vring_desc {
+	uint64_t addr;
+	uint32_t len;
+	uint16_t flags;
+	uint16_t next;
+};
+
+struct vring_avail {
+	uint16_t flags;
+	uint16_t idx;
+	uint16_t ring[];
+};
+
+struct vring_used_elem {
+	uint32_t id;
+	uint32_t len;
+};
+
+struct vring_used {
+	uint16_t flags;
+	uint16_t idx;
+	struct vring_used_elem ring[];
+};
+
+static_assert(sizeof(struct vring_desc) == 16, "virtio 1.1 2.6.5");
+static_assert(sizeof(struct vring_used_elem) == 8, "virtio 1.1 2.6.8");
+
+/* Feature bits (virtio 1.1 5.1.3, 6; vhost-user spec). */
+#define VIRTIO_NET_F_MRG_RXBUF 15
+#define VIRTIO_NET_F_MQ 22
+#define VHOST_USER_F_PROTOCOL_FEATURES 30
+#define VIRTIO_F_VERSION_1 32
+#define VIRTIO_F_IN_ORDER 35
+
+#define VHOST_USER_PROTOCOL_F_MQ 0
+
+/*
+ * The virtio-net header in front of every frame (virtio 1.1 5.1.6): with
+ * VIRTIO_F_VERSION_1 it always holds num_buffers, 12 bytes, whether or
+ * not MRG_RXBUF was negotiated. We offer no offloads: only num_buffers is
+ * ever read, and TX writes zeroes.
+ */
+#define VIRTIO_NET_HDR_LEN 12
+#define VIRTIO_NET_HDR_NUM_BUFFERS_OFF 10
+
+/* ---- vhost-user messages -------------------------------------------- */
+
+enum vhost_user_request {
+	VHOST_USER_GET_FEATURES = 1,
+	VHOST_USER_SET_FEATURES = 2,
+	VHOST_USER_SET_OWNER = 3,
+	VHOST_USER_SET_MEM_TABLE = 5,
+	VHOST_USER_SET_VRING_NUM = 8,
+	VHOST_USER_SET_VRING_ADDR = 9,
+	VHOST_USER_SET_VRING_BASE = 10,
+	VHOST_USER_GET_VRING_BASE = 11,
+	VHOST_USER_SET_VRING_KICK = 12,
+	VHOST_USER_SET_VRING_CALL = 13,
+	VHOST_USER_GET_PROTOCOL_FEATURES = 15,
+	VHOST_USER_SET_PROTOCOL_FEATURES = 16,
+	VHOST_USER_GET_QUEUE_NUM = 17,
+	VHOST_USER_SET_VRING_ENABLE = 18,
+	VHOST_USER_REQUEST_MAX = 19,
+};
+
+#define VHOST_USER_VERSION 0x1u
+#define VHOST_USER_VERSION_MASK 0x3u
+#define VHOST_USER_REPLY 0x4u
+/* The spec's limit on SET_MEM_TABLE regions (VHOST_MEMORY_BASELINE_NREGIONS). */
+#define VHOST_USER_MAX_REGIONS 8
+/* SET_VRING_KICK/CALL: no fd travels with the message. */
+#define VHOST_USER_VRING_NOFD (1ull << 8)
+
+struct vhost_user_state {
+	uint32_t index;
+	uint32_t num;
+};
+
+struct vhost_user_addr {
+	uint32_t index;
+	uint32_t flags;
+	uint64_t desc;
+	uint64_t used;
+	uint64_t avail;
+	uint64_t log;
+};
+
+struct vhost_user_region {
+	uint64_t guest_phys_addr;
+	uint64_t memory_size;
+	uint64_t userspace_addr;
+	uint64_t mmap_offset;
+};
+
+struct vhost_user_memory {
+	uint32_t nregions;
+	uint32_t padding;
+	struct vhost_user_region regions[VHOST_USER_MAX_REGIONS];
+};
+
+#define VHOST_USER_HDR_LEN 12
+
+struct vhost_user_msg {
+	uint32_t request;
+	uint32_t flags;
+	uint32_t size; /* of the payload that follows */
+	union {
+		uint64_t u64;
+		struct vhost_user_state state;
+		struct vhost_user_addr addr;
+		struct vhost_user_memory mem;
+	} payload;
+} __attribute__((packed));
+
+static_assert(offsetof(struct vhost_user_msg, payload) == VHOST_USER_HDR_LEN,
+	      "vhost-user header is three 32-bit words");
+static_assert(sizeof(struct vhost_user_memory) == 8 + 8 * 32,
+	      "vhost-user memory region table");
+
+/*
+ * vhost_user_reply_parse - check a reply the back-end sent for @request
+ * (@len bytes at @buf: header and payload) and take its 64-bit value
+ * (GET_FEATURES, GET_PROTOCOL_FEATURES, GET_QUEUE_NUM) or its vring
+ * state's num (GET_VRING_BASE) into *@val. Returns 0, or -EPROTO with a
+ * message saying what was wrong (version, reply flag, request, size).
+ * A pure function: the fuzz target drives it with arbitrary bytes.
+ */
+int vhost_user_reply_parse(const void *buf, size_t len, uint32_t request,
+			   uint64_t *val);
+
+/* The socket side (vhost_user.c). Each returns 0 or -errno, with a
+ * message naming @path. */
+int vhost_user_connect(const char *path, bool server, int timeout_ms,
+		       bool quiet, int *fdp);
+int vhost_user_send(int fd, const char *path, struct vhost_user_msg *msg,
+		    const int *fds, unsigned int nr_fds);
+int vhost_user_call(int fd, const char *path, uint32_t request,
+		    uint64_t *val);
+int vhost_user_set_u64(int fd, const char *path, uint32_t request,
+		       uint64_t v);
+int vhost_user_set_state(int fd, const char *path, uint32_t request,
+			 uint32_t index, uint32_t num);
+const char *vhost_user_request_name(uint32_t request);
+
+/* ---- the data path's state ------------------------------------------ */
+
+/*
+ * One virtqueue as its driver sees it. The rings live in one block of
+ * arena pages (the back-end must reach them through the memory table);
+ * the rest is ours alone. Descriptor i always sits in avail slot i (mod
+ * size), and pages[id] remembers the page behind each one out: an id the
+ * back-end returns is checked (in range, and one we gave out) before
+ * anything is read from it. With VIRTIO_F_IN_ORDER the back-end uses the
+ * descriptors in the order they were made available, so used entry p
+ * stands for descriptor p (mod size) whatever id it names: pages are
+ * taken back by position, an RX entry's id is only compared with it, and
+ * TX used entries are not read at all (the used index is the count).
+ */
+struct vq {
+	/* Hot. */
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	struct pp_page **pages;   /* by descriptor id; NULL: not out */
+	uint32_t *rx_off;         /* RX: each buffer's offset in its page */
+	uint16_t size;            /* power of two */
+	uint16_t nr_free;         /* descriptors not out */
+	uint16_t avail_idx;       /* next avail slot (ours, then published) */
+	uint16_t last_used;       /* next used slot to read */
+	uint16_t skip;            /* RX, MRG_RXBUF: buffers of a dropped frame */
+	uint16_t hdr_len;
+	uint16_t headroom;        /* RX: the port's headroom */
+	bool mrg_rxbuf;
+	bool in_order;            /* VIRTIO_F_IN_ORDER negotiated */
+	int kickfd;
+	/*
+	 * Held by a burst and by the reconnect thread while it takes the
+	 * ring back: the two never work on the ring at once. down: no
+	 * back-end, bursts do nothing. asym: a burst marks busy with a
+	 * plain store and the reconnect thread runs membarrier() (the
+	 * allocator's thread caches do the same, lib/page); otherwise each
+	 * burst takes busy with an atomic exchange.
+	 */
+	int busy;
+	bool down;
+	bool asym;
+	uintptr_t mem_base;       /* TX: what the memory table covers */
+	uint64_t mem_size;
+	/* Cold. */
+	uint64_t bad_used;        /* used entries refused: id, length, count */
+	uint64_t kicks;
+	uint16_t swept;           /* the reconnect thread's: vq_kick_sweep() */
+	struct pp_page *ring_page; /* the rings' block */
+	unsigned int ring_order;
+	int callfd;
+} __attribute__((aligned(PP_CACHE_LINE)));
+
+/* Bytes of the three rings of a queue of @size, each part aligned as
+ * virtio 1.1 2.6 asks (16, 2 and 4) and the used ring on its own line. */
+size_t vq_ring_bytes(unsigned int size);
+
+/* The data path (virtio_user_rxtx.c). */
+void vq_layout(struct vq *vq, void *mem, unsigned int size);
+unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				  unsigned int n);
+unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
+				  unsigned int n);
+/* Fill an RX queue's ring with buffers from @pool; returns how many. */
+unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool);
+/* Take every page off @vq (the back-end is gone or stopped) and give it
+ * back through @alloc. */
+void vq_reclaim(struct vq *vq, struct pp_allocator *alloc);
+/* From another thread than the queue's: wait for a burst in progress,
+ * then empty the ring and mark it down (bursts do nothing), or mark it
+ * up again. */
+void vq_take_down(struct vq *vq, struct pp_allocator *alloc);
+void vq_up(struct vq *vq);
+/* Whether vq_take_down() can use membarrier() (decided once, at the
+ * first call). */
+bool vq_asym_available(void);
+/*
+ * From the port's reconnect thread, every VU_KICK_SWEEP_MS: kick @vq when
+ * the device asks for kicks and the avail index moved since @last (the
+ * value this returned the time before): the publish whose kick the data
+ * path may have missed (vq_kick()). Returns the avail index it kicked
+ * for, or @last.
+ */
+uint16_t vq_kick_sweep(struct vq *vq, uint16_t last);
+
+#endif /* VIRTIO_USER_PRIV_H */

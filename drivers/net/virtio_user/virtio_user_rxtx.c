@@ -1,0 +1,862 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * virtio_user_rxtx.c - the virtio_user driver's data path: split
+ * virtqueues (virtio 1.1 section 2.6) in which we are the driver and the
+ * vhost-user back-end is the device.
+ *
+ * RX: each buffer is one page of the queue's page_pool, one descriptor
+ * that the device may write. The 12-byte virtio-net header goes in the
+ * last bytes of the frame's headroom, so the data lands where a frame's
+ * data starts and nothing is copied. TX: the same in reverse: the header
+ * is written in front of the data and one descriptor covers both; the
+ * page stays on the ring until the device returns its id in the used
+ * ring, then goes back to its pool (directly when the sending thread owns
+ * that pool).
+ *
+ * The rings are memory the back-end writes, so everything read from the
+ * used ring is checked before use (pp_range_ok, pp_frame_bounds_ok): the
+ * used index may claim no more entries than we have out, an id must be in
+ * range and be one we handed out (pages[id] set), and a length must fit
+ * the buffer. A bad entry is counted (bad_used, the queue's errors) and
+ * never followed. With VIRTIO_F_IN_ORDER the pages come back by position
+ * (RX) or by count (TX) and an id is only compared with its position, so
+ * no id is followed at all.
+ *
+ * No notifications while polling: the avail ring asks the device never to
+ * interrupt us (VRING_AVAIL_F_NO_INTERRUPT), and we kick only when the
+ * device has not said it polls (VRING_USED_F_NO_NOTIFY clear); a polling
+ * back-end such as DPDK's vhost PMD sets it, so the data path makes no
+ * system call.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pp_os.h"
+#include "virtio_user_priv.h"
+
+/* A buffer's offset in its page: a cache-line colour (pp_net_buf_color)
+ * chosen for a 2 KiB frame, which always fits behind the largest colour
+ * and PP_FRAME_HEADROOM in a 4 KiB page. */
+#define VQ_COLOR_LEN 2048
+
+size_t vq_ring_bytes(unsigned int size)
+{
+	size_t desc = (size_t)size * sizeof(struct vring_desc);
+	size_t avail = 4 + 2 * (size_t)size + 2;
+	size_t used_off = (desc + avail + PP_CACHE_LINE - 1) &
+			  ~(size_t)(PP_CACHE_LINE - 1);
+
+	return used_off + 4 + 8 * (size_t)size + 2;
+}
+
+void vq_layout(struct vq *vq, void *mem, unsigned int size)
+{
+	size_t desc = (size_t)size * sizeof(struct vring_desc);
+	size_t avail = 4 + 2 * (size_t)size + 2;
+	size_t used_off = (desc + avail + PP_CACHE_LINE - 1) &
+			  ~(size_t)(PP_CACHE_LINE - 1);
+	unsigned int i;
+
+	memset(mem, 0, vq_ring_bytes(size));
+	vq->desc = mem;
+	vq->avail = (struct vring_avail *)((char *)mem + desc);
+	vq->used = (struct vring_used *)((char *)mem + used_off);
+	vq->size = (uint16_t)size;
+	vq->avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
+	vq->avail_idx = 0;
+	vq->last_used = 0;
+	vq->skip = 0;
+	vq->nr_free = (uint16_t)size;
+	for (i = 0; i < size; i++) {
+		vq->pages[i] = NULL;
+		/* Slot i always carries descriptor i: written once. */
+		vq->avail->ring[i] = (uint16_t)i;
+	}
+}
+
+/*
+ * Kick the device when it asked for kicks. A device that polls says so
+ * with VRING_USED_F_NO_NOTIFY, and while it does no barrier is paid: the
+ * flag is read straight after the avail index is published. The full
+ * barrier that virtio 1.1 2.6.13.8 pairs with the device's (its flags
+ * store, then its avail->idx load) is taken only when the flag is seen
+ * clear, and there it is needed: it orders our avail->idx store before
+ * the flags load, so that one side sees the other's write.
+ *
+ * Without it on the polling path, a device that clears the flag (to
+ * sleep) at the instant we publish may miss that publish: both sides can
+ * read the other's old value. The next publish sees the flag clear and
+ * kicks; and when no publish follows, the port's reconnect thread kicks
+ * (vq_kick_sweep(), every VU_KICK_SWEEP_MS). The barrier drains the store
+ * buffer, which holds the burst's descriptor stores to lines the device
+ * had: on this path it cost more than a third of a poll's cycles.
+ */
+static void vq_kick_slow(struct vq *vq)
+{
+	uint64_t one = 1;
+	int saved;
+	int fence = 0;
+
+	/* A locked read-modify-write on a local is the full barrier on
+	 * x86 at a fraction of mfence's cost (DPDK's rte_smp_mb does the
+	 * same); elsewhere it is a seq_cst RMW, a full barrier as well. */
+	__atomic_fetch_or(&fence, 0, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&vq->used->flags, __ATOMIC_RELAXED) &
+	    VRING_USED_F_NO_NOTIFY || vq->kickfd < 0)
+		return;
+	saved = errno;
+	if (write(vq->kickfd, &one, sizeof(one)) == sizeof(one))
+		vq->kicks++;
+	errno = saved;
+}
+
+static inline void vq_kick(struct vq *vq)
+{
+	if (PP_LIKELY(__atomic_load_n(&vq->used->flags, __ATOMIC_RELAXED) &
+		      VRING_USED_F_NO_NOTIFY))
+		return;
+	vq_kick_slow(vq);
+}
+
+uint16_t vq_kick_sweep(struct vq *vq, uint16_t last)
+{
+	int fence = 0;
+	uint16_t idx;
+
+	if (__atomic_load_n(&vq->down, __ATOMIC_ACQUIRE))
+		return last;
+	__atomic_fetch_or(&fence, 0, __ATOMIC_SEQ_CST);
+	idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
+	/* @last moves only with a kick: a device that polled when the index
+	 * moved may have stopped before it read it. */
+	if (idx != last && vq->kickfd >= 0 &&
+	    !(__atomic_load_n(&vq->used->flags, __ATOMIC_RELAXED) &
+	      VRING_USED_F_NO_NOTIFY)) {
+		uint64_t one = 1;
+		int saved = errno;
+
+		if (write(vq->kickfd, &one, sizeof(one)) != sizeof(one))
+			idx = last;   /* try again next time */
+		errno = saved;
+		return idx;
+	}
+	return last;
+}
+
+static inline void vq_publish(struct vq *vq)
+{
+	/* Release: the descriptors and ring slots written before are
+	 * visible to the device once it reads the new index. */
+	__atomic_store_n(&vq->avail->idx, vq->avail_idx, __ATOMIC_RELEASE);
+	vq_kick(vq);
+}
+
+/*
+ * How many used entries the device has added since we last looked. The
+ * count may not exceed the descriptors we have out: a larger one is a lie
+ * (or a ring we no longer share), counted and cut to what can be ours.
+ */
+static inline uint16_t vq_used_new(struct vq *vq)
+{
+	/* Acquire: pairs with the device's release of used->idx after
+	 * it wrote the entries. */
+	uint16_t idx = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
+	uint16_t n = (uint16_t)(idx - vq->last_used);
+	uint16_t out = (uint16_t)(vq->size - vq->nr_free);
+
+	if (PP_UNLIKELY(!pp_range_ok(0, n, out))) {
+		vq->bad_used++;
+		n = out;
+	}
+	return n;
+}
+
+/*
+ * Read used entry @i once (the device may rewrite it meanwhile) and take
+ * its id back; returns the page behind it, or NULL for an id out of
+ * range or not ours.
+ */
+static inline struct pp_page *vq_used_take(struct vq *vq, uint16_t slot,
+					   uint32_t *len, uint16_t *id_out)
+{
+	const volatile struct vring_used_elem *e =
+		&vq->used->ring[slot & (vq->size - 1)];
+	uint32_t id = e->id;
+	struct pp_page *page;
+
+	*len = e->len;
+	if (PP_UNLIKELY(!pp_range_ok(id, 1, vq->size)))
+		return NULL;
+	page = vq->pages[id];
+	if (PP_UNLIKELY(!page))
+		return NULL;
+	vq->pages[id] = NULL;
+	vq->nr_free++;
+	*id_out = (uint16_t)id;
+	return page;
+}
+
+/*
+ * Descriptor i always goes in avail slot i (mod size), in the order the
+ * slots come, as an in-order driver's would: a device that completes in
+ * order (DPDK's vhost does) then sees descriptors written in ascending
+ * order, and the avail ring's entries never change after the first lap,
+ * so its lines are never written again (DPDK's vq_update_avail_ring has
+ * the same test). A descriptor still out blocks its slot (the ring looks
+ * full) until the device returns it: never two buffers on one id.
+ */
+static inline void vq_avail_put(struct vq *vq, uint16_t id)
+{
+	uint16_t *slot = &vq->avail->ring[vq->avail_idx & (vq->size - 1)];
+
+	if (PP_UNLIKELY(*slot != id))
+		*slot = id;
+	vq->avail_idx++;
+}
+
+/*
+ * One descriptor in one 16-byte store: the line is the device's (it read
+ * the descriptor last lap), and a single store takes one store-buffer
+ * entry where four field stores take four, while the ownership request
+ * for the line is in flight.
+ */
+static inline void vq_desc_write(struct vring_desc *d, uint64_t addr,
+				 uint32_t len, uint16_t flags)
+{
+	struct vring_desc v = { .addr = addr, .len = len, .flags = flags };
+
+	memcpy(d, &v, sizeof(v));
+}
+
+/* ---- RX ------------------------------------------------------------- */
+
+unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	/* Locals: the stores below (descriptors, ring slots) may alias
+	 * *vq for the compiler, which would reload each field a frame. */
+	struct vring_desc *const desc = vq->desc;
+	struct pp_page **const out = vq->pages;
+	uint32_t *const rx_off = vq->rx_off;
+	uint16_t *const ring = vq->avail->ring;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	const uint32_t hr = vq->headroom, hdr = vq->hdr_len;
+	uint16_t aidx = vq->avail_idx, nr_free = vq->nr_free;
+	unsigned int total = 0;
+	bool blocked = false;
+
+	while (nr_free && !blocked) {
+		unsigned int want = nr_free < PP_NET_BURST ? nr_free :
+							     PP_NET_BURST;
+		unsigned int got = pp_pool_alloc_bulk(pool, pages, want);
+		unsigned int i;
+
+		for (i = 0; i < got; i++) {
+			struct pp_page *page = pages[i];
+			const uint16_t id = aidx & mask;
+			uint32_t off = pp_net_buf_color(page, hr, VQ_COLOR_LEN);
+
+			/* The slot's descriptor is still out (the device
+			 * completes out of order): post no further. */
+			if (PP_UNLIKELY(out[id] != NULL)) {
+				blocked = true;
+				break;
+			}
+			nr_free--;
+			out[id] = page;
+			rx_off[id] = off;
+			vq_desc_write(&desc[id], (uint64_t)(uintptr_t)
+					 pp_page_address(page) + off + hr - hdr,
+				      (uint32_t)(((uint64_t)PP_PAGE_SIZE
+						  << page->order) - off - hr +
+						 hdr),
+				      VRING_DESC_F_WRITE);
+			/* Slot i always carries descriptor i (see
+			 * vq_avail_put()). */
+			if (PP_UNLIKELY(ring[id] != id))
+				ring[id] = id;
+			aidx++;
+		}
+		total += i;
+		/* What a blocked slot left over goes back to the pool. */
+		for (; i < got; i++)
+			pp_pool_recycle_direct(pool, pages[i]);
+		if (got < want)
+			break;
+	}
+	vq->avail_idx = aidx;
+	vq->nr_free = nr_free;
+	if (total)
+		vq_publish(vq);
+	return total;
+}
+
+/*
+ * A burst holds its queue (vq->busy) while it works on the ring: the
+ * reconnect thread takes it to reclaim the ring when the back-end goes
+ * away. With membarrier() (vq->asym) that is a plain store, a compiler
+ * barrier and a load of vq->down: the reconnect thread raises down, runs
+ * membarrier(), a full barrier on every CPU that runs one of our
+ * threads, and waits for busy to drop, so either it saw this burst's
+ * store or this burst sees down and does nothing. Without it, one
+ * uncontended exchange on the queue's own line a burst. A burst that
+ * finds the queue held or down does nothing.
+ */
+static inline bool vq_enter(struct vq *vq)
+{
+	if (PP_LIKELY(vq->asym)) {
+		__atomic_store_n(&vq->busy, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		/* Acquire: pairs with the release in vq_up(), so the
+		 * reconnect thread's rewrite of the ring is seen here. */
+		if (PP_LIKELY(!__atomic_load_n(&vq->down, __ATOMIC_ACQUIRE)))
+			return true;
+		__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
+		return false;
+	}
+	/* Acquire: pairs with the release in vq_leave() of the reconnect
+	 * thread, so its rewrite of the ring is seen here. */
+	if (PP_UNLIKELY(__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE)))
+		return false;
+	if (PP_UNLIKELY(__atomic_load_n(&vq->down, __ATOMIC_RELAXED))) {
+		__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
+		return false;
+	}
+	return true;
+}
+
+/* Release: pairs with the reconnect thread's acquire load (asym) or
+ * exchange of busy: this burst's ring work comes before its own. */
+static inline void vq_leave(struct vq *vq)
+{
+	__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
+}
+
+static unsigned int rx_burst(struct pp_rxq *rxq, struct vq *vq,
+			     struct pp_frame *frames, unsigned int n)
+{
+	const uint16_t hdr = vq->hdr_len, hr = vq->headroom;
+	unsigned int i, got, ok = 0, bad = 0;
+
+	got = vq_used_new(vq);
+	if (got > n)
+		got = n;
+	for (i = 0; i < got; i++) {
+		uint16_t id = 0;
+		uint32_t len, off;
+		struct pp_page *page = vq_used_take(vq, vq->last_used + i,
+						    &len, &id);
+
+		if (PP_UNLIKELY(!page)) {
+			vq->bad_used++;
+			bad++;
+			continue;
+		}
+		off = vq->rx_off[id];
+		/* Header plus at least one byte, all inside our buffer. */
+		if (PP_UNLIKELY(len <= hdr || len - hdr > UINT16_MAX ||
+				!pp_frame_bounds_ok(page, off, hr, len - hdr) ||
+				vq->skip)) {
+			if (vq->skip)
+				vq->skip--;
+			else
+				vq->bad_used++;
+			pp_pool_recycle_direct(rxq->pool, page);
+			bad++;
+			continue;
+		}
+		frames[ok].page = page;
+		frames[ok].offset = off;
+		frames[ok].headroom = hr;
+		frames[ok].len = (uint16_t)(len - hdr);
+		if (vq->mrg_rxbuf) {
+			uint16_t nb;
+
+			memcpy(&nb, (char *)pp_frame_data(&frames[ok]) - hdr +
+					    VIRTIO_NET_HDR_NUM_BUFFERS_OFF,
+			       sizeof(nb));
+			/* A frame over several buffers: this port's frames
+			 * are one page; drop it and its other buffers. */
+			if (PP_UNLIKELY(nb != 1)) {
+				vq->skip = nb ? (uint16_t)(nb - 1) : 0;
+				pp_pool_recycle_direct(rxq->pool, page);
+				bad++;
+				continue;
+			}
+		}
+		ok++;
+	}
+	vq->last_used = (uint16_t)(vq->last_used + got);
+	if (PP_UNLIKELY(bad))
+		pp_net_stat_add(&rxq->stats.errors, bad);
+	/* Replace what was taken (and catch up after a dry pool). */
+	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
+		vq_rx_refill(vq, rxq->pool);
+	return ok;
+}
+
+/*
+ * An in-order RX poll that found nothing waits a few pause instructions
+ * before the caller polls again. The used index shares its line with
+ * what the device writes for every frame: read in a tight loop, the line
+ * is pulled away from the device between its writes, and where the two
+ * threads share a core (a guest's vCPUs may be one core's hyperthreads)
+ * the loop takes issue slots from the device too; the device is what
+ * limits the rate. Four pauses (a few hundred cycles at most) measured a
+ * few per cent more frames from DPDK's vhost and fewer cycles a frame.
+ */
+#define VQ_IDLE_PAUSES 4
+
+static inline void vq_idle(void)
+{
+	for (int i = 0; i < VQ_IDLE_PAUSES; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#elif defined(__aarch64__)
+		__asm__ __volatile__("yield" ::: "memory");
+#endif
+	}
+}
+
+/*
+ * RX with VIRTIO_F_IN_ORDER: used entry p is the p-th buffer we made
+ * available, descriptor p (mod size), so its page is taken by position
+ * and no id is followed: an entry that names another id, or whose length
+ * does not fit the buffer, is refused (its buffer recycled, counted), and
+ * no page can be lost or given back twice. Every entry is still read:
+ * virtio-net needs each buffer's length.
+ */
+static unsigned int rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq,
+				      struct pp_frame *frames, unsigned int n)
+{
+	const struct vring_used_elem *const used = vq->used->ring;
+	struct pp_page **const out = vq->pages;
+	const uint32_t *const rx_off = vq->rx_off;
+	const uint16_t hdr = vq->hdr_len, hr = vq->headroom;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	const bool mrg = vq->mrg_rxbuf;
+	unsigned int i, got, ok = 0, bad = 0;
+	uint16_t pos = vq->last_used, skip = vq->skip;
+
+	got = vq_used_new(vq);
+	if (!got) {
+		vq_idle();
+		goto refill;
+	}
+	if (got > n)
+		got = n;
+	for (i = 0; i < got; i++, pos++) {
+		const uint16_t slot = pos & mask;
+		const volatile struct vring_used_elem *e = &used[slot];
+		const uint32_t id = e->id, len = e->len;
+		struct pp_page *page = out[slot];
+		const uint32_t off = rx_off[slot];
+		bool lie;
+
+		out[slot] = NULL;
+		lie = id != slot || len <= hdr || len - hdr > UINT16_MAX ||
+		      !pp_frame_bounds_ok(page, off, hr, len - hdr);
+		if (PP_UNLIKELY(lie || skip)) {
+			if (skip)
+				skip--;
+			if (lie)
+				vq->bad_used++;
+			pp_pool_recycle_direct(rxq->pool, page);
+			bad++;
+			continue;
+		}
+		frames[ok].page = page;
+		frames[ok].offset = off;
+		frames[ok].headroom = hr;
+		frames[ok].len = (uint16_t)(len - hdr);
+		if (mrg) {
+			uint16_t nb;
+
+			memcpy(&nb, (char *)pp_frame_data(&frames[ok]) - hdr +
+					    VIRTIO_NET_HDR_NUM_BUFFERS_OFF,
+			       sizeof(nb));
+			/* A frame over several buffers: dropped with its
+			 * other buffers, as in rx_burst(). */
+			if (PP_UNLIKELY(nb != 1)) {
+				skip = nb ? (uint16_t)(nb - 1) : 0;
+				pp_pool_recycle_direct(rxq->pool, page);
+				bad++;
+				continue;
+			}
+		}
+		ok++;
+	}
+	vq->last_used = pos;
+	vq->skip = skip;
+	vq->nr_free = (uint16_t)(vq->nr_free + got);
+	if (PP_UNLIKELY(bad))
+		pp_net_stat_add(&rxq->stats.errors, bad);
+refill:
+	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
+		vq_rx_refill(vq, rxq->pool);
+	return ok;
+}
+
+unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct vq *vq = rxq->priv;
+	unsigned int got;
+
+	if (PP_UNLIKELY(!vq_enter(vq)))
+		return 0;
+	if (PP_LIKELY(vq->in_order))
+		got = rx_burst_in_order(rxq, vq, frames, n);
+	else
+		got = rx_burst(rxq, vq, frames, n);
+	vq_leave(vq);
+	return got;
+}
+
+/* ---- TX ------------------------------------------------------------- */
+
+/*
+ * A header that asks for nothing (no checksum, no GSO), written only when
+ * it is not all zeroes already. It lies in the line before the data, in
+ * the headroom the back-end wrote when the page was last received into:
+ * a back-end that writes only the fields that change (DPDK's vhost does,
+ * and without offloads or mergeable buffers every field stays 0) then
+ * leaves the line shared between the two cores, where a store would pull
+ * it over here, and the back-end's next write pull it back, each frame.
+ */
+static inline void vq_hdr_clear(void *h)
+{
+	uint64_t v8;
+	uint32_t v4;
+
+	static_assert(VIRTIO_NET_HDR_LEN == 12, "8 + 4 bytes");
+	memcpy(&v8, h, 8);
+	memcpy(&v4, (char *)h + 8, 4);
+	if (v8 | v4) {
+		v8 = 0;
+		v4 = 0;
+		memcpy(h, &v8, 8);
+		memcpy((char *)h + 8, &v4, 4);
+	}
+}
+
+/*
+ * Sent pages back to their pools: the used ring's entries. Pages of the
+ * sending thread's pool are recycled here, inline (the loop topology's
+ * every page); others go out in bulk.
+ */
+static void vq_tx_complete(struct vq *vq, struct pp_txq *txq)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	struct pp_pool *napi = txq->napi_pool;
+	uint16_t left = vq_used_new(vq);
+
+	while (left) {
+		unsigned int i, k = 0;
+		uint16_t got = left < PP_NET_BURST ? left : PP_NET_BURST;
+
+		for (i = 0; i < got; i++) {
+			uint16_t id;
+			uint32_t len;
+			struct pp_page *page = vq_used_take(vq,
+							    vq->last_used + i,
+							    &len, &id);
+
+			if (PP_UNLIKELY(!page)) {
+				vq->bad_used++;
+				continue;
+			}
+			if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
+				pp_pool_recycle_direct(napi, page);
+				continue;
+			}
+			pages[k++] = page;
+		}
+		vq->last_used = (uint16_t)(vq->last_used + got);
+		left = (uint16_t)(left - got);
+		if (k)
+			pp_net_return_pages(txq->port->allocator, NULL,
+					    pages, k);
+	}
+}
+
+static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
+			     struct pp_frame *frames, unsigned int n)
+{
+	struct pp_page *foreign[PP_NET_BURST];
+	const uint16_t hdr = vq->hdr_len;
+	unsigned int i, k = 0, nr_foreign = 0;
+
+	vq_tx_complete(vq, txq);
+	if (n > PP_NET_BURST)
+		n = PP_NET_BURST;
+	if (n > vq->nr_free)
+		n = vq->nr_free;
+	for (i = 0; i < n; i++) {
+		struct pp_frame *f = &frames[i];
+		uint16_t id = vq->avail_idx & (vq->size - 1);
+		uint64_t addr;
+		struct vring_desc *d;
+
+		if (PP_UNLIKELY(vq->pages[id] != NULL))
+			break;  /* out of order: slot busy, ring full */
+
+		/*
+		 * The device reads header and data from the memory table:
+		 * a frame outside its page, without room for the header in
+		 * its headroom, empty, or on memory the table does not
+		 * cover (another arena) is taken and dropped, as af_xdp
+		 * does for frames it cannot address.
+		 */
+		if (PP_UNLIKELY(!pp_frame_valid(f) || f->headroom < hdr ||
+				!f->len)) {
+			foreign[nr_foreign++] = f->page;
+			continue;
+		}
+		addr = (uint64_t)(uintptr_t)pp_frame_data(f) - hdr;
+		if (PP_UNLIKELY(!pp_range_ok(addr - vq->mem_base,
+					     (uint64_t)f->len + hdr,
+					     vq->mem_size))) {
+			foreign[nr_foreign++] = f->page;
+			continue;
+		}
+		vq_hdr_clear((void *)(uintptr_t)addr);
+		vq->nr_free--;
+		vq->pages[id] = f->page;
+		d = &vq->desc[id];
+		vq_desc_write(d, addr, (uint32_t)f->len + hdr, 0);
+		vq_avail_put(vq, id);
+		k++;
+	}
+	if (k)
+		vq_publish(vq);
+	if (PP_UNLIKELY(nr_foreign))
+		pp_net_tx_drop(txq, foreign, nr_foreign);
+	return i;
+}
+
+/*
+ * TX completions with VIRTIO_F_IN_ORDER: the device returns descriptors
+ * in the order they went out, so the used index alone says which: the
+ * oldest n (checked against what is out, vq_used_new()). No used entry is
+ * read: a device may write only the last entry of a batch (virtio 1.1
+ * 2.6.9), a TX entry carries nothing we use, and the id it names cannot
+ * change which pages come back (by position, each once). DPDK's in-order
+ * TX reads none either. Reading the batch's last entry cost a cache miss
+ * a reclaim (the device had just written the line).
+ *
+ * Taken back at every burst, all that is done. Taking them back lazily,
+ * as DPDK's in-order TX does (only once the ring runs short), measured
+ * no fewer cycles and a slightly lower rate here: the used index's line
+ * is read on every publish anyway (vq_kick()), and pages that come back
+ * at once keep the pool's cache, which the RX refill draws from, full
+ * and warm.
+ */
+static void vq_tx_complete_in_order(struct vq *vq, struct pp_txq *txq)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	struct pp_pool *napi = txq->napi_pool;
+	struct pp_page **const out = vq->pages;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	uint16_t n = vq_used_new(vq), pos = vq->last_used, i;
+	unsigned int k = 0;
+
+	for (i = 0; i < n; i++, pos++) {
+		const uint16_t slot = pos & mask;
+		struct pp_page *page = out[slot];
+
+		out[slot] = NULL;
+		if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
+			pp_pool_recycle_direct(napi, page);
+			continue;
+		}
+		pages[k++] = page;
+		if (k == PP_NET_BURST) {
+			pp_net_return_pages(txq->port->allocator, NULL, pages,
+					    k);
+			k = 0;
+		}
+	}
+	vq->last_used = pos;
+	vq->nr_free = (uint16_t)(vq->nr_free + n);
+	if (k)
+		pp_net_return_pages(txq->port->allocator, NULL, pages, k);
+}
+
+static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
+				      struct pp_frame *frames, unsigned int n)
+{
+	struct pp_page *foreign[PP_NET_BURST];
+	const uint16_t hdr = vq->hdr_len;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	unsigned int i, k = 0, nr_foreign = 0;
+	struct vring_desc *desc;
+	struct pp_page **out;
+	uint16_t *ring, aidx;
+	uintptr_t mem_base;
+	uint64_t mem_size;
+
+	vq_tx_complete_in_order(vq, txq);
+	if (n > PP_NET_BURST)
+		n = PP_NET_BURST;
+	if (n > vq->nr_free)
+		n = vq->nr_free;
+	/* Locals, as in vq_rx_refill(). */
+	desc = vq->desc;
+	out = vq->pages;
+	ring = vq->avail->ring;
+	aidx = vq->avail_idx;
+	mem_base = vq->mem_base;
+	mem_size = vq->mem_size;
+	for (i = 0; i < n; i++) {
+		struct pp_frame *f = &frames[i];
+		const uint16_t id = aidx & mask;
+		uint64_t addr;
+
+		/* As in tx_burst(). */
+		if (PP_UNLIKELY(!pp_frame_valid(f) || f->headroom < hdr ||
+				!f->len)) {
+			foreign[nr_foreign++] = f->page;
+			continue;
+		}
+		addr = (uint64_t)(uintptr_t)pp_frame_data(f) - hdr;
+		if (PP_UNLIKELY(!pp_range_ok(addr - mem_base,
+					     (uint64_t)f->len + hdr,
+					     mem_size))) {
+			foreign[nr_foreign++] = f->page;
+			continue;
+		}
+		vq_hdr_clear((void *)(uintptr_t)addr);
+		out[id] = f->page;
+		vq_desc_write(&desc[id], addr, (uint32_t)f->len + hdr, 0);
+		if (PP_UNLIKELY(ring[id] != id))
+			ring[id] = id;
+		aidx++;
+		k++;
+	}
+	if (k) {
+		vq->avail_idx = aidx;
+		vq->nr_free = (uint16_t)(vq->nr_free - k);
+		vq_publish(vq);
+	}
+	if (PP_UNLIKELY(nr_foreign))
+		pp_net_tx_drop(txq, foreign, nr_foreign);
+	return i;
+}
+
+unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
+				  unsigned int n)
+{
+	struct vq *vq = txq->priv;
+	unsigned int sent;
+
+	/* No back-end: nothing is taken (the caller keeps or drops). */
+	if (PP_UNLIKELY(!vq_enter(vq)))
+		return 0;
+	if (PP_LIKELY(vq->in_order))
+		sent = tx_burst_in_order(txq, vq, frames, n);
+	else
+		sent = tx_burst(txq, vq, frames, n);
+	vq_leave(vq);
+	return sent;
+}
+
+/*
+ * The reconnect thread's side: hold @vq (wait for a burst in progress),
+ * take every page off its ring, reset the ring to empty and mark it
+ * down; vq_up() opens it again once the new back-end knows it.
+ */
+void vq_take_down(struct vq *vq, struct pp_allocator *alloc)
+{
+	if (vq->asym) {
+		__atomic_store_n(&vq->down, true, __ATOMIC_RELAXED);
+		pp_os_membarrier();
+		/* Acquire: pairs with vq_leave(): the burst's writes. */
+		while (__atomic_load_n(&vq->busy, __ATOMIC_ACQUIRE))
+			sched_yield();
+		vq_reclaim(vq, alloc);
+		vq_layout(vq, vq->desc, vq->size);
+		return;
+	}
+	while (__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	vq_reclaim(vq, alloc);
+	vq_layout(vq, vq->desc, vq->size);
+	__atomic_store_n(&vq->down, true, __ATOMIC_RELAXED);
+	vq_leave(vq);
+}
+
+void vq_up(struct vq *vq)
+{
+	if (vq->asym) {
+		__atomic_store_n(&vq->down, false, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	__atomic_store_n(&vq->down, false, __ATOMIC_RELAXED);
+	vq_leave(vq);
+}
+
+/*
+ * membarrier(PRIVATE_EXPEDITED), decided once per process: not where the
+ * kernel lacks it or a seccomp policy forbids it, not with
+ * PAGEPOOL_NO_MEMBARRIER=1 (as for the allocator's thread caches), and
+ * not under ThreadSanitizer, which does not know membarrier.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define VQ_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define VQ_TSAN 1
+#endif
+#endif
+#ifndef VQ_TSAN
+#define VQ_TSAN 0
+#endif
+
+static pthread_once_t vq_asym_once = PTHREAD_ONCE_INIT;
+static bool vq_asym_on;
+
+static void vq_asym_decide(void)
+{
+	const char *off = getenv("PAGEPOOL_NO_MEMBARRIER");
+
+	if (VQ_TSAN || (off && *off && strcmp(off, "0")))
+		return;
+	vq_asym_on = pp_os_membarrier_register() == 0;
+}
+
+bool vq_asym_available(void)
+{
+	pthread_once(&vq_asym_once, vq_asym_decide);
+	return vq_asym_on;
+}
+
+/* ---- teardown ------------------------------------------------------- */
+
+void vq_reclaim(struct vq *vq, struct pp_allocator *alloc)
+{
+	struct pp_page *batch[PP_NET_BURST];
+	unsigned int i, k = 0;
+
+	if (!vq->pages)
+		return;
+	for (i = 0; i < vq->size; i++) {
+		if (!vq->pages[i])
+			continue;
+		batch[k++] = vq->pages[i];
+		vq->pages[i] = NULL;
+		if (k == PP_NET_BURST) {
+			pp_net_return_pages(alloc, NULL, batch, k);
+			k = 0;
+		}
+	}
+	if (k)
+		pp_net_return_pages(alloc, NULL, batch, k);
+	vq->nr_free = vq->size;
+}

@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# pagepool's virtio_user port against DPDK's net_vhost (a back-end no one
+# here wrote): testpmd forwards everything it receives back out of its
+# vhost port (io forwarding, loop topology), fwd does the same on its side
+# with --verify, so numbered frames circulate pagepool -> vhost ->
+# pagepool and every one is checked at each pass through fwd and
+# accounted for at the end (back intact exactly once, or counted as
+# dropped). Then testpmd's own counters must balance too.
+#
+# usage: testpmd-vhost.sh <dpdk-testpmd> <fwd> <case>
+#   case: client   fwd connects to testpmd's socket (64 and 1514 bytes)
+#         server   fwd listens (server=1), testpmd connects (client=1)
+#         queues   two queue pairs on both sides
+#         macswap  fwd --mac-swap, mergeable RX buffers on (mrg_rxbuf=1)
+#         noinorder as client, without VIRTIO_F_IN_ORDER (in_order=0): the
+#                  general path, which takes ids back one by one
+#         peerdies testpmd is killed (SIGKILL) while frames flow: fwd's
+#                  port notices and waits to reconnect, fwd runs on,
+#                  closes its port cleanly and has every page back
+testpmd=$1
+fwd=$2
+case=$3
+
+command -v "$testpmd" >/dev/null 2>&1 ||
+	{ echo "SKIP: dpdk-testpmd not found (install dpdk)"; exit 77; }
+[ -x "$fwd" ] || { echo "SKIP: $fwd is not built"; exit 77; }
+# net_vhost is a plugin in DPDK's driver directory or linked in.
+if ! ldconfig -p 2>/dev/null | grep -q librte_net_vhost &&
+   ! ls /usr/lib/*/dpdk/pmds-*/librte_net_vhost.so* /usr/local/lib/*/dpdk/pmds-*/librte_net_vhost.so* >/dev/null 2>&1; then
+	echo "SKIP: DPDK's net_vhost driver (librte_net_vhost) is not installed"
+	exit 77
+fi
+[ "$(id -u)" = 0 ] || { echo "SKIP: testpmd with hugepages needs root"; exit 77; }
+free=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null || echo 0)
+# testpmd's 256 MiB and fwd's arena (96 MiB for two queues).
+[ "$free" -ge 192 ] ||
+	{ echo "SKIP: fewer than 192 free 2 MiB hugepages (echo 512 > /proc/sys/vm/nr_hugepages)"; exit 77; }
+[ "$(nproc)" -ge 2 ] || { echo "SKIP: needs two CPUs (testpmd's forwarding core and fwd's)"; exit 77; }
+
+dir=$(mktemp -d)
+sock=$dir/vhost.sock
+tlog=$dir/testpmd.log
+flog=$dir/fwd.log
+tpid= fpid=
+cleanup() {
+	[ -n "$fpid" ] && kill "$fpid" 2>/dev/null
+	[ -n "$tpid" ] && kill "$tpid" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() {
+	echo "--- testpmd:"; tail -25 "$tlog"
+	echo "--- fwd:"; tail -25 "$flog"
+	echo "FAIL: $*"
+	exit 1
+}
+
+queues=1 vhost_extra= fwd_extra= dev_extra= lens="64 1514" server=0
+case $case in
+client) ;;
+server) server=1; vhost_extra=",client=1"; dev_extra=",server=1"; lens=64 ;;
+queues) queues=2; lens=64 ;;
+macswap) fwd_extra="--mac-swap"; dev_extra=",mrg_rxbuf=1"; lens=512 ;;
+noinorder) dev_extra=",in_order=0" ;;
+peerdies) lens=64 ;;
+*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|noinorder|peerdies"; exit 2 ;;
+esac
+
+# testpmd: the vhost port alone, io forwarding back out of it, main lcore
+# 0 and one forwarding lcore 1; it runs until a line arrives on stdin.
+# --no-flush-rx: testpmd empties its RX queues before it starts to
+# forward, and would take fwd's first burst off the wire when fwd is
+# connected by then (server mode).
+start_testpmd() {
+	(sleep "$1"; echo) | timeout 60 "$testpmd" -l 0,1 --no-pci \
+		--no-telemetry --in-memory --single-file-segments -m 256 \
+		--file-prefix "pp-vhost-$$" \
+		--vdev "net_vhost0,iface=$sock,queues=$queues$vhost_extra" -- \
+		--forward-mode=io --port-topology=loop --nb-cores=1 --no-flush-rx \
+		--rxq=$queues --txq=$queues >"$tlog" 2>&1 &
+	tpid=$!
+}
+
+wait_sock() {
+	for _ in $(seq 100); do
+		[ -S "$sock" ] && return 0
+		sleep 0.1
+	done
+	fail "no socket at $sock after 10 s"
+}
+
+# The back-end dies mid-run: the port must survive it (no crash, no
+# hang), say so, and give every page back.
+if [ "$case" = peerdies ]; then
+	start_testpmd 10
+	wait_sock
+	"$fwd" --port "virtio_user:path=$sock" --tx-first 32 --duration 4 \
+		--cpus 0 >"$flog" 2>&1 &
+	fpid=$!
+	sleep 2
+	# $tpid is timeout; its one child is testpmd, killed without a word.
+	pkill -KILL -P "$tpid" || fail "no testpmd to kill"
+	wait "$fpid"
+	rc=$?
+	fpid=
+	grep -E "^(summary):" "$flog"
+	[ $rc = 0 ] || fail "fwd exited with $rc after the back-end died"
+	grep -q "pages leaked 0" "$flog" || fail "fwd leaked pages"
+	grep -q "went away: its rings are emptied and the port reconnects" "$flog" ||
+		fail "the port did not say the back-end was gone"
+	echo "ok"
+	exit 0
+fi
+
+for len in $lens; do
+	: >"$tlog"
+	dev="virtio_user:path=$sock,queues=$queues$dev_extra"
+	args=(--port "$dev" --queues "$queues" --tx-first 32 --tx-len "$len"
+	      --verify --duration 2 --cpus 0 $fwd_extra)
+	if [ $server = 1 ]; then
+		"$fwd" "${args[@]}" >"$flog" 2>&1 &
+		fpid=$!
+		wait_sock
+		start_testpmd 6
+	else
+		start_testpmd 6
+		wait_sock
+		"$fwd" "${args[@]}" >"$flog" 2>&1 &
+		fpid=$!
+	fi
+	wait "$fpid"
+	rc=$?
+	fpid=
+	wait "$tpid"
+	tpid=
+	cat "$flog" | grep -E "^(verify|summary):"
+	[ $rc = 0 ] || fail "fwd exited with $rc ($len-byte frames)"
+	grep -q "^verify: .*: OK" "$flog" || fail "fwd --verify did not report OK"
+	grep -q "pages leaked 0" "$flog" || fail "fwd leaked pages"
+	# fwd forwarded more than the first burst: the wire looped.
+	set -- $(sed -n 's/^summary: .*(\([0-9]*\) frames).*/\1/p' "$flog")
+	[ "${1:-0}" -gt 1000 ] || fail "only ${1:-0} frames went round in 2 s"
+	# testpmd: everything it received went back or was counted.
+	set -- $(awk '/Accumulated forward statistics/ { acc = 1; next }
+		acc && /RX-packets:/ { rx = $2 }
+		acc && /TX-packets:/ { tx = $2; drop = $4; print rx, tx, drop; exit }' "$tlog")
+	[ -n "$1" ] || fail "no accumulated statistics from testpmd"
+	echo "testpmd: RX $1, TX $2, TX dropped $3"
+	[ "$1" -gt 0 ] && [ "$1" -eq $(($2 + $3)) ] ||
+		fail "testpmd RX $1 != TX $2 + dropped $3"
+done
+echo "ok"
