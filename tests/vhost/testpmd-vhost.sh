@@ -18,6 +18,10 @@
 #         peerdies testpmd is killed (SIGKILL) while frames flow: fwd's
 #                  port notices and waits to reconnect, fwd runs on,
 #                  closes its port cleanly and has every page back
+#         restart  testpmd is killed and a new one started on the same
+#                  socket, generating frames (flowgen): fwd's port
+#                  reconnects by itself and the new one gets its frames
+#                  back
 testpmd=$1
 fwd=$2
 case=$3
@@ -64,8 +68,8 @@ server) server=1; vhost_extra=",client=1"; dev_extra=",server=1"; lens=64 ;;
 queues) queues=2; lens=64 ;;
 macswap) fwd_extra="--mac-swap"; dev_extra=",mrg_rxbuf=1"; lens=512 ;;
 noinorder) dev_extra=",in_order=0" ;;
-peerdies) lens=64 ;;
-*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|noinorder|peerdies"; exit 2 ;;
+peerdies|restart) lens=64 ;;
+*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|noinorder|peerdies|restart"; exit 2 ;;
 esac
 
 # testpmd: the vhost port alone, io forwarding back out of it, main lcore
@@ -74,11 +78,13 @@ esac
 # forward, and would take fwd's first burst off the wire when fwd is
 # connected by then (server mode).
 start_testpmd() {
+	local mode=${2:-io}
+
 	(sleep "$1"; echo) | timeout 60 "$testpmd" -l 0,1 --no-pci \
 		--no-telemetry --in-memory --single-file-segments -m 256 \
 		--file-prefix "pp-vhost-$$" \
 		--vdev "net_vhost0,iface=$sock,queues=$queues$vhost_extra" -- \
-		--forward-mode=io --port-topology=loop --nb-cores=1 --no-flush-rx \
+		--forward-mode="$mode" --port-topology=loop --nb-cores=1 --no-flush-rx \
 		--rxq=$queues --txq=$queues >"$tlog" 2>&1 &
 	tpid=$!
 }
@@ -92,16 +98,31 @@ wait_sock() {
 }
 
 # The back-end dies mid-run: the port must survive it (no crash, no
-# hang), say so, and give every page back.
-if [ "$case" = peerdies ]; then
+# hang), say so, and give every page back. With restart, a new back-end,
+# a flowgen generator this time, starts on the same socket: the port (the
+# client) reconnects by itself and the new one gets back what it sends.
+# Frames in the rings when the first died are lost, not leaked.
+if [ "$case" = peerdies ] || [ "$case" = restart ]; then
 	start_testpmd 10
 	wait_sock
-	"$fwd" --port "virtio_user:path=$sock" --tx-first 32 --duration 4 \
+	"$fwd" --port "virtio_user:path=$sock" --tx-first 32 \
+		--duration "$([ "$case" = restart ] && echo 9 || echo 4)" \
 		--cpus 0 >"$flog" 2>&1 &
 	fpid=$!
 	sleep 2
 	# $tpid is timeout; its one child is testpmd, killed without a word.
 	pkill -KILL -P "$tpid" || fail "no testpmd to kill"
+	if [ "$case" = restart ]; then
+		# Not waited for: the job also holds the first one's sleep.
+		# The dead server's socket file stays; the new one binds
+		# afresh.
+		sleep 0.5
+		rm -f "$sock"
+		start_testpmd 4 flowgen
+		wait_sock
+		wait "$tpid"
+		tpid=
+	fi
 	wait "$fpid"
 	rc=$?
 	fpid=
@@ -110,6 +131,14 @@ if [ "$case" = peerdies ]; then
 	grep -q "pages leaked 0" "$flog" || fail "fwd leaked pages"
 	grep -q "went away: its rings are emptied and the port reconnects" "$flog" ||
 		fail "the port did not say the back-end was gone"
+	if [ "$case" = restart ]; then
+		set -- $(awk '/Accumulated forward statistics/ { acc = 1; next }
+			acc && /RX-packets:/ { print $2; exit }' "$tlog")
+		echo "the new back-end got back ${1:-0} frames"
+		# What it gets back went through the reconnected port.
+		[ "${1:-0}" -gt 1000 ] ||
+			fail "the port did not reconnect: the new back-end got back only ${1:-0} frames"
+	fi
 	echo "ok"
 	exit 0
 fi
