@@ -29,17 +29,6 @@
 __thread struct pp_tcache_memo_ pp_tcache_memo_
 	__attribute__((tls_model("initial-exec")));
 
-#if defined(__SANITIZE_THREAD__)
-#define TCACHE_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TCACHE_TSAN 1
-#endif
-#endif
-#ifndef TCACHE_TSAN
-#define TCACHE_TSAN 0
-#endif
-
 /* Whether caches use the asymmetric handshake: decided once per process,
  * since every cache of every allocator must agree with the drainers. */
 static pthread_once_t asym_once = PTHREAD_ONCE_INIT;
@@ -47,18 +36,12 @@ static bool asym_on;
 
 static void asym_decide(void)
 {
-	const char *off = getenv("PAGEPOOL_NO_MEMBARRIER");
-	int err;
+	int err = pp_os_membarrier_usable();
 
-	if (TCACHE_TSAN || (off && *off && strcmp(off, "0")))
-		return;
-	err = pp_os_membarrier_register();
-	if (err) {
+	if (err && err != -ECANCELED)
 		PP_INFO("allocator: membarrier(PRIVATE_EXPEDITED) unavailable (%s): thread caches take a lock word per call",
 			strerror(-err));
-		return;
-	}
-	asym_on = true;
+	asym_on = !err;
 }
 
 static inline void cpu_relax(void)

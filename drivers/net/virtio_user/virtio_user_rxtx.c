@@ -803,38 +803,14 @@ void vq_up(struct vq *vq)
 }
 
 /*
- * membarrier(PRIVATE_EXPEDITED), decided once per process: not where the
- * kernel lacks it or a seccomp policy forbids it, not with
- * PAGEPOOL_NO_MEMBARRIER=1 (as for the allocator's thread caches), and
- * not under ThreadSanitizer, which does not know membarrier.
+ * membarrier(PRIVATE_EXPEDITED), decided once per process for every user
+ * of it (pp_os_membarrier_usable(): not where the kernel or a seccomp
+ * policy refuses it, not with PAGEPOOL_NO_MEMBARRIER=1, not under
+ * ThreadSanitizer).
  */
-#if defined(__SANITIZE_THREAD__)
-#define VQ_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define VQ_TSAN 1
-#endif
-#endif
-#ifndef VQ_TSAN
-#define VQ_TSAN 0
-#endif
-
-static pthread_once_t vq_asym_once = PTHREAD_ONCE_INIT;
-static bool vq_asym_on;
-
-static void vq_asym_decide(void)
-{
-	const char *off = getenv("PAGEPOOL_NO_MEMBARRIER");
-
-	if (VQ_TSAN || (off && *off && strcmp(off, "0")))
-		return;
-	vq_asym_on = pp_os_membarrier_register() == 0;
-}
-
 bool vq_asym_available(void)
 {
-	pthread_once(&vq_asym_once, vq_asym_decide);
-	return vq_asym_on;
+	return pp_os_membarrier_usable() == 0;
 }
 
 /* ---- teardown ------------------------------------------------------- */

@@ -109,6 +109,15 @@ bool pp_os_numa_available(void);
 int pp_os_membarrier_register(void);
 
 /*
+ * pp_os_membarrier_usable - whether this process uses the asymmetric
+ * handshakes (pp_os_membarrier() on the rare side), decided once for all
+ * their users, which must agree: 0 when registered; -ECANCELED when
+ * turned off (PAGEPOOL_NO_MEMBARRIER=1, or a ThreadSanitizer build);
+ * else pp_os_membarrier_register()'s error.
+ */
+int pp_os_membarrier_usable(void);
+
+/*
  * pp_os_membarrier - a full memory barrier on every CPU that runs a thread
  * of this process, before it returns (MEMBARRIER_CMD_PRIVATE_EXPEDITED).
  * Only after pp_os_membarrier_register() succeeded.
