@@ -157,6 +157,15 @@ PP_API struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
 PP_API int pp_net_port_free(struct pp_port *port);
 
 /*
+ * pp_net_port_arena - the one arena @port's pools draw from, for a driver
+ * that hands the whole arena to its device (@why: what it makes of it,
+ * for the message). NULL after an error message when the allocator has
+ * more than one arena, or no page to tell which. Context: the probe.
+ */
+PP_API struct pp_arena *pp_net_port_arena(struct pp_port *port,
+					  const char *why);
+
+/*
  * pp_net_return_pages - give pages back to their pools from a driver:
  * pages of @napi_pool (may be NULL) are recycled directly, pages of other
  * pools go through the pool's ring in one bulk call per run of pages of

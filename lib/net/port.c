@@ -391,6 +391,27 @@ unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
 	return sent;
 }
 
+struct pp_arena *pp_net_port_arena(struct pp_port *port, const char *why)
+{
+	struct pp_page *page;
+	struct pp_arena *arena;
+
+	if (pp_allocator_zone_count(port->allocator) != 1) {
+		PP_ERR("port %s: %s needs an allocator over exactly one arena (%s)",
+		       port->name, port->drv->name, why);
+		return NULL;
+	}
+	page = pp_pool_alloc_pages(port->rxq[0].pool);
+	if (!page) {
+		PP_ERR("port %s: no page in the allocator; give the arena more memory",
+		       port->name);
+		return NULL;
+	}
+	arena = pp_page_arena(port->allocator, page);
+	pp_pool_recycle_direct(port->rxq[0].pool, page);
+	return arena;
+}
+
 void pp_net_return_pages(struct pp_allocator *alloc, struct pp_pool *napi_pool,
 			 struct pp_page **pages, unsigned int n)
 {

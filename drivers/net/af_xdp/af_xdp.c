@@ -414,28 +414,6 @@ static int xdp_parse(struct pp_port *port, const struct pp_devargs *da,
 	return 0;
 }
 
-/* The arena the port's pools draw from: the allocator must have one. */
-static struct pp_arena *xdp_port_arena(struct pp_port *port)
-{
-	struct pp_page *page;
-	struct pp_arena *arena;
-
-	if (pp_allocator_zone_count(port->allocator) != 1) {
-		PP_ERR("port %s: af_xdp needs an allocator over exactly one arena (one UMEM per port)",
-		       port->name);
-		return NULL;
-	}
-	page = pp_pool_alloc_pages(port->rxq[0].pool);
-	if (!page) {
-		PP_ERR("port %s: no page in the allocator; give the arena more memory",
-		       port->name);
-		return NULL;
-	}
-	arena = pp_page_arena(port->allocator, page);
-	pp_pool_recycle_direct(port->rxq[0].pool, page);
-	return arena;
-}
-
 static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 {
 	unsigned int ring_size = port->conf.ring_size;
@@ -472,7 +450,7 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		       da->devstr);
 		return -EPERM;
 	}
-	arena = xdp_port_arena(port);
+	arena = pp_net_port_arena(port, "one UMEM per port");
 	if (!arena)
 		return -EINVAL;
 

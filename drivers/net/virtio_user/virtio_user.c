@@ -155,28 +155,6 @@ static int vu_mem_table(struct pp_arena *arena, struct vhost_user_memory *mem,
 	return k + 1;
 }
 
-/* The arena the port's pools draw from: the allocator must have one. */
-static struct pp_arena *vu_port_arena(struct pp_port *port)
-{
-	struct pp_page *page;
-	struct pp_arena *arena;
-
-	if (pp_allocator_zone_count(port->allocator) != 1) {
-		PP_ERR("port %s: virtio_user needs an allocator over exactly one arena (one memory table per port)",
-		       port->name);
-		return NULL;
-	}
-	page = pp_pool_alloc_pages(port->rxq[0].pool);
-	if (!page) {
-		PP_ERR("port %s: no page in the allocator; give the arena more memory",
-		       port->name);
-		return NULL;
-	}
-	arena = pp_page_arena(port->allocator, page);
-	pp_pool_recycle_direct(port->rxq[0].pool, page);
-	return arena;
-}
-
 /* ---- devargs -------------------------------------------------------- */
 
 static int vu_parse_mac(const char *s, uint8_t *mac)
@@ -600,7 +578,7 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 	if (err)
 		goto err_free;
 	vp->mrg = mrg;
-	vp->arena = vu_port_arena(port);
+	vp->arena = pp_net_port_arena(port, "one memory table per port");
 	if (!vp->arena) {
 		err = -EINVAL;
 		goto err_free;
