@@ -15,15 +15,26 @@
 # Both sides use --in-memory --single-file-segments (DPDK's virtio_user
 # fails with "Too many memory regions" without single-file segments).
 #
-# Figures per run: the peer's received rate, the median of its per-second
-# counts (testpmd --stats-period 1) while the DUT runs, less the first and
-# last; and the DUT's cycles per forwarded frame: TSC cycles spent in polls
-# that brought frames, divided by the frames (fwd's "cycles:" line;
-# testpmd's --record-core-cycles "CPU cycles/packet"). A configuration's
-# figure is the median of its runs. Frame sizes include the 4-byte FCS
-# (testpmd --txpkts is the size without it); Gb/s counts the frame, and
-# the line-rate columns are the packet rates of 10/25/40 GbE at that size
-# (frame + 20 bytes of preamble and gap).
+# Figures per run: the peer's received rate, read from its counters over
+# DPDK telemetry (/ethdev/stats) at two instants inside the DUT's run:
+# the window opens half a second after the first frame comes back and
+# lasts PP_VHOST_DURATION - 2 seconds, timed on this side with a
+# monotonic clock, so both DUTs are measured over the same kind of
+# window and neither start-up nor shutdown falls in it. (testpmd's own
+# --stats-period prints are no good here: it sleeps a second and prints
+# only when a whole TSC "second" went by, and with a TSC estimated above
+# the real clock that is every other time; a 2 s interval that straddles
+# the connection then halved a run's rate.) And the DUT's cycles per
+# forwarded frame: TSC cycles spent in polls that brought frames, divided
+# by the frames (fwd's "cycles:" line; testpmd's --record-core-cycles
+# "CPU cycles/packet"), and from it the DUT's busy share of its CPU
+# (cycles per frame x rate / TSC Hz): a DUT well below 100% is not what
+# limits the rate, the peer is, and the rate is then the peer's ceiling
+# in that pairing. A configuration's figure is the median of its runs.
+# Frame sizes include the 4-byte FCS (testpmd --txpkts is the size
+# without it); Gb/s counts the frame, and the line-rate columns are the
+# packet rates of 10/25/40 GbE at that size (frame + 20 bytes of
+# preamble and gap).
 #
 # The load average (/proc/loadavg) is printed before each size and at the
 # end, and goes into the JSON: figures taken while other work ran are
@@ -32,7 +43,7 @@
 # Needs root, 2 MiB hugepages, dpdk-testpmd with net_vhost and
 # net_virtio_user. Writes out/vhost-bench/ (logs, vhost-bench.json).
 #
-#   PP_VHOST_DURATION  seconds each DUT runs (default 5)
+#   PP_VHOST_DURATION  seconds each DUT runs (default 5, at least 3)
 #   PP_VHOST_REPEAT    runs per configuration (default 3)
 #   PP_VHOST_SIZES     frame sizes (default "64 128 512 1518")
 #   PP_BUILD_DIR       build directory (default build)
@@ -40,6 +51,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 dur=${PP_VHOST_DURATION:-5}
+[ "$dur" -ge 3 ] 2>/dev/null || { echo "vhost-bench: PP_VHOST_DURATION must be 3 or more (seconds)" >&2; exit 1; }
 rep=${PP_VHOST_REPEAT:-3}
 sizes=${PP_VHOST_SIZES:-64 128 512 1518}
 build=${PP_BUILD_DIR:-build}
@@ -71,20 +83,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
-eal=(--no-pci --no-telemetry --in-memory --single-file-segments -m 512)
+eal=(--in-memory --single-file-segments --no-pci -m 512)
+telemetry=/var/run/dpdk/pp-vhost-peer/dpdk_telemetry.v2
 
 # The peer: flowgen on lcore 1, its log in $1, frames of $2 bytes. With
-# --stats-period testpmd runs until SIGINT (peer_stop).
+# --stats-period testpmd runs until SIGINT (peer_stop); the period is
+# long because the rate is read over telemetry (peer_window). The DUT
+# runs with --no-telemetry.
 peer_start() {
 	rm -f "$sock"
 	timeout $((dur + 30)) "$testpmd" --lcores 0@1,1@1 --main-lcore 0 "${eal[@]}" \
 		--file-prefix pp-vhost-peer \
 		--vdev "net_vhost0,iface=$sock" -- \
 		--forward-mode=flowgen --txpkts="$2" --nb-cores=1 \
-		--stats-period 1 </dev/null >"$1" 2>&1 &
+		--stats-period 3600 </dev/null >"$1" 2>&1 &
 	peer_pid=$!
 	for _ in $(seq 100); do
-		[ -S "$sock" ] && return 0
+		[ -S "$sock" ] && [ -S "$telemetry" ] && return 0
 		sleep 0.1
 	done
 	die "the peer made no socket in 10 s (see $1)"
@@ -96,6 +111,41 @@ peer_stop() {
 	peer_pid=
 }
 
+# The peer's RX rate over a window inside the DUT's run: wait (up to 20
+# s) for the first frames back, half a second more, then read ipackets
+# at both ends of a $1-second window. Prints frames per second; nan when
+# no frame came back, or when the count stopped moving right after the
+# window (the DUT ended inside it).
+peer_window() {
+	python3 - "$telemetry" "$1" <<'EOF'
+import json, socket, sys, time
+
+path, window = sys.argv[1], float(sys.argv[2])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(path)
+s.recv(16384)  # the greeting: version, pid, max_output_len
+
+
+def rx():
+    s.send(b"/ethdev/stats,0")
+    return json.loads(s.recv(65536))["/ethdev/stats"]["ipackets"]
+
+
+deadline = time.monotonic() + 20
+while rx() == 0:
+    if time.monotonic() > deadline:
+        print("nan")
+        sys.exit(0)
+    time.sleep(0.05)
+time.sleep(0.5)
+t0, n0 = time.monotonic(), rx()
+time.sleep(window)
+t1, n1 = time.monotonic(), rx()
+time.sleep(0.2)
+print("nan" if rx() == n1 else "%.0f" % ((n1 - n0) / (t1 - t0)))
+EOF
+}
+
 # Median of the numbers on stdin (one a line); "nan" when none.
 median() {
 	sort -g | awk '{ v[NR] = $1 } END {
@@ -103,42 +153,39 @@ median() {
 		printf "%.2f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# The peer's per-second RX rates while the DUT ran: the non-zero seconds
-# less the first and the last (partial) ones, when three or more are
-# left; on a loaded machine the peer's main lcore prints less often.
-peer_rate() {
-	{ grep -o 'Rx-pps: *[0-9]*' "$1" || true; } | awk '{ print $2 }' |
-		awk '$1 > 0 { v[++n] = $1 }
-		END { lo = n >= 3 ? 2 : 1; hi = n >= 3 ? n - 1 : n
-		      for (i = lo; i <= hi; i++) print v[i] }' | median
-}
-
 run_one() { # dut size run
-	local dut=$1 size=$2 r=$3 len=$(($2 - 4))
+	local dut=$1 size=$2 r=$3 len=$(($2 - 4)) dut_pid
 	local plog=$outdir/peer-$dut-$size-$r.log dlog=$outdir/dut-$dut-$size-$r.log
 	peer_start "$plog" "$len"
-	sleep 1
 	if [ "$dut" = pp ]; then
 		timeout $((dur + 20)) "$fwd" --port "virtio_user:path=$sock" \
-			--cpus 0 --duration "$dur" >"$dlog" 2>&1 || true
-		cpp=$(sed -n 's/^cycles: \([0-9.]*\) per.*/\1/p' "$dlog")
+			--cpus 0 --duration "$dur" >"$dlog" 2>&1 &
 	else
 		(sleep $((dur + 1)); echo) | timeout $((dur + 20)) "$testpmd" \
-			--lcores 0@1,1@0 --main-lcore 0 "${eal[@]}" \
+			--lcores 0@1,1@0 --main-lcore 0 "${eal[@]}" --no-telemetry \
 			--file-prefix pp-vhost-dut \
 			--vdev "net_virtio_user0,path=$sock,queues=1" -- \
 			--forward-mode=io --port-topology=loop --nb-cores=1 \
-			--record-core-cycles >"$dlog" 2>&1 || true
+			--record-core-cycles >"$dlog" 2>&1 &
+	fi
+	dut_pid=$!
+	pps=$(peer_window $((dur - 2)))
+	wait "$dut_pid" || true
+	if [ "$dut" = pp ]; then
+		cpp=$(sed -n 's/^cycles: \([0-9.]*\) per.*/\1/p' "$dlog")
+	else
 		cpp=$(sed -n 's/.*CPU cycles\/packet=\([0-9.]*\).*/\1/p' "$dlog" | tail -1)
+		mhz=$(sed -n 's/.*at \([0-9]*\) MHz Clock.*/\1/p' "$dlog" | tail -1)
+		[ -z "$mhz" ] || tsc_mhz=$mhz
 	fi
 	peer_stop
-	pps=$(peer_rate "$plog")
 	echo "$dut $size $r ${pps:-nan} ${cpp:-nan}" >>"$outdir/runs.txt"
 	printf '   %-4s %5s B run %s: peer RX %8.3f Mpps, DUT %7s cycles/frame\n' \
 		"$dut" "$size" "$r" "$(awk -v p="${pps:-0}" 'BEGIN { print p / 1e6 }')" "${cpp:-nan}"
 }
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+tsc_mhz=
 load_start=$(loadavg)
 : >"$outdir/runs.txt"
 for size in $sizes; do
@@ -153,34 +200,43 @@ done
 line() { # Mpps at line rate: gbps size
 	awk -v g="$1" -v s="$2" 'BEGIN { printf "%.2f", g * 1e9 / ((s + 20) * 8) / 1e6 }'
 }
-printf '\n%6s | %9s %7s %9s | %9s %7s %9s | %6s %6s | %6s %6s %6s\n' \
-	size "pp Mpps" "Gb/s" "cyc/pkt" "dpdk Mpps" "Gb/s" "cyc/pkt" \
+# A figure for the JSON: null where there is none.
+jnum() { if [ "$1" = nan ]; then echo null; else echo "$1"; fi; }
+# The DUT's busy share of its CPU: cycles per frame x frames per second
+# over the TSC rate (testpmd prints it; both DUTs run on this machine).
+busy() { # cycles pps
+	awk -v c="$1" -v p="$2" -v m="${tsc_mhz:-0}" 'BEGIN {
+		if (m > 0 && c + 0 > 0 && p + 0 > 0) printf "%.0f", 100 * c * p / (m * 1e6); else print "nan" }'
+}
+printf '\n%6s | %9s %7s %8s %5s | %9s %7s %8s %5s | %6s %6s | %6s %6s %6s\n' \
+	size "pp Mpps" "Gb/s" "cyc/pkt" busy% "dpdk Mpps" "Gb/s" "cyc/pkt" busy% \
 	rate cycles "10G" "25G" "40G"
 load_end=$(loadavg)
-json="{\"duration_s\":$dur,\"repeat\":$rep,\"loadavg_start\":\"$load_start\",\"loadavg_end\":\"$load_end\",\"sizes\":["
+json="{\"duration_s\":$dur,\"repeat\":$rep,\"tsc_mhz\":${tsc_mhz:-null},\"loadavg_start\":\"$load_start\",\"loadavg_end\":\"$load_end\",\"sizes\":["
 first=1
 for size in $sizes; do
 	for dut in pp dpdk; do
 		p=$(awk -v d=$dut -v s=$size '$1 == d && $2 == s && $4 != "nan" { print $4 }' "$outdir/runs.txt" | median)
 		c=$(awk -v d=$dut -v s=$size '$1 == d && $2 == s && $5 != "nan" { print $5 }' "$outdir/runs.txt" | median)
-		eval "pps_$dut=\$p cyc_$dut=\$c"
+		eval "pps_$dut=\$p cyc_$dut=\$c busy_$dut=\$(busy \$c \$p)"
 	done
 	ratio=$(awk -v a="$pps_pp" -v b="$pps_dpdk" 'BEGIN { if (b + 0 > 0) printf "%.2fx", a / b; else print "-" }')
 	cratio=$(awk -v a="$cyc_pp" -v b="$cyc_dpdk" 'BEGIN { if (b + 0 > 0) printf "%.2fx", a / b; else print "-" }')
 	gb() { awk -v p="$1" -v s="$size" 'BEGIN { printf "%.2f", p * s * 8 / 1e9 }'; }
-	printf '%6s | %9.3f %7s %9s | %9.3f %7s %9s | %6s %6s | %6s %6s %6s\n' \
-		"$size" "$(awk -v p="$pps_pp" 'BEGIN { print p / 1e6 }')" "$(gb "$pps_pp")" "$cyc_pp" \
-		"$(awk -v p="$pps_dpdk" 'BEGIN { print p / 1e6 }')" "$(gb "$pps_dpdk")" "$cyc_dpdk" \
+	printf '%6s | %9.3f %7s %8s %5s | %9.3f %7s %8s %5s | %6s %6s | %6s %6s %6s\n' \
+		"$size" "$(awk -v p="$pps_pp" 'BEGIN { print p / 1e6 }')" "$(gb "$pps_pp")" "$cyc_pp" "$busy_pp" \
+		"$(awk -v p="$pps_dpdk" 'BEGIN { print p / 1e6 }')" "$(gb "$pps_dpdk")" "$cyc_dpdk" "$busy_dpdk" \
 		"$ratio" "$cratio" "$(line 10 "$size")" "$(line 25 "$size")" "$(line 40 "$size")"
 	[ $first = 1 ] || json+=","
 	first=0
-	json+="{\"size\":$size,\"pp_pps\":$pps_pp,\"pp_cycles_per_packet\":$cyc_pp,"
-	json+="\"dpdk_pps\":$pps_dpdk,\"dpdk_cycles_per_packet\":$cyc_dpdk,"
+	json+="{\"size\":$size,\"pp_pps\":$(jnum $pps_pp),\"pp_cycles_per_packet\":$(jnum $cyc_pp),\"pp_busy_pct\":$(jnum $busy_pp),"
+	json+="\"dpdk_pps\":$(jnum $pps_dpdk),\"dpdk_cycles_per_packet\":$(jnum $cyc_dpdk),\"dpdk_busy_pct\":$(jnum $busy_dpdk),"
 	json+="\"line_mpps\":{\"10G\":$(line 10 "$size"),\"25G\":$(line 25 "$size"),\"40G\":$(line 40 "$size")}}"
 done
 json+="]}"
 echo "$json" >"$outdir/vhost-bench.json"
 echo
 echo "rate: pp / dpdk peer-received Mpps (higher is better); cycles: pp / dpdk cycles per frame (lower is better)"
+echo "busy%: the DUT's share of its CPU (cycles per frame x rate / TSC); well below 100 the peer sets the rate"
 echo "load average: $load_start at the start, $load_end at the end"
 echo "JSON: $outdir/vhost-bench.json"
