@@ -41,7 +41,7 @@
 # noise, and say so.
 #
 # Needs root, 2 MiB hugepages, dpdk-testpmd with net_vhost and
-# net_virtio_user. Writes out/vhost-bench/ (logs, vhost-bench.json).
+# net_virtio_user, python3. Writes out/vhost-bench/ (logs, vhost-bench.json).
 #
 #   PP_VHOST_DURATION  seconds each DUT runs (default 5, at least 3)
 #   PP_VHOST_REPEAT    runs per configuration (default 3)
@@ -65,6 +65,7 @@ die() { echo "vhost-bench: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (hugepages for testpmd): run it as root"
 [ -n "$testpmd" ] || die "dpdk-testpmd not found: install DPDK (apt-get install dpdk)"
+command -v python3 >/dev/null || die "python3 reads the peer's counters over telemetry: apt-get install python3"
 if [ ! -f "$build/build.ninja" ]; then
 	step "configuring $build/ (release)"
 	meson setup "$build" -Dbuildtype=release >"$outdir/setup.log" 2>&1 ||
