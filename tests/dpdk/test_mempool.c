@@ -431,13 +431,18 @@ static void memory_check(unsigned int n, unsigned int cache, unsigned int flags)
 	/* Coloured: DPDK's stride is an odd number of cache lines, so
 	 * consecutive objects start at distinct offsets in a 4 KiB page,
 	 * all 64 once there are 64 (objects whose IOVA is unknown are not
-	 * counted; they are at most one per hugepage boundary). */
-	CHECK_EQ((mp->header_size + mp->elt_size + mp->trailer_size) / 64 % 2,
-		 1);
-	CHECK((unsigned int)__builtin_popcountll(w.offsets) + w.crossing >=
-	      (n < 64 ? n : 64));
-	if (n >= 128)
-		CHECK_EQ(__builtin_popcountll(w.offsets), 64);
+	 * counted; they are at most one per hugepage boundary). With
+	 * NO_SPREAD DPDK leaves the stride unpadded (test_no_spread). */
+	if (!(flags & RTE_MEMPOOL_F_NO_SPREAD)) {
+		CHECK_EQ((mp->header_size + mp->elt_size + mp->trailer_size) /
+				 64 % 2,
+			 1);
+		CHECK((unsigned int)__builtin_popcountll(w.offsets) +
+			      w.crossing >=
+		      (n < 64 ? n : 64));
+		if (n >= 128)
+			CHECK_EQ(__builtin_popcountll(w.offsets), 64);
+	}
 	CHECK_COUNTS(mp, 0);
 	rte_mempool_free(mp);
 	/* The heap went with the pool: its name can be had again. */
@@ -640,6 +645,46 @@ static struct rte_mempool *plain_pool(const char *name, const char *ops,
 	return mp;
 }
 
+static size_t gcd_u(size_t a, size_t b)
+{
+	while (b) {
+		size_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Consecutive objects in populate's order: how many lie exactly one
+ * stride after the one before, how many start a 2 MiB hugepage instead
+ * (no object spans one; a new chunk in PA mode starts one too), and how
+ * many are anywhere else. */
+struct stride_walk {
+	uintptr_t prev;
+	size_t stride;
+	unsigned int at_stride, at_hugepage, other;
+};
+
+static void stride_of(struct rte_mempool *mp, void *arg, void *obj,
+		      unsigned int idx)
+{
+	struct stride_walk *w = arg;
+	/* The object's slot: its header area (header_size, with the
+	 * objhdr at its end), element and trailer. */
+	uintptr_t slot = (uintptr_t)obj - mp->header_size;
+
+	if (!idx)
+		;
+	else if ((uintptr_t)obj - w->prev == w->stride)
+		w->at_stride++;
+	else if (!(slot & 0x1fffff))
+		w->at_hugepage++;
+	else
+		w->other++;
+	w->prev = (uintptr_t)obj;
+}
+
 /*
  * Objects are packed as DPDK packs them: rte_mempool_dump() reads the
  * same bytes per object for pagepool as for ring_mp_mc, within a few
@@ -656,6 +701,7 @@ static void test_density_and_colours(void)
 
 	for (unsigned int i = 0; i < RTE_DIM(elts); i++) {
 		struct rte_mempool *pp, *ring;
+		struct stride_walk w = { 0 };
 		uint64_t colours = 0;
 		double bpo, ring_bpo;
 		size_t total;
@@ -673,9 +719,69 @@ static void test_density_and_colours(void)
 		CHECK(bpo <= ring_bpo * 1.01);
 		CHECK_EQ(rte_mempool_obj_iter(pp, colour_of, &colours), 1024);
 		CHECK_EQ(__builtin_popcountll(colours), 64);
+		/* One after the other at DPDK's stride, but at a hugepage
+		 * that the next object would span. */
+		w.stride = total;
+		CHECK_EQ(rte_mempool_obj_iter(pp, stride_of, &w), 1024);
+		CHECK_EQ(w.other, 0);
+		CHECK(w.at_hugepage <= 1023 * total / (2u << 20) + 1);
 		rte_mempool_free(ring);
 		rte_mempool_free(pp);
 	}
+}
+
+/*
+ * RTE_MEMPOOL_F_NO_SPREAD: DPDK leaves the stride unpadded (a whole
+ * number of cache lines, even or odd), and the driver slices at that
+ * stride as DPDK's own pools do: objects one stride apart within a
+ * chunk, the same bytes per object as ring_mp_mc with the same flag,
+ * colours 64 / gcd(lines, 64) at least (fewer than 64 where the stride
+ * is an even number of lines), and the walk of memory_check() (chunks,
+ * IOVAs, hugepage boundaries) holds.
+ */
+static void test_no_spread(void)
+{
+	static const unsigned int elts[] = {
+		2112, sizeof(struct rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE, 64,
+	};
+
+	for (unsigned int i = 0; i < RTE_DIM(elts); i++) {
+		struct rte_mempool *pp, *ring;
+		uint64_t colours = 0, ring_colours = 0;
+		struct stride_walk w = { 0 };
+		size_t total;
+
+		pp = plain_pool("pp_nospread", OPS, 1024, elts[i],
+				RTE_MEMPOOL_F_NO_SPREAD);
+		ring = plain_pool("pp_nospread_ring", "ring_mp_mc", 1024,
+				  elts[i], RTE_MEMPOOL_F_NO_SPREAD);
+		total = pp->header_size + pp->elt_size + pp->trailer_size;
+		CHECK_EQ(total, ring->header_size + ring->elt_size +
+					ring->trailer_size);
+		CHECK_EQ(total % 64, 0);
+		w.stride = total;
+		CHECK_EQ(rte_mempool_obj_iter(pp, stride_of, &w), 1024);
+		CHECK_EQ(w.at_stride + w.at_hugepage, 1023);
+		CHECK_EQ(w.other, 0);
+		CHECK(w.at_hugepage <= 1023 * total / (2u << 20) + 1);
+		CHECK(dump_bytes_per_object(pp) <=
+		      dump_bytes_per_object(ring) * 1.01);
+		CHECK_EQ(rte_mempool_obj_iter(pp, colour_of, &colours), 1024);
+		CHECK_EQ(rte_mempool_obj_iter(ring, colour_of, &ring_colours),
+			 1024);
+		printf("note: element %u NO_SPREAD: stride %zu bytes, %d colours (ring_mp_mc %d), of 1023 steps %u one stride, %u to a hugepage\n",
+		       elts[i], total, __builtin_popcountll(colours),
+		       __builtin_popcountll(ring_colours), w.at_stride,
+		       w.at_hugepage);
+		/* One chunk sliced at a stride of L lines starts objects at
+		 * 64 / gcd(L, 64) colours; a chunk that starts at another
+		 * line parity (the ring pool's memzone) may add more. */
+		CHECK(__builtin_popcountll(colours) >=
+		      64 / (int)gcd_u(total / 64, 64));
+		rte_mempool_free(ring);
+		rte_mempool_free(pp);
+	}
+	memory_check(900, 0, RTE_MEMPOOL_F_NO_SPREAD);
 }
 
 /*
@@ -969,6 +1075,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_ops_and_layout);
 	RUN_TEST(test_memory);
 	RUN_TEST(test_density_and_colours);
+	RUN_TEST(test_no_spread);
 	RUN_TEST(test_single_and_bulk);
 	RUN_TEST(test_overask);
 	RUN_TEST(test_lcores);
