@@ -28,7 +28,7 @@
  *
  * usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [--runs N]
  *        [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS]
- *        [--memory]
+ *        [--keep N] [--memory]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -54,13 +54,16 @@
 
 #include "pp_cli.h"
 
-/* mempool_perf_autotest's element size and its larger n_keep. */
+/* mempool_perf_autotest's element size, and its n_keeps: 128 unless
+ * --keep says 32 or 512. */
 #define ELT_SIZE 2048
-#define N_KEEP 128
+#define N_KEEP_MAX 512
+static unsigned int n_keep = 128;
 /*
  * Pool size: per lcore, n_keep held plus a full cache and its flush
  * threshold (1.5 x 512), for two lcores, as a power of two minus one
- * (the ring under ring_mp_mc holds 2^k - 1).
+ * (the ring under ring_mp_mc holds 2^k - 1): 2 x (512 + 512 + 768) =
+ * 3,584 at the largest n_keep.
  */
 #define POOL_SIZE 4095
 /* EAL heap in MiB: the ring pool's objects (about 9 MiB) and caches;
@@ -91,7 +94,7 @@ static int lcore_loop(void *arg)
 {
 	struct job *j = arg;
 	unsigned int id = rte_lcore_id();
-	void *objs[N_KEEP];
+	void *objs[N_KEEP_MAX];
 	uint64_t start, end, n = 0;
 
 	atomic_fetch_add(&j->ready, 1);
@@ -101,15 +104,15 @@ static int lcore_loop(void *arg)
 	end = start + j->cycles;
 	do {
 		for (int rep = 0; rep < 64; rep++) {
-			for (unsigned int i = 0; i < N_KEEP; i += j->bulk)
+			for (unsigned int i = 0; i < n_keep; i += j->bulk)
 				if (rte_mempool_get_bulk(j->mp, objs + i,
 							 j->bulk) < 0) {
 					atomic_fetch_add(&j->failed, 1);
 					return -1;
 				}
-			for (unsigned int i = 0; i < N_KEEP; i += j->bulk)
+			for (unsigned int i = 0; i < n_keep; i += j->bulk)
 				rte_mempool_put_bulk(j->mp, objs + i, j->bulk);
-			n += N_KEEP;
+			n += n_keep;
 		}
 	} while (rte_rdtsc() < end);
 	j->spent[id] = rte_rdtsc() - start;
@@ -327,7 +330,7 @@ static double median(double *v, unsigned int n)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [--runs N] [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS]\n"
+		"usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [--runs N] [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS] [--keep N]\n"
 		"       pp-mempool-perf --help | --version\n"
 		"  --runs N     runs per cell, drivers alternating (default 5, max %d)\n"
 		"  --ms MS      milliseconds per measurement (default 200)\n"
@@ -336,6 +339,8 @@ static void usage(FILE *f)
 		"  --cores LIST the two CPUs for the EAL's lcores (default 0,1)\n"
 		"  --cell L,C,B one cell only: lcores, cache, bulk (for profiling)\n"
 		"  --ref OPS    the driver pagepool is compared with (default ring_mp_mc)\n"
+		"  --keep N     objects each lcore holds: 32, 128 (default) or 512,\n"
+		"               as mempool_perf_autotest's n_keep (bulks above N skipped)\n"
 		"  --memory     bytes per object of pktmbuf pools, not the matrix\n"
 		"Runs the DPDK EAL: root, and %d MiB of free 2 MiB hugepages.\n",
 		MAX_RUNS, EAL_MB + 32);
@@ -370,6 +375,7 @@ int main(int argc, char **argv)
 		{ "cell", required_argument, NULL, 'x' },
 		{ "ref", required_argument, NULL, 'f' },
 		{ "memory", no_argument, NULL, 'M' },
+		{ "keep", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -397,6 +403,15 @@ int main(int argc, char **argv)
 		case 'c': cpus = optarg; break;
 		case 'f': ops_names[0] = optarg; break;
 		case 'M': memory = true; break;
+		case 'k':
+			n_keep = (unsigned int)pp_cli_uint("pp-mempool-perf", "--keep",
+							   optarg, 32, N_KEEP_MAX);
+			if (n_keep != 32 && n_keep != 128 && n_keep != 512) {
+				fprintf(stderr, "pp-mempool-perf: --keep takes 32, 128 or 512 (mempool_perf_autotest's n_keeps), not %u\n",
+					n_keep);
+				return 2;
+			}
+			break;
 		case 'x':
 			if (parse_cell(optarg, only)) {
 				fprintf(stderr, "pp-mempool-perf: --cell takes LCORES,CACHE,BULK (three whole numbers), not '%s'\n",
@@ -469,12 +484,12 @@ int main(int argc, char **argv)
 		fputc('{', json);
 		pp_cli_json_ident(json, "pp-mempool-perf");
 		fprintf(json, "\"dpdk\":\"%s\",\"elt_size\":%d,\"n_keep\":%d,\"pool_size\":%d,\"runs\":%u,\"ms\":%u,\"tsc_hz\":%llu,\"cells\":[",
-			rte_version(), ELT_SIZE, N_KEEP, POOL_SIZE, runs, ms,
+			rte_version(), ELT_SIZE, n_keep, POOL_SIZE, runs, ms,
 			(unsigned long long)rte_get_tsc_hz());
 	}
 
 	fprintf(out, "# %s; elt %d B, n_keep %d, pool %d; %u runs x %u ms per cell, drivers alternating\n",
-	       rte_version(), ELT_SIZE, N_KEEP, POOL_SIZE, runs, ms);
+	       rte_version(), ELT_SIZE, n_keep, POOL_SIZE, runs, ms);
 	fprintf(out, "# Mobj/s = objects got and put per second (all lcores), medians\n");
 	fprintf(out, "%-6s %-6s %-5s %14s %14s %8s\n", "lcores", "cache", "bulk",
 	       ops_names[0], "pagepool", "ratio");
@@ -484,7 +499,8 @@ int main(int argc, char **argv)
 				double r[2][MAX_RUNS], ratio[MAX_RUNS];
 				double med[2], med_ratio;
 
-				if ((only[0] >= 0 && only[0] != (int)cores) ||
+				if (bulks[bi] > n_keep ||
+				    (only[0] >= 0 && only[0] != (int)cores) ||
 				    (only[1] >= 0 && only[1] != (int)caches[ci]) ||
 				    (only[2] >= 0 && only[2] != (int)bulks[bi]))
 					continue;
