@@ -190,7 +190,7 @@ struct vq {
 	struct vring_avail *avail;
 	struct vring_used *used;
 	struct pp_page **pages;   /* by descriptor id; NULL: not out */
-	uint32_t *rx_off;         /* RX: each buffer's offset in its page */
+	uint32_t *rx_off;         /* RX: each buffer's offset in its block */
 	uint16_t size;            /* power of two */
 	uint16_t nr_free;         /* descriptors not out */
 	uint16_t avail_idx;       /* next avail slot (ours, then published) */
@@ -212,6 +212,14 @@ struct vq {
 	int busy;
 	bool down;
 	bool asym;
+	/*
+	 * RX with frag=: each buffer is a fragment of frag bytes (0: a
+	 * page), and rx_end[id] is where its fragment ends in the block,
+	 * against which the back-end's length is checked (the page goes
+	 * on past it, into the next fragment). Read once a burst.
+	 */
+	uint32_t frag;
+	uint32_t *rx_end;
 	uintptr_t mem_base;       /* TX: what the memory table covers */
 	uint64_t mem_size;
 	/* Cold. */
