@@ -443,7 +443,7 @@ static int vu_handshake(struct vu_port *vp, bool fill)
 		rx->in_order = vp->features & (1ull << VIRTIO_F_IN_ORDER);
 		vp->vq[2 * i + 1].in_order = rx->in_order;
 		if (fill)
-			vq_rx_refill(rx, vp->port->rxq[i].pool);
+			vq_rx_fill(rx, vp->port->rxq[i].pool);
 	}
 	for (i = 0; i < 2 * vp->nr_qp; i++) {
 		err = vq_setup_msgs(vp, i);

@@ -239,7 +239,7 @@ static inline void vq_desc_write(struct vring_desc *d, uint64_t addr,
 
 /* ---- RX ------------------------------------------------------------- */
 
-static unsigned int vq_rx_refill_pages(struct vq *vq, struct pp_pool *pool)
+unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 {
 	struct pp_page *pages[PP_NET_BURST];
 	/* Locals: the stores below (descriptors, ring slots) may alias
@@ -300,68 +300,7 @@ static unsigned int vq_rx_refill_pages(struct vq *vq, struct pp_pool *pool)
 	return total;
 }
 
-/*
- * frag=: each buffer a fragment of vq->frag bytes (pp_pool_alloc_frag(),
- * whole cache lines carved from the block's start), one at a time: the
- * owner's inline path, no atomic while a block lasts. The descriptor
- * covers the header and what the fragment holds after the headroom, up
- * to its end (rx_end), never the next fragment's bytes. No colour: the
- * fragments' offsets already differ.
- */
-static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool)
-{
-	struct vring_desc *const desc = vq->desc;
-	struct pp_page **const out = vq->pages;
-	uint32_t *const rx_off = vq->rx_off, *const rx_end = vq->rx_end;
-	uint16_t *const ring = vq->avail->ring;
-	const uint16_t mask = (uint16_t)(vq->size - 1);
-	const uint32_t hr = vq->headroom, hdr = vq->hdr_len, frag = vq->frag;
-	const uint32_t room = (frag + PP_CACHE_LINE - 1) &
-			      ~(uint32_t)(PP_CACHE_LINE - 1);
-	uint16_t aidx = vq->avail_idx, nr_free = vq->nr_free;
-	unsigned int total = 0;
-
-	while (nr_free) {
-		const uint16_t id = aidx & mask;
-		struct pp_page *page;
-		unsigned int off;
-		uint64_t end;
-
-		/* The slot's descriptor is still out: post no further. */
-		if (PP_UNLIKELY(out[id] != NULL))
-			break;
-		page = pp_pool_alloc_frag(pool, &off, frag);
-		if (PP_UNLIKELY(!page))
-			break;
-		end = (uint64_t)off + room;
-		if (end > pp_frame_block_end_(page))
-			end = pp_frame_block_end_(page);
-		nr_free--;
-		out[id] = page;
-		rx_off[id] = off;
-		rx_end[id] = (uint32_t)end;
-		vq_desc_write(&desc[id], (uint64_t)(uintptr_t)
-				 pp_page_address(page) + off + hr - hdr,
-			      (uint32_t)(end - off - hr + hdr),
-			      VRING_DESC_F_WRITE);
-		if (PP_UNLIKELY(ring[id] != id))
-			ring[id] = id;
-		aidx++;
-		total++;
-	}
-	vq->avail_idx = aidx;
-	vq->nr_free = nr_free;
-	if (total)
-		vq_publish(vq);
-	return total;
-}
-
-unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
-{
-	if (vq->frag)
-		return vq_rx_refill_frags(vq, pool);
-	return vq_rx_refill_pages(vq, pool);
-}
+static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool);
 
 /* The refill a burst of its mode calls (@frag a constant there). */
 static inline __attribute__((always_inline)) void
@@ -370,7 +309,7 @@ vq_rx_refill_mode(struct vq *vq, struct pp_pool *pool, const bool frag)
 	if (frag)
 		vq_rx_refill_frags(vq, pool);
 	else
-		vq_rx_refill_pages(vq, pool);
+		vq_rx_refill(vq, pool);
 }
 
 /*
@@ -601,6 +540,9 @@ refill:
 	return ok;
 }
 
+static unsigned int rx_burst_frags(struct pp_rxq *rxq, struct vq *vq,
+				   struct pp_frame *frames, unsigned int n);
+
 unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 				  unsigned int n)
 {
@@ -609,20 +551,92 @@ unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 
 	if (PP_UNLIKELY(!vq_enter(vq)))
 		return 0;
-	/* Each burst inlined per buffer kind: whole pages check against
-	 * the block and read no rx_end, as before fragments. */
-	if (PP_LIKELY(!vq->frag)) {
-		if (PP_LIKELY(vq->in_order))
-			got = rx_burst_in_order(rxq, vq, frames, n, false);
-		else
-			got = rx_burst(rxq, vq, frames, n, false);
-	} else if (vq->in_order) {
-		got = rx_burst_in_order(rxq, vq, frames, n, true);
-	} else {
-		got = rx_burst(rxq, vq, frames, n, true);
-	}
+	/* Whole pages: the bursts inlined here as before fragments (they
+	 * check against the block and read no rx_end); fragments: their
+	 * own copies, out of line. */
+	if (PP_UNLIKELY(vq->frag))
+		got = rx_burst_frags(rxq, vq, frames, n);
+	else if (PP_LIKELY(vq->in_order))
+		got = rx_burst_in_order(rxq, vq, frames, n, false);
+	else
+		got = rx_burst(rxq, vq, frames, n, false);
 	vq_leave(vq);
 	return got;
+}
+
+/* ---- RX into fragments (frag=) ----------------------------------------- */
+
+static __attribute__((noinline)) unsigned int
+rx_burst_frags(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
+	       unsigned int n)
+{
+	if (PP_LIKELY(vq->in_order))
+		return rx_burst_in_order(rxq, vq, frames, n, true);
+	return rx_burst(rxq, vq, frames, n, true);
+}
+
+/*
+ * frag=: each buffer a fragment of vq->frag bytes (pp_pool_alloc_frag(),
+ * whole cache lines carved from the block's start), one at a time: the
+ * owner's inline path, no atomic while a block lasts. The descriptor
+ * covers the header and what the fragment holds after the headroom, up
+ * to its end (rx_end), never the next fragment's bytes. No colour: the
+ * fragments' offsets already differ.
+ */
+static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool)
+{
+	struct vring_desc *const desc = vq->desc;
+	struct pp_page **const out = vq->pages;
+	uint32_t *const rx_off = vq->rx_off, *const rx_end = vq->rx_end;
+	uint16_t *const ring = vq->avail->ring;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	const uint32_t hr = vq->headroom, hdr = vq->hdr_len, frag = vq->frag;
+	const uint32_t room = (frag + PP_CACHE_LINE - 1) &
+			      ~(uint32_t)(PP_CACHE_LINE - 1);
+	uint16_t aidx = vq->avail_idx, nr_free = vq->nr_free;
+	unsigned int total = 0;
+
+	while (nr_free) {
+		const uint16_t id = aidx & mask;
+		struct pp_page *page;
+		unsigned int off;
+		uint64_t end;
+
+		/* The slot's descriptor is still out: post no further. */
+		if (PP_UNLIKELY(out[id] != NULL))
+			break;
+		page = pp_pool_alloc_frag(pool, &off, frag);
+		if (PP_UNLIKELY(!page))
+			break;
+		end = (uint64_t)off + room;
+		if (end > pp_frame_block_end_(page))
+			end = pp_frame_block_end_(page);
+		nr_free--;
+		out[id] = page;
+		rx_off[id] = off;
+		rx_end[id] = (uint32_t)end;
+		vq_desc_write(&desc[id], (uint64_t)(uintptr_t)
+				 pp_page_address(page) + off + hr - hdr,
+			      (uint32_t)(end - off - hr + hdr),
+			      VRING_DESC_F_WRITE);
+		if (PP_UNLIKELY(ring[id] != id))
+			ring[id] = id;
+		aidx++;
+		total++;
+	}
+	vq->avail_idx = aidx;
+	vq->nr_free = nr_free;
+	if (total)
+		vq_publish(vq);
+	return total;
+}
+
+/* At open, from the probing thread: whichever kind the ring takes. */
+unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool)
+{
+	if (vq->frag)
+		return vq_rx_refill_frags(vq, pool);
+	return vq_rx_refill(vq, pool);
 }
 
 /* ---- TX ------------------------------------------------------------- */
