@@ -52,7 +52,8 @@
  * frag=auto is refused: a buffer is posted before the back-end writes a
  * frame into it, so there is no frame to size it to.
  *
- * Not supported yet: packed virtqueues, frames over one page.
+ * Not supported yet: packed virtqueues, frames over one buffer (a page,
+ * or a fragment with frag=).
  */
 #include <errno.h>
 #include <poll.h>
