@@ -48,7 +48,9 @@
  * --frag SIZE|auto makes the ports' RX buffers fragments of their pools'
  * pages instead of a page each: it adds frag=SIZE to every --port, which
  * null and veth take (a veth end copies each frame it receives into a
- * fragment; auto sizes it to the frame) and af_xdp refuses. Passed
+ * fragment; auto sizes it to the frame), virtio_user takes as a size (its
+ * back-end writes into fragments posted before the frame is known, so
+ * not auto) and af_xdp refuses. Passed
  * fragments stay in their pool and the stack returns them there.
  *
  * --telemetry PREFIX serves the allocator's, ports' and pools' statistics
@@ -205,7 +207,7 @@ static void usage(FILE *f, int status)
 		"  --verify checks every frame and accounts for all at the end\n"
 		"  --frag SIZE|auto: RX buffers are SIZE-byte fragments of the RX\n"
 		"  pools' pages (auto: sized to each frame), by adding frag= to each\n"
-		"  port (null and veth take it, af_xdp does not)\n"
+		"  port (null and veth take it, virtio_user a size only, af_xdp not)\n"
 		"  --json FILE: the summary as JSON; '-' is stdout, and the per-second\n"
 		"  lines and the summary then go to stderr\n"
 		"  --cpus LIST: the CPUs of the worker threads, one each in turn (e.g.\n"

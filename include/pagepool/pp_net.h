@@ -117,6 +117,21 @@ static inline bool pp_frame_bounds_ok(const struct pp_page *page,
 }
 
 /*
+ * pp_frame_bounds_end_ok - pp_frame_bounds_ok() for a buffer that ends at
+ * @end (an offset in its block) before the block does: a fragment whose
+ * end the driver remembers from when it handed the buffer out (a frame
+ * cannot say where its fragment ends, pp_frame_buf_end()). @end is the
+ * driver's own, at most the block's end; @len is what a peer wrote, so
+ * the data may not run into the next fragment, though it would still
+ * fit the page.
+ */
+static inline bool pp_frame_bounds_end_ok(uint32_t offset, uint32_t headroom,
+					  uint32_t len, uint64_t end)
+{
+	return pp_range_ok((uint64_t)offset + headroom, len, end);
+}
+
+/*
  * pp_page_is_frag - @page is split into fragments (pp_page_pool.h
  * "Fragments") that other frames may hold: it is in a pool and its
  * fragment count is not 1. A count of 1 is a whole page, or the last

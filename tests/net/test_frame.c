@@ -68,6 +68,32 @@ static void test_bounds_ok(void)
 	CHECK(!pp_frame_bounds_ok(&p18, 0xffffff00u, 0x100, 64));
 }
 
+/* A buffer that ends before its block: a fragment's remembered end. */
+static void test_bounds_end_ok(void)
+{
+	/* The second 2 KiB fragment of a page: [2048, 4096). */
+	CHECK(pp_frame_bounds_end_ok(2048, 256, 1792, 4096));
+	CHECK(!pp_frame_bounds_end_ok(2048, 256, 1793, 4096));
+	/* The first: data that would fit the page but not the fragment. */
+	CHECK(pp_frame_bounds_end_ok(0, 256, 1792, 2048));
+	CHECK(!pp_frame_bounds_end_ok(0, 256, 1793, 2048));
+	CHECK(!pp_frame_bounds_end_ok(0, 256, 3840, 2048));
+	CHECK(pp_frame_bounds_end_ok(2048, 0, 0, 2048));
+	CHECK(!pp_frame_bounds_end_ok(2049, 0, 0, 2048));
+	/* Near 2^16 and 2^32: nothing wraps. */
+	CHECK(!pp_frame_bounds_end_ok(0xffff, 1, 0xffff, 0x10000));
+	CHECK(pp_frame_bounds_end_ok(0xff00, 0xff, 1, 0x10000));
+	CHECK(!pp_frame_bounds_end_ok(0xff00, 0xff, 2, 0x10000));
+	CHECK(!pp_frame_bounds_end_ok(0xffffff00u, 0x100, 64, 2048));
+	CHECK(!pp_frame_bounds_end_ok(0, 64, 0xffffffc0u, 2048));
+	CHECK(!pp_frame_bounds_end_ok(0xffffffffu, 0xffffffffu, 0xffffffffu,
+				      UINT32_MAX));
+	CHECK(pp_frame_bounds_end_ok(0xffffffffu, 0xffffffffu, 2,
+				     (uint64_t)UINT32_MAX * 2 + 2));
+	CHECK(!pp_frame_bounds_end_ok(0xffffffffu, 0xffffffffu, 3,
+				      (uint64_t)UINT32_MAX * 2 + 2));
+}
+
 static void test_valid(void)
 {
 	struct pp_page p0 = page_of_order(0);
@@ -315,6 +341,7 @@ static void test_frag_tail_2_32(void)
 int main(void)
 {
 	RUN_TEST(test_bounds_ok);
+	RUN_TEST(test_bounds_end_ok);
 	RUN_TEST(test_valid);
 	RUN_TEST(test_room);
 	RUN_TEST(test_adjust_head);

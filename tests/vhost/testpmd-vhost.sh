@@ -22,6 +22,13 @@
 #                  socket, generating frames (flowgen): fwd's port
 #                  reconnects by itself and the new one gets its frames
 #                  back
+#         frag     as client, RX buffers 2 KiB fragments (frag=2048):
+#                  frames received into fragments go back out on TX
+#                  from them (64 and 1514 bytes)
+#         fragnoinorder  frag, without VIRTIO_F_IN_ORDER (the by-id RX)
+#         fragrestart    restart with frag=2048: fragments out on the RX
+#                  ring when the back-end dies go home from the
+#                  reconnect thread, and the ring refills with fragments
 testpmd=$1
 fwd=$2
 case=$3
@@ -69,7 +76,13 @@ queues) queues=2; lens=64 ;;
 macswap) fwd_extra="--mac-swap"; dev_extra=",mrg_rxbuf=1"; lens=512 ;;
 noinorder) dev_extra=",in_order=0" ;;
 peerdies|restart) lens=64 ;;
-*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|noinorder|peerdies|restart"; exit 2 ;;
+frag) dev_extra=",frag=2048" ;;
+fragnoinorder) dev_extra=",frag=2048,in_order=0" ;;
+fragrestart) dev_extra=",frag=2048"; lens=64 ;;
+*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|noinorder|peerdies|restart|frag|fragnoinorder|fragrestart"; exit 2 ;;
+esac
+case $case in
+frag*) fwd_extra="--json $dir/fwd.json" ;;
 esac
 
 # testpmd: the vhost port alone, io forwarding back out of it, main lcore
@@ -89,6 +102,19 @@ start_testpmd() {
 	tpid=$!
 }
 
+# With frag=, the RX pool handed out fragments (its frag_alloc in fwd's
+# --json statistics).
+frag_used() {
+	case $dev_extra in
+	*frag=*)
+		set -- $(grep -o '"frag_alloc":[0-9]*' "$dir/fwd.json" | cut -d: -f2)
+		[ "${1:-0}" -gt 0 ] ||
+			fail "the RX pool handed out no fragments (frag_alloc ${1:-none})"
+		echo "RX fragments handed out: $1"
+		;;
+	esac
+}
+
 wait_sock() {
 	for _ in $(seq 100); do
 		[ -S "$sock" ] && return 0
@@ -102,12 +128,13 @@ wait_sock() {
 # a flowgen generator this time, starts on the same socket: the port (the
 # client) reconnects by itself and the new one gets back what it sends.
 # Frames in the rings when the first died are lost, not leaked.
+[ "$case" = fragrestart ] && case=restart
 if [ "$case" = peerdies ] || [ "$case" = restart ]; then
 	start_testpmd 10
 	wait_sock
-	"$fwd" --port "virtio_user:path=$sock" --tx-first 32 \
+	"$fwd" --port "virtio_user:path=$sock$dev_extra" --tx-first 32 \
 		--duration "$([ "$case" = restart ] && echo 9 || echo 4)" \
-		--cpus 0 >"$flog" 2>&1 &
+		--cpus 0 $fwd_extra >"$flog" 2>&1 &
 	fpid=$!
 	sleep 2
 	# $tpid is timeout; its one child is testpmd, killed without a word.
@@ -129,6 +156,7 @@ if [ "$case" = peerdies ] || [ "$case" = restart ]; then
 	grep -E "^(summary):" "$flog"
 	[ $rc = 0 ] || fail "fwd exited with $rc after the back-end died"
 	grep -q "pages leaked 0" "$flog" || fail "fwd leaked pages"
+	frag_used
 	grep -q "went away: its rings are emptied and the port reconnects" "$flog" ||
 		fail "the port did not say the back-end was gone"
 	if [ "$case" = restart ]; then
@@ -168,6 +196,7 @@ for len in $lens; do
 	[ $rc = 0 ] || fail "fwd exited with $rc ($len-byte frames)"
 	grep -q "^verify: .*: OK" "$flog" || fail "fwd --verify did not report OK"
 	grep -q "pages leaked 0" "$flog" || fail "fwd leaked pages"
+	frag_used
 	# fwd forwarded more than the first burst: the wire looped.
 	set -- $(sed -n 's/^summary: .*(\([0-9]*\) frames).*/\1/p' "$flog")
 	[ "${1:-0}" -gt 1000 ] || fail "only ${1:-0} frames went round in 2 s"

@@ -8,6 +8,7 @@
  *
  *   virtio_user:path=/run/x.sock[,queues=N][,queue_size=N][,server=1]
  *       [,mac=02:00:00:00:00:01][,mrg_rxbuf=0|1][,in_order=0|1]
+ *       [,frag=<bytes>]
  *
  * Open: connect (or, with server=1, listen and accept one back-end),
  * SET_OWNER, negotiate features (VERSION_1 required; MRG_RXBUF only with
@@ -45,7 +46,14 @@
  * back-end stops the ring before it answers), then the socket closes,
  * then every page still on a ring goes back to its pool.
  *
- * Not supported yet: packed virtqueues, frames over one page.
+ * frag=SIZE: each RX buffer is a SIZE-byte fragment of a pool page
+ * (pp_page_pool.h "Fragments") instead of the whole page; the back-end's
+ * lengths are checked against the fragment's end (virtio_user_rxtx.c).
+ * frag=auto is refused: a buffer is posted before the back-end writes a
+ * frame into it, so there is no frame to size it to.
+ *
+ * Not supported yet: packed virtqueues, frames over one buffer (a page,
+ * or a fragment with frag=).
  */
 #include <errno.h>
 #include <poll.h>
@@ -86,6 +94,7 @@ struct vu_port {
 	bool protocol;          /* PROTOCOL_FEATURES negotiated */
 	bool mrg;               /* mrg_rxbuf=1 */
 	bool in_order;          /* in_order=1 (default): ask for IN_ORDER */
+	unsigned int frag;      /* frag=: RX fragment size, 0: a page */
 	uint64_t features;
 	uint8_t mac[6];
 	unsigned int nr_qp;
@@ -214,6 +223,19 @@ static int vu_parse(struct vu_port *vp, struct pp_port *port,
 		       VIRTIO_NET_HDR_LEN);
 		return -EINVAL;
 	}
+	/* A fragment holds the headroom (the header in its last bytes)
+	 * and at least a minimum frame. */
+	if (pp_devargs_get(da, "frag") &&
+	    !strcmp(pp_devargs_get(da, "frag"), "auto")) {
+		PP_ERR("device '%s': virtio_user takes no frag=auto: RX buffers are posted before the back-end writes a frame into them, so none can be sized to its frame; give frag=<bytes> from %u to %u",
+		       da->devstr,
+		       (unsigned int)port->conf.headroom + PP_NET_FRAG_MIN_FRAME,
+		       (unsigned int)PP_PAGE_SIZE);
+		return -EINVAL;
+	}
+	if (pp_devargs_frag(da, port->conf.headroom, PP_NET_FRAG_MIN_FRAME,
+			    &vp->frag))
+		return -EINVAL;
 	memcpy(vp->mac, "\x02\x00\x00\x00\x00\x01", 6);
 	if (mac && vu_parse_mac(mac, vp->mac)) {
 		PP_ERR("device '%s': mac=%s is not six hex bytes like 02:00:00:00:00:01",
@@ -253,22 +275,25 @@ static void vq_free(struct vq *vq, struct pp_allocator *alloc)
 		close(vq->callfd);
 	free(vq->pages);
 	free(vq->rx_off);
+	free(vq->rx_end);
 	memset(vq, 0, sizeof(*vq));
 	vq->kickfd = vq->callfd = -1;
 }
 
 static int vq_alloc(struct vq *vq, struct pp_port *port, unsigned int size,
-		    uint16_t hdr_len, struct pp_arena *arena)
+		    uint16_t hdr_len, struct pp_arena *arena, unsigned int frag)
 {
 	vq->ring_order = ring_order(size);
 	vq->ring_page = pp_alloc_pages(port->allocator, port->conf.nid,
 				       vq->ring_order);
 	vq->pages = pp_os_calloc(size, sizeof(*vq->pages));
 	vq->rx_off = pp_os_calloc(size, sizeof(*vq->rx_off));
+	if (frag)
+		vq->rx_end = pp_os_calloc(size, sizeof(*vq->rx_end));
 	vq->kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vq->callfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!vq->ring_page || !vq->pages || !vq->rx_off ||
-	    vq->kickfd < 0 || vq->callfd < 0) {
+	    (frag && !vq->rx_end) || vq->kickfd < 0 || vq->callfd < 0) {
 		PP_ERR("port %s: out of memory or file descriptors for a virtqueue of %u entries",
 		       port->name, size);
 		return -ENOMEM;
@@ -276,6 +301,7 @@ static int vq_alloc(struct vq *vq, struct pp_port *port, unsigned int size,
 	vq_layout(vq, pp_page_address(vq->ring_page), size);
 	vq->hdr_len = hdr_len;
 	vq->headroom = (uint16_t)port->conf.headroom;
+	vq->frag = frag;
 	vq->mem_base = (uintptr_t)pp_arena_base(arena);
 	vq->mem_size = pp_arena_size(arena);
 	return 0;
@@ -418,7 +444,7 @@ static int vu_handshake(struct vu_port *vp, bool fill)
 		rx->in_order = vp->features & (1ull << VIRTIO_F_IN_ORDER);
 		vp->vq[2 * i + 1].in_order = rx->in_order;
 		if (fill)
-			vq_rx_refill(rx, vp->port->rxq[i].pool);
+			vq_rx_fill(rx, vp->port->rxq[i].pool);
 	}
 	for (i = 0; i < 2 * vp->nr_qp; i++) {
 		err = vq_setup_msgs(vp, i);
@@ -428,10 +454,12 @@ static int vu_handshake(struct vu_port *vp, bool fill)
 	err = vhost_user_call(vp->sock, vp->path, VHOST_USER_GET_FEATURES,
 			      &barrier);
 	if (!err)
-		PP_INFO("port %s: vhost-user %s %s, %u queue pair(s) of %u, features 0x%llx, %d memory region(s)",
+		PP_INFO("port %s: vhost-user %s %s, %u queue pair(s) of %u, features 0x%llx, %d memory region(s), RX buffers %u-byte %s",
 			vp->port->name, vp->server ? "server" : "client",
 			vp->path, vp->nr_qp, vp->size,
-			(unsigned long long)vp->features, nr);
+			(unsigned long long)vp->features, nr,
+			vp->frag ? vp->frag : (unsigned int)PP_PAGE_SIZE,
+			vp->frag ? "fragments" : "pages");
 	return err;
 }
 
@@ -592,8 +620,9 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 	for (i = 0; i < 2 * vp->nr_qp; i++)
 		vp->vq[i].kickfd = vp->vq[i].callfd = -1;
 	for (i = 0; i < 2 * vp->nr_qp; i++) {
+		/* RX rings (even) take frag=; TX rings send frames. */
 		err = vq_alloc(&vp->vq[i], port, vp->size, VIRTIO_NET_HDR_LEN,
-			       vp->arena);
+			       vp->arena, i % 2 ? 0 : vp->frag);
 		if (err)
 			goto err_free;
 		vp->vq[i].asym = vq_asym_available();
@@ -660,13 +689,13 @@ static void virtio_user_remove(struct pp_port *port)
 
 static const char *const virtio_user_keys[] = {
 	"path", "queues", "queue_size", "server", "mac", "mrg_rxbuf",
-	"in_order", NULL,
+	"in_order", "frag", NULL,
 };
 
 const struct pp_net_driver pp_net_virtio_user_driver = {
 	.name = "virtio_user",
 	.keys = virtio_user_keys,
-	.help = "path=<vhost-user socket>, queues=<1..128>, queue_size=<64..32768, power of two>, server=<0|1>, mac=<xx:xx:xx:xx:xx:xx>, mrg_rxbuf=<0|1> (default 0), in_order=<0|1> (default 1: when offered)",
+	.help = "path=<vhost-user socket>, queues=<1..128>, queue_size=<64..32768, power of two>, server=<0|1>, mac=<xx:xx:xx:xx:xx:xx>, mrg_rxbuf=<0|1> (default 0), in_order=<0|1> (default 1: when offered), frag=<bytes> (RX buffers are fragments of pool pages)",
 	.ops = {
 		.probe = virtio_user_probe,
 		.remove = virtio_user_remove,

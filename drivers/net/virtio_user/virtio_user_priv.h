@@ -190,7 +190,7 @@ struct vq {
 	struct vring_avail *avail;
 	struct vring_used *used;
 	struct pp_page **pages;   /* by descriptor id; NULL: not out */
-	uint32_t *rx_off;         /* RX: each buffer's offset in its page */
+	uint32_t *rx_off;         /* RX: each buffer's offset in its block */
 	uint16_t size;            /* power of two */
 	uint16_t nr_free;         /* descriptors not out */
 	uint16_t avail_idx;       /* next avail slot (ours, then published) */
@@ -212,16 +212,27 @@ struct vq {
 	int busy;
 	bool down;
 	bool asym;
+	uint16_t swept;           /* the reconnect thread's: vq_kick_sweep() */
+	/*
+	 * RX with frag=: each buffer is a fragment of frag bytes (0: a
+	 * page), and rx_end[id] is where its fragment ends in the block,
+	 * against which the back-end's length is checked (the page goes
+	 * on past it, into the next fragment). frag is read once a burst.
+	 */
+	uint32_t frag;
 	uintptr_t mem_base;       /* TX: what the memory table covers */
 	uint64_t mem_size;
 	/* Cold. */
 	uint64_t bad_used;        /* used entries refused: id, length, count */
 	uint64_t kicks;
-	uint16_t swept;           /* the reconnect thread's: vq_kick_sweep() */
+	uint32_t *rx_end;
 	struct pp_page *ring_page; /* the rings' block */
 	unsigned int ring_order;
 	int callfd;
 } __attribute__((aligned(PP_CACHE_LINE)));
+
+/* Two cache lines, as before fragments: hot, then down to callfd. */
+static_assert(sizeof(struct vq) <= 2 * PP_CACHE_LINE, "struct vq grew");
 
 /* Bytes of the three rings of a queue of @size, each part aligned as
  * virtio 1.1 2.6 asks (16, 2 and 4) and the used ring on its own line. */
@@ -233,8 +244,10 @@ unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 				  unsigned int n);
 unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				  unsigned int n);
-/* Fill an RX queue's ring with buffers from @pool; returns how many. */
+/* Fill an RX queue's ring with pages from @pool; returns how many.
+ * vq_rx_fill(): with pages or, with frag=, fragments. */
 unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool);
+unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool);
 /* Take every page off @vq (the back-end is gone or stopped) and give it
  * back through @alloc. */
 void vq_reclaim(struct vq *vq, struct pp_allocator *alloc);

@@ -4,23 +4,28 @@
  * virtqueues (virtio 1.1 section 2.6) in which we are the driver and the
  * vhost-user back-end is the device.
  *
- * RX: each buffer is one page of the queue's page_pool, one descriptor
- * that the device may write. The 12-byte virtio-net header goes in the
- * last bytes of the frame's headroom, so the data lands where a frame's
- * data starts and nothing is copied. TX: the same in reverse: the header
- * is written in front of the data and one descriptor covers both; the
- * page stays on the ring until the device returns its id in the used
- * ring, then goes back to its pool (directly when the sending thread owns
- * that pool).
+ * RX: each buffer is one page of the queue's page_pool, or with frag=SIZE
+ * one SIZE-byte fragment of a page (pp_page_pool.h "Fragments"), one
+ * descriptor that the device may write. The 12-byte virtio-net header
+ * goes in the last bytes of the frame's headroom, so the data lands where
+ * a frame's data starts and nothing is copied. TX: the same in reverse:
+ * the header is written in front of the data and one descriptor covers
+ * both; the page (a fragment's page: the frame is the fragment) stays on
+ * the ring until the device returns its id in the used ring, then goes
+ * back to its pool (directly when the sending thread owns that pool),
+ * with the calls that return pages and fragments alike.
  *
  * The rings are memory the back-end writes, so everything read from the
- * used ring is checked before use (pp_range_ok, pp_frame_bounds_ok): the
- * used index may claim no more entries than we have out, an id must be in
- * range and be one we handed out (pages[id] set), and a length must fit
- * the buffer. A bad entry is counted (bad_used, the queue's errors) and
- * never followed. With VIRTIO_F_IN_ORDER the pages come back by position
- * (RX) or by count (TX) and an id is only compared with its position, so
- * no id is followed at all.
+ * used ring is checked before use (pp_range_ok, pp_frame_bounds_ok, and
+ * pp_frame_bounds_end_ok for a fragment): the used index may claim no
+ * more entries than we have out, an id must be in range and be one we
+ * handed out (pages[id] set), and a length must fit the buffer: the page
+ * block, or the fragment (its end kept in rx_end[id]), never the
+ * neighbouring fragment of the same page. A bad entry is counted
+ * (bad_used, the queue's errors) and never followed. With
+ * VIRTIO_F_IN_ORDER the pages come back by position (RX) or by count
+ * (TX) and an id is only compared with its position, so no id is
+ * followed at all.
  *
  * No notifications while polling: the avail ring asks the device never to
  * interrupt us (VRING_AVAIL_F_NO_INTERRUPT), and we kick only when the
@@ -295,6 +300,36 @@ unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 	return total;
 }
 
+static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool);
+
+/* The refill a burst of its mode calls (@frag a constant there). */
+static inline __attribute__((always_inline)) void
+vq_rx_refill_mode(struct vq *vq, struct pp_pool *pool, const bool frag)
+{
+	if (frag)
+		vq_rx_refill_frags(vq, pool);
+	else
+		vq_rx_refill(vq, pool);
+}
+
+/*
+ * Whether the back-end's @len (header and data) fits RX buffer @id: the
+ * page block's end for a whole page, the fragment's end (rx_end) with
+ * frag=. @frag is a constant in each inlined copy of a burst.
+ */
+static inline __attribute__((always_inline)) bool
+vq_rx_len_ok(const struct pp_page *page, const uint32_t *rx_end, uint16_t id,
+	     uint32_t off, uint32_t len, uint32_t hdr, uint32_t hr,
+	     const bool frag)
+{
+	/* Header plus at least one byte, all inside our buffer. */
+	if (len <= hdr || len - hdr > UINT16_MAX)
+		return false;
+	if (frag)
+		return pp_frame_bounds_end_ok(off, hr, len - hdr, rx_end[id]);
+	return pp_frame_bounds_ok(page, off, hr, len - hdr);
+}
+
 /*
  * A burst holds its queue (vq->busy) while it works on the ring: the
  * reconnect thread takes it to reclaim the ring when the back-end goes
@@ -336,10 +371,12 @@ static inline void vq_leave(struct vq *vq)
 	__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
 }
 
-static unsigned int rx_burst(struct pp_rxq *rxq, struct vq *vq,
-			     struct pp_frame *frames, unsigned int n)
+static inline __attribute__((always_inline)) unsigned int
+rx_burst(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
+	 unsigned int n, const bool frag)
 {
 	const uint16_t hdr = vq->hdr_len, hr = vq->headroom;
+	const uint32_t *const rx_end = frag ? vq->rx_end : NULL;
 	unsigned int i, got, ok = 0, bad = 0;
 
 	got = vq_used_new(vq);
@@ -357,9 +394,8 @@ static unsigned int rx_burst(struct pp_rxq *rxq, struct vq *vq,
 			continue;
 		}
 		off = vq->rx_off[id];
-		/* Header plus at least one byte, all inside our buffer. */
-		if (PP_UNLIKELY(len <= hdr || len - hdr > UINT16_MAX ||
-				!pp_frame_bounds_ok(page, off, hr, len - hdr) ||
+		if (PP_UNLIKELY(!vq_rx_len_ok(page, rx_end, id, off, len, hdr,
+					      hr, frag) ||
 				vq->skip)) {
 			if (vq->skip)
 				vq->skip--;
@@ -395,7 +431,7 @@ static unsigned int rx_burst(struct pp_rxq *rxq, struct vq *vq,
 		pp_net_stat_add(&rxq->stats.errors, bad);
 	/* Replace what was taken (and catch up after a dry pool). */
 	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
-		vq_rx_refill(vq, rxq->pool);
+		vq_rx_refill_mode(vq, rxq->pool, frag);
 	return ok;
 }
 
@@ -430,12 +466,14 @@ static inline void vq_idle(void)
  * no page can be lost or given back twice. Every entry is still read:
  * virtio-net needs each buffer's length.
  */
-static unsigned int rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq,
-				      struct pp_frame *frames, unsigned int n)
+static inline __attribute__((always_inline)) unsigned int
+rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
+		  unsigned int n, const bool frag)
 {
 	const struct vring_used_elem *const used = vq->used->ring;
 	struct pp_page **const out = vq->pages;
 	const uint32_t *const rx_off = vq->rx_off;
+	const uint32_t *const rx_end = frag ? vq->rx_end : NULL;
 	const uint16_t hdr = vq->hdr_len, hr = vq->headroom;
 	const uint16_t mask = (uint16_t)(vq->size - 1);
 	const bool mrg = vq->mrg_rxbuf;
@@ -458,8 +496,9 @@ static unsigned int rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq,
 		bool lie;
 
 		out[slot] = NULL;
-		lie = id != slot || len <= hdr || len - hdr > UINT16_MAX ||
-		      !pp_frame_bounds_ok(page, off, hr, len - hdr);
+		lie = id != slot ||
+		      !vq_rx_len_ok(page, rx_end, slot, off, len, hdr, hr,
+				    frag);
 		if (PP_UNLIKELY(lie || skip)) {
 			if (skip)
 				skip--;
@@ -497,9 +536,12 @@ static unsigned int rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq,
 		pp_net_stat_add(&rxq->stats.errors, bad);
 refill:
 	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
-		vq_rx_refill(vq, rxq->pool);
+		vq_rx_refill_mode(vq, rxq->pool, frag);
 	return ok;
 }
+
+static unsigned int rx_burst_frags(struct pp_rxq *rxq, struct vq *vq,
+				   struct pp_frame *frames, unsigned int n);
 
 unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 				  unsigned int n)
@@ -509,12 +551,92 @@ unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 
 	if (PP_UNLIKELY(!vq_enter(vq)))
 		return 0;
-	if (PP_LIKELY(vq->in_order))
-		got = rx_burst_in_order(rxq, vq, frames, n);
+	/* Whole pages: the bursts inlined here as before fragments (they
+	 * check against the block and read no rx_end); fragments: their
+	 * own copies, out of line. */
+	if (PP_UNLIKELY(vq->frag))
+		got = rx_burst_frags(rxq, vq, frames, n);
+	else if (PP_LIKELY(vq->in_order))
+		got = rx_burst_in_order(rxq, vq, frames, n, false);
 	else
-		got = rx_burst(rxq, vq, frames, n);
+		got = rx_burst(rxq, vq, frames, n, false);
 	vq_leave(vq);
 	return got;
+}
+
+/* ---- RX into fragments (frag=) ----------------------------------------- */
+
+static __attribute__((noinline)) unsigned int
+rx_burst_frags(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
+	       unsigned int n)
+{
+	if (PP_LIKELY(vq->in_order))
+		return rx_burst_in_order(rxq, vq, frames, n, true);
+	return rx_burst(rxq, vq, frames, n, true);
+}
+
+/*
+ * frag=: each buffer a fragment of vq->frag bytes (pp_pool_alloc_frag(),
+ * whole cache lines carved from the block's start), one at a time: the
+ * owner's inline path, no atomic while a block lasts. The descriptor
+ * covers the header and what the fragment holds after the headroom, up
+ * to its end (rx_end), never the next fragment's bytes. No colour: the
+ * fragments' offsets already differ.
+ */
+static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool)
+{
+	struct vring_desc *const desc = vq->desc;
+	struct pp_page **const out = vq->pages;
+	uint32_t *const rx_off = vq->rx_off, *const rx_end = vq->rx_end;
+	uint16_t *const ring = vq->avail->ring;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	const uint32_t hr = vq->headroom, hdr = vq->hdr_len, frag = vq->frag;
+	const uint32_t room = (frag + PP_CACHE_LINE - 1) &
+			      ~(uint32_t)(PP_CACHE_LINE - 1);
+	uint16_t aidx = vq->avail_idx, nr_free = vq->nr_free;
+	unsigned int total = 0;
+
+	while (nr_free) {
+		const uint16_t id = aidx & mask;
+		struct pp_page *page;
+		unsigned int off;
+		uint64_t end;
+
+		/* The slot's descriptor is still out: post no further. */
+		if (PP_UNLIKELY(out[id] != NULL))
+			break;
+		page = pp_pool_alloc_frag(pool, &off, frag);
+		if (PP_UNLIKELY(!page))
+			break;
+		end = (uint64_t)off + room;
+		if (end > pp_frame_block_end_(page))
+			end = pp_frame_block_end_(page);
+		nr_free--;
+		out[id] = page;
+		rx_off[id] = off;
+		rx_end[id] = (uint32_t)end;
+		vq_desc_write(&desc[id], (uint64_t)(uintptr_t)
+				 pp_page_address(page) + off + hr - hdr,
+			      (uint32_t)(end - off - hr + hdr),
+			      VRING_DESC_F_WRITE);
+		if (PP_UNLIKELY(ring[id] != id))
+			ring[id] = id;
+		aidx++;
+		total++;
+	}
+	vq->avail_idx = aidx;
+	vq->nr_free = nr_free;
+	if (total)
+		vq_publish(vq);
+	return total;
+}
+
+/* At open, from the probing thread: whichever kind the ring takes. */
+unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool)
+{
+	if (vq->frag)
+		return vq_rx_refill_frags(vq, pool);
+	return vq_rx_refill(vq, pool);
 }
 
 /* ---- TX ------------------------------------------------------------- */
