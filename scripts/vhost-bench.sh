@@ -47,6 +47,8 @@
 #   PP_VHOST_REPEAT    runs per configuration (default 3)
 #   PP_VHOST_SIZES     frame sizes (default "64 128 512 1518")
 #   PP_BUILD_DIR       build directory (default build)
+#   PP_VHOST_PP_ARGS   more devargs for pp's port (",frag=2048": RX into
+#                      2 KiB fragments)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,6 +57,7 @@ dur=${PP_VHOST_DURATION:-5}
 rep=${PP_VHOST_REPEAT:-3}
 sizes=${PP_VHOST_SIZES:-64 128 512 1518}
 build=${PP_BUILD_DIR:-build}
+pp_args=${PP_VHOST_PP_ARGS:-}
 outdir=out/vhost-bench
 mkdir -p "$outdir"
 rm -f "$outdir"/*.log "$outdir"/*.json
@@ -159,7 +162,7 @@ run_one() { # dut size run
 	local plog=$outdir/peer-$dut-$size-$r.log dlog=$outdir/dut-$dut-$size-$r.log
 	peer_start "$plog" "$len"
 	if [ "$dut" = pp ]; then
-		timeout $((dur + 20)) "$fwd" --port "virtio_user:path=$sock" \
+		timeout $((dur + 20)) "$fwd" --port "virtio_user:path=$sock$pp_args" \
 			--cpus 0 --duration "$dur" >"$dlog" 2>&1 &
 	else
 		(sleep $((dur + 1)); echo) | timeout $((dur + 20)) "$testpmd" \
@@ -186,6 +189,7 @@ run_one() { # dut size run
 }
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+[ -z "$pp_args" ] || step "pp's port: virtio_user:path=SOCK$pp_args"
 tsc_mhz=
 load_start=$(loadavg)
 : >"$outdir/runs.txt"
@@ -213,7 +217,7 @@ printf '\n%6s | %9s %7s %8s %5s | %9s %7s %8s %5s | %6s %6s | %6s %6s %6s\n' \
 	size "pp Mpps" "Gb/s" "cyc/pkt" busy% "dpdk Mpps" "Gb/s" "cyc/pkt" busy% \
 	rate cycles "10G" "25G" "40G"
 load_end=$(loadavg)
-json="{\"duration_s\":$dur,\"repeat\":$rep,\"tsc_mhz\":${tsc_mhz:-null},\"loadavg_start\":\"$load_start\",\"loadavg_end\":\"$load_end\",\"sizes\":["
+json="{\"duration_s\":$dur,\"pp_devargs\":\"$pp_args\",\"repeat\":$rep,\"tsc_mhz\":${tsc_mhz:-null},\"loadavg_start\":\"$load_start\",\"loadavg_end\":\"$load_end\",\"sizes\":["
 first=1
 for size in $sizes; do
 	for dut in pp dpdk; do
