@@ -95,7 +95,8 @@ telemetry=/var/run/dpdk/pp-vhost-peer/dpdk_telemetry.v2
 # long because the rate is read over telemetry (peer_window). The DUT
 # runs with --no-telemetry.
 peer_start() {
-	rm -f "$sock"
+	# A socket left by a peer that was killed would pass the wait below.
+	rm -f "$sock" "$telemetry"
 	timeout $((dur + 30)) "$testpmd" --lcores 0@1,1@1 --main-lcore 0 "${eal[@]}" \
 		--file-prefix pp-vhost-peer \
 		--vdev "net_vhost0,iface=$sock" -- \
@@ -126,7 +127,15 @@ import json, socket, sys, time
 
 path, window = sys.argv[1], float(sys.argv[2])
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(path)
+for attempt in range(50):  # the socket file appears before it listens
+    try:
+        s.connect(path)
+        break
+    except OSError:
+        time.sleep(0.1)
+else:
+    print("nan")
+    sys.exit(0)
 s.recv(16384)  # the greeting: version, pid, max_output_len
 
 
@@ -173,7 +182,7 @@ run_one() { # dut size run
 			--record-core-cycles >"$dlog" 2>&1 &
 	fi
 	dut_pid=$!
-	pps=$(peer_window $((dur - 2)))
+	pps=$(peer_window $((dur - 2))) || pps=nan
 	wait "$dut_pid" || true
 	if [ "$dut" = pp ]; then
 		cpp=$(sed -n 's/^cycles: \([0-9.]*\) per.*/\1/p' "$dlog")
