@@ -244,9 +244,8 @@ unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 				  unsigned int n);
 unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				  unsigned int n);
-/* Fill an RX queue's ring with pages from @pool; returns how many.
- * vq_rx_fill(): with pages or, with frag=, fragments. */
-unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool);
+/* Fill an RX queue's ring with buffers from @pool: pages or, with
+ * frag=, fragments; returns how many. */
 unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool);
 /* Take every page off @vq (the back-end is gone or stopped) and give it
  * back through @alloc. */

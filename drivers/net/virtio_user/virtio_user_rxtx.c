@@ -239,7 +239,8 @@ static inline void vq_desc_write(struct vring_desc *d, uint64_t addr,
 
 /* ---- RX ------------------------------------------------------------- */
 
-unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
+/* Whole pages, a burst of them at a time. */
+static unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 {
 	struct pp_page *pages[PP_NET_BURST];
 	/* Locals: the stores below (descriptors, ring slots) may alias
@@ -302,14 +303,14 @@ unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 
 static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool);
 
-/* The refill a burst of its mode calls (@frag a constant there). */
-static inline __attribute__((always_inline)) void
+/* The refill of the ring's kind: @frag is a constant in each inlined
+ * copy of a burst, the ring's own at open (vq_rx_fill()). */
+static inline __attribute__((always_inline)) unsigned int
 vq_rx_refill_mode(struct vq *vq, struct pp_pool *pool, const bool frag)
 {
 	if (frag)
-		vq_rx_refill_frags(vq, pool);
-	else
-		vq_rx_refill(vq, pool);
+		return vq_rx_refill_frags(vq, pool);
+	return vq_rx_refill(vq, pool);
 }
 
 /*
@@ -634,9 +635,7 @@ static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool)
 /* At open, from the probing thread: whichever kind the ring takes. */
 unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool)
 {
-	if (vq->frag)
-		return vq_rx_refill_frags(vq, pool);
-	return vq_rx_refill(vq, pool);
+	return vq_rx_refill_mode(vq, pool, vq->frag != 0);
 }
 
 /* ---- TX ------------------------------------------------------------- */
