@@ -646,10 +646,14 @@ int main(int argc, char **argv)
 	}
 
 	/* Workers: queue q of the forwarder, then of the receiver; with
-	 * --bidir one thread per queue polls both ports. */
+	 * --bidir one thread per queue polls both ports. One direction
+	 * receives on its input port only: polling the output port too
+	 * would take (and drop) whatever that port receives, which for a
+	 * null port is a second full-rate source. */
 	for (unsigned int q = 0; q < queues; q++) {
-		w[nr_w++] = (struct worker){ .port = { in, run.out },
-					     .queue = q };
+		w[nr_w++] = (struct worker){
+			.port = { in, run.bidir ? run.out : NULL },
+			.queue = q };
 		if (sink)
 			w[nr_w++] = (struct worker){ .port = { sink }, .queue = q };
 	}

@@ -5,7 +5,13 @@ seconds and check its summary: frames were delivered, the program's
 verdicts add up, and no page leaked (the allocator balances after the
 ports close). With FRAG, fwd runs with --frag FRAG: every frame the RX
 queues took sat in a fragment (the pools' frag_alloc), and passed frames
-went back to the sink's pool instead of leaving it."""
+went back to the sink's pool instead of leaving it.
+
+MODE bidir runs --mode redirect --bidir: each port forwards to the other
+and both directions count. In one direction the worker receives on IN
+only: OUT's RX counters stay at 0 and the frames of the busy polls are
+the frames received on IN (a worker that also polled OUT once halved the
+headline and nothing noticed)."""
 import json
 import os
 import subprocess
@@ -14,6 +20,9 @@ import tempfile
 
 fwd, dev_in, dev_out, mode, refill = sys.argv[1:6]
 frag = sys.argv[6] if len(sys.argv) > 6 else None
+bidir = mode == "bidir"
+if bidir:
+    mode = "redirect"
 with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "fwd.json")
     cmd = [fwd, "--port", dev_in, "--port", dev_out, "--mode", mode,
@@ -21,6 +30,8 @@ with tempfile.TemporaryDirectory() as tmp:
            "--json", out]
     if frag:
         cmd += ["--frag", frag]
+    if bidir:
+        cmd += ["--bidir"]
     print(" ".join(cmd))
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=50)
     print(p.stdout, end="")
@@ -44,8 +55,36 @@ check(s["allocator_check"] == 0, "allocator invariants hold")
 check("summary:" in p.stdout, "summary line printed")
 check(p.stdout.count("Mpps") >= 2, "per-second lines printed")
 rx_in = s["ports"]["in"]["rxq"][0]
+rx_out = s["ports"]["out"]["rxq"][0]
+tx_in = s["ports"]["in"]["txq"][0]
+tx_out = s["ports"]["out"]["txq"][0]
 sink = s["ports"]["sink"]
-if sink:
+# Every frame the workers' busy polls took is a frame received on a port
+# the run counts as input, or by the sink's own thread; none elsewhere.
+check(s["bidir"] == bidir, "bidir echoed")
+busy_want = s["in_packets"] + (sink["rxq"][0]["packets"] if sink else 0)
+check(s["busy_frames"] == busy_want,
+      f"busy-poll frames {s['busy_frames']} == frames in {busy_want}")
+if bidir:
+    check(rx_in["packets"] > 0 and rx_out["packets"] > 0,
+          "both ports received")
+    check(rx_in["xdp_redirect"] == rx_in["packets"] and
+          rx_out["xdp_redirect"] == rx_out["packets"],
+          "both ports redirected all they received")
+    check(s["in_packets"] == rx_in["packets"] + rx_out["packets"],
+          "frames in: both directions")
+    check(s["total_packets"] == tx_in["packets"] + tx_out["packets"],
+          "delivered: both directions")
+    check(tx_out["packets"] == rx_in["packets"] and
+          tx_in["packets"] == rx_out["packets"],
+          "each port sent what the other received")
+else:
+    check(rx_out["packets"] == 0,
+          f"one direction: out received nothing (got {rx_out['packets']})")
+    check(s["in_packets"] == rx_in["packets"], "frames in: the input port")
+if bidir:
+    pass
+elif sink:
     check(rx_in["xdp_redirect"] == rx_in["packets"], "in: all redirected")
     rx = sink["rxq"][0]
     verdict = "xdp_pass" if mode == "pass" else "xdp_drop"
