@@ -189,11 +189,12 @@ static inline struct pp_pool_alloc_cache *pp_pool_cache_(struct pp_pool *pool)
  * may read them from another thread without a data race.
  */
 #if PP_STATS
-#define PP_POOL_STAT_INC_(field) \
-	__atomic_store_n(&(field), (field) + 1, __ATOMIC_RELAXED)
+#define PP_POOL_STAT_ADD_(field, n) \
+	__atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
 #else
-#define PP_POOL_STAT_INC_(field) ((void)0)
+#define PP_POOL_STAT_ADD_(field, n) ((void)(n))
 #endif
+#define PP_POOL_STAT_INC_(field) PP_POOL_STAT_ADD_(field, 1)
 
 /*
  * pp_pool_alloc_pages - a page (block of 2^order) mapped for DMA, with
@@ -217,13 +218,29 @@ static inline struct pp_page *pp_pool_alloc_pages(struct pp_pool *pool)
 /*
  * pp_pool_alloc_bulk - up to @n pages into @pages; returns how many.
  * Context: owner thread only.
+ *
+ * When the cache holds @n, they are taken in one step: one store of the
+ * count and one of the counter for the burst. Page by page, each
+ * allocation's relaxed store of the count is read back by the next one
+ * through memory, a chain of store-to-load forwards of about five cycles
+ * a page that no amount of other work hides.
  */
 static inline unsigned int pp_pool_alloc_bulk(struct pp_pool *pool,
 					      struct pp_page **pages,
 					      unsigned int n)
 {
-	unsigned int i;
+	struct pp_pool_alloc_cache *c = pp_pool_cache_(pool);
+	unsigned int i, avail = c->count;
 
+	if (PP_LIKELY(avail >= n)) {
+		/* The top of the cache (the most recently used) first,
+		 * as one pp_pool_alloc_pages() after another would. */
+		for (i = 0; i < n; i++)
+			pages[i] = c->cache[avail - 1 - i];
+		PP_POOL_STAT_ADD_(c->alloc_stats.fast, n);
+		__atomic_store_n(&c->count, avail - n, __ATOMIC_RELAXED);
+		return n;
+	}
 	for (i = 0; i < n; i++) {
 		pages[i] = pp_pool_alloc_pages(pool);
 		if (PP_UNLIKELY(!pages[i]))
@@ -312,8 +329,9 @@ static inline void pp_pool_recycle_direct(struct pp_pool *pool,
  * pp_pool_recycle_direct_bulk - pp_pool_recycle_direct() for @n pages or
  * fragments, where a run of one page's fragments (a burst received into
  * one block) is dropped from the page's count in one step, and the page
- * recycled at once when they were all that was out. Context: owner
- * thread only.
+ * recycled at once when they were all that was out. Whole pages that
+ * all fit in the cache go there in one step (one store of the count).
+ * Context: owner thread only.
  */
 PP_API void pp_pool_recycle_direct_bulk(struct pp_pool *pool,
 					struct pp_page **pages, unsigned int n);

@@ -207,6 +207,79 @@ static void test_direct_recycle(void)
 	env_free(&e);
 }
 
+/*
+ * ---- bulk: a burst taken from the cache and recycled in one step ----
+ * pp_pool_alloc_bulk() and pp_pool_recycle_direct_bulk() count as the
+ * page-by-page calls would: a burst the cache holds is taken at once, one
+ * it does not is refilled; a burst of whole pages goes to the cache at
+ * once up to a page still referenced elsewhere (released, as
+ * pp_pool_recycle_direct() would), the pages after it the page-by-page
+ * way; and a burst larger than the cache's room overflows to the ring.
+ */
+static void test_direct_bulk(void)
+{
+	enum { N = PP_POOL_CACHE_REFILL };
+	struct env e = env_new(PP_IOVA_VA, NULL, NULL);
+	struct pp_pool_params p = params(&e, PP_REFILL_ARRAY);
+	struct pp_pool *pool = pool_new(&p);
+	struct pp_page *pages[PP_POOL_CACHE_SIZE + 4], *top, *shared;
+	struct pp_pool_stats s;
+	unsigned int i;
+
+	/* An empty cache: refilled by the slow path, N pages all the same. */
+	CHECK_EQ(pp_pool_alloc_bulk(pool, pages, N), N);
+	s = stats(pool);
+	CHECK_EQ(s.alloc.slow, 1);
+	CHECK_EQ(s.alloc.fast, N - 1);
+	CHECK_EQ(s.cache_count, 0);
+	pp_pool_recycle_direct_bulk(pool, pages, N);
+	s = stats(pool);
+	CHECK_EQ(s.recycle.cached, N);
+	CHECK_EQ(s.cache_count, N);
+	CHECK_EQ(s.inflight, 0);
+	/* From the cache in one step, the most recent first. */
+	top = pages[N - 1];
+	CHECK_EQ(pp_pool_alloc_bulk(pool, pages, N / 2), N / 2);
+	CHECK(pages[0] == top);
+	s = stats(pool);
+	CHECK_EQ(s.alloc.fast, N - 1 + N / 2);
+	CHECK_EQ(s.cache_count, N - N / 2);
+	for (i = 1; i < N / 2; i++)
+		CHECK(pages[i] != pages[i - 1]);
+	pool_balanced(&e, pool, 0, 0);
+
+	/* A page held twice in the middle: the pages before it cached at
+	 * once, it released (its other holder frees it), the rest cached. */
+	shared = pages[3];
+	pp_page_ref_inc(shared);
+	pp_pool_recycle_direct_bulk(pool, pages, N / 2);
+	s = stats(pool);
+	CHECK_EQ(s.recycle.cached, N + N / 2 - 1);
+	CHECK_EQ(s.recycle.released_refcnt, 1);
+	CHECK_EQ(s.inflight, 0);
+	CHECK_EQ(pp_page_pool(shared), NULL);
+	pp_put_page(e.alloc, shared);
+	pool_balanced(&e, pool, 0, 0);
+
+	/* More than the cache has room for: it fills, the rest to the ring. */
+	for (i = 0; i < PP_POOL_CACHE_SIZE + 4; i += 4)
+		REQUIRE(pp_pool_alloc_bulk(pool, pages + i, 4) == 4);
+	unsigned int room = PP_POOL_CACHE_SIZE - stats(pool).cache_count;
+	REQUIRE(room >= 2 && room + 4 <= i);
+	pp_pool_recycle_direct_bulk(pool, pages, room - 2);
+	pp_pool_recycle_direct_bulk(pool, pages + room - 2, 6);
+	s = stats(pool);
+	CHECK_EQ(s.cache_count, PP_POOL_CACHE_SIZE);
+	CHECK_EQ(s.recycle.cache_full, 4);
+	CHECK_EQ(s.ring_count, 4);
+	pp_pool_recycle_direct_bulk(pool, pages + room + 4, i - room - 4);
+	s = stats(pool);
+	CHECK_EQ(s.inflight, 0);
+	pool_balanced(&e, pool, 0, 0);
+	CHECK_EQ(pp_pool_destroy(pool), 0);
+	env_free(&e);
+}
+
 /* ---- another thread's returns go through the ring ---- */
 
 struct returner {
@@ -957,6 +1030,7 @@ static const struct pp_test_case cases[] = {
 	{ "ring_recycle", test_ring_recycle },
 	{ "cache_full_ring_full", test_cache_full_ring_full },
 	{ "released_refcnt", test_released_refcnt },
+	{ "direct_bulk", test_direct_bulk },
 	{ "release", test_release },
 	{ "owner_release", test_owner_release },
 	{ "destroy_deferred", test_destroy_deferred },

@@ -65,9 +65,14 @@ rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
 	unsigned int n, unsigned int frag)
 {
 	struct pp_pool *pool = rxq->pool;
+	struct pp_page *pages[PP_NET_BURST];
 	uint64_t seq = nq->seq;
-	unsigned int i, got;
+	unsigned int i, got, want = n;
 
+	/* Pages: the burst's buffers in one step (pp_pool_alloc_bulk()). */
+	if (!frag)
+		n = pp_pool_alloc_bulk(pool, pages,
+				       n < PP_NET_BURST ? n : PP_NET_BURST);
 	/*
 	 * Two passes: take the buffers and announce the writes first, then
 	 * write. A page that went through another core (a veth peer copied
@@ -83,9 +88,7 @@ rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
 			if (PP_UNLIKELY(!page))
 				break;
 		} else {
-			page = pp_pool_alloc_pages(pool);
-			if (PP_UNLIKELY(!page))
-				break;
+			page = pages[i];
 			off = pp_net_buf_color(page, nq->headroom, nq->size);
 		}
 		frames[i].page = page;
@@ -104,8 +107,8 @@ rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
 	}
 	nq->seq = seq;
 	/* The wire always has frames: a missing buffer is a drop. */
-	if (PP_UNLIKELY(got < n))
-		pp_net_stat_add(&rxq->stats.drops, n - got);
+	if (PP_UNLIKELY(got < want))
+		pp_net_stat_add(&rxq->stats.drops, want - got);
 	return got;
 }
 
@@ -123,16 +126,21 @@ static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				  unsigned int n)
 {
 	struct pp_pool *napi = txq->napi_pool;
-	struct pp_page *other[PP_NET_BURST];
-	unsigned int i, nr_other = 0, bad = 0;
+	struct pp_page *other[PP_NET_BURST], *own[PP_NET_BURST];
+	unsigned int i, nr_other = 0, nr_own = 0, bad = 0;
 
 	for (i = 0; i < n; i++) {
 		struct pp_page *page = frames[i].page;
 
 		if (PP_UNLIKELY(!pp_frame_valid(&frames[i])))
 			bad++;
+		/* The sending thread's own pages, recycled in one step. */
 		if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
-			pp_pool_recycle_direct(napi, page);
+			own[nr_own++] = page;
+			if (PP_UNLIKELY(nr_own == PP_NET_BURST)) {
+				pp_pool_recycle_direct_bulk(napi, own, nr_own);
+				nr_own = 0;
+			}
 			continue;
 		}
 		other[nr_other++] = page;
@@ -142,6 +150,8 @@ static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 			nr_other = 0;
 		}
 	}
+	if (nr_own)
+		pp_pool_recycle_direct_bulk(napi, own, nr_own);
 	if (nr_other)
 		pp_net_return_pages(txq->port->allocator, NULL, other,
 				    nr_other);
