@@ -67,6 +67,9 @@ rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
 	struct pp_pool *pool = rxq->pool;
 	struct pp_page *pages[PP_NET_BURST];
 	uint64_t seq = nq->seq;
+	/* Read once: the stores to @frames could alias them for all the
+	 * compiler knows, and it would read them again for every frame. */
+	const uint16_t headroom = nq->headroom, size = (uint16_t)nq->size;
 	unsigned int i, got, want = n;
 
 	/* Pages: the burst's buffers in one step (pp_pool_alloc_bulk()). */
@@ -89,12 +92,12 @@ rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
 				break;
 		} else {
 			page = pages[i];
-			off = pp_net_buf_color(page, nq->headroom, nq->size);
+			off = pp_net_buf_color(page, headroom, size);
 		}
 		frames[i].page = page;
 		frames[i].offset = off;
-		frames[i].headroom = nq->headroom;
-		frames[i].len = (uint16_t)nq->size;
+		frames[i].headroom = headroom;
+		frames[i].len = size;
 		__builtin_prefetch(pp_frame_data(&frames[i]), 1);
 	}
 	got = i;
