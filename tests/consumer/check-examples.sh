@@ -9,6 +9,7 @@
 set -euo pipefail
 build=$1
 src=$2
+# shellcheck source=outside.sh
 . "$(dirname "$0")/outside.sh"
 stage_install "$build" "$src"
 unset LD_LIBRARY_PATH

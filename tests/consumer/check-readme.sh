@@ -8,6 +8,7 @@
 set -euo pipefail
 build=$1
 src=$2
+# shellcheck source=outside.sh
 . "$(dirname "$0")/outside.sh"
 stage_install "$build" "$src"
 unset LD_LIBRARY_PATH
@@ -18,6 +19,7 @@ unset LD_LIBRARY_PATH
 sentence=$(tr '\n' ' ' <"$readme" | tr -s ' ' |
 	grep -o 'The install also puts the programs in [^:]*:[^.]*\.') ||
 	fail "README.md: no sentence 'The install also puts the programs in ...: ...' listing them"
+# shellcheck disable=SC2016 # the backquotes are README's, not a command
 listed=$(echo "${sentence#*:}" | grep -o '`[^`]*`' | tr -d '`')
 installed=$(ls "$bindir")
 bad=0
@@ -34,7 +36,7 @@ for p in $listed; do
 	fi
 done
 [ $bad = 0 ] || exit 1
-echo "readme: names the $(wc -w <<<"$installed") programs installed ($(echo $installed))"
+echo "readme: names the $(wc -w <<<"$installed") programs installed: ${installed//$'\n'/ }"
 
 # 2. The skeleton's length, which README quotes.
 said=$(grep -o 'examples/skeleton/skeleton.c) next ([0-9]* lines' "$readme" | grep -o '[0-9]*') ||

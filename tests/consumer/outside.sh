@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # outside.sh - sourced by the tests that build a program the way README.md
 # tells a user to: stage_install BUILD SRCROOT installs BUILD into a scratch
 # root and takes README's PKG_CONFIG_PATH line and run path (-Wl,-rpath)
@@ -29,6 +30,7 @@ stage_install() {
 	# the .pc files' own paths (which name the configured prefix).
 	prefix=$(sed -n 's/^prefix=//p' "$pc")
 	PREFIX=$root$prefix
+	# shellcheck disable=SC2034 # for the scripts that source this
 	bindir=$PREFIX/bin
 	export PKG_CONFIG_SYSROOT_DIR=$root
 
@@ -46,9 +48,9 @@ stage_install() {
 	eval "$want"
 	eval "rpath=$rpath"
 	[ "$PKG_CONFIG_PATH" = "$libdir/pkgconfig" ] ||
-		fail "README.md says PKG_CONFIG_PATH=${PKG_CONFIG_PATH#$root}, but meson installed pagepool.pc into ${libdir#$root}/pkgconfig: correct README.md and doc/install.md"
+		fail "README.md says PKG_CONFIG_PATH=${PKG_CONFIG_PATH#"$root"}, but meson installed pagepool.pc into ${libdir#"$root"}/pkgconfig: correct README.md and doc/install.md"
 	[ "$rpath" = "-Wl,-rpath,$libdir" ] ||
-		fail "README.md links with ${rpath//$root/}, but meson installed the libraries into ${libdir#$root}: correct README.md and doc/install.md"
+		fail "README.md links with ${rpath//"$root"/}, but meson installed the libraries into ${libdir#"$root"}: correct README.md and doc/install.md"
 }
 
 # build_outside OUT SRC PKG: cc as README has it (pkg-config, the run path),
