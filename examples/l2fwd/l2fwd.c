@@ -16,6 +16,13 @@
  * The main thread prints each port's rates once a second (from the
  * queues' counters, which any thread may read) and a summary at the end.
  */
+/* CPU_SET() and pthread_setaffinity_np() are GNU extensions: a program
+ * built outside this tree must ask for them before the first header (the
+ * tree's meson build defines _GNU_SOURCE for every file, hence the guard). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>

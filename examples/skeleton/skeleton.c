@@ -12,6 +12,10 @@
  * one the TX queue did not take is recycled here, straight into the pool.
  * doc/design.md follows one frame from this loop down to the arena.
  */
+/* clock_gettime() is POSIX, not C11: a program built outside this tree
+ * (cc -std=c11) must ask for it before the first header. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

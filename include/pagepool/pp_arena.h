@@ -76,7 +76,8 @@ PP_API struct pp_arena *pp_arena_create(const struct pp_arena_opts *opts);
 
 /*
  * pp_arena_destroy - unmap and release the arena.
- * Returns 0, or -EBUSY while an allocator still uses it (nothing is freed).
+ * Returns 0, or -EBUSY while an allocator still uses it (nothing is freed;
+ * the message says how many: destroy them first).
  */
 PP_API int pp_arena_destroy(struct pp_arena *arena);
 

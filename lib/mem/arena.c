@@ -644,8 +644,16 @@ int pp_arena_destroy(struct pp_arena *arena)
 	 */
 	if (!__atomic_compare_exchange_n(&arena->users, &idle, USERS_DEAD,
 					 false, __ATOMIC_ACQUIRE,
-					 __ATOMIC_RELAXED))
+					 __ATOMIC_RELAXED)) {
+		/* The failed exchange left the user count in @idle. */
+		if (idle == USERS_DEAD)
+			PP_ERR("arena '%s': destroy refused: another thread is destroying it (destroy an arena once)",
+			       arena->name);
+		else
+			PP_ERR("arena '%s': destroy refused, %d allocator(s) still use it; nothing was destroyed: pp_allocator_destroy() them first, then destroy the arena",
+			       arena->name, idle);
 		return -EBUSY;
+	}
 	unmap_segments(arena);
 	free(arena);
 	return 0;

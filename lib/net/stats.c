@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "net_priv.h"
+#include "pp_port_json.h"
 
 static uint64_t ld(const uint64_t *p)
 {
@@ -80,10 +81,16 @@ static void rxq_json(const struct pp_port *port, unsigned int q, char *buf,
 
 int pp_port_stats_json(const struct pp_port *port, char *buf, size_t len)
 {
+	return pp_port_stats_json_as(port, port->name, buf, len);
+}
+
+int pp_port_stats_json_as(const struct pp_port *port, const char *name,
+			  char *buf, size_t len)
+{
 	size_t o = 0, *off = &o;
 	unsigned int q;
 
-	EMIT("{\"name\":\"%s\",\"driver\":\"%s\",\"rxq\":[", port->name,
+	EMIT("{\"name\":\"%s\",\"driver\":\"%s\",\"rxq\":[", name,
 	     port->drv->name);
 	for (q = 0; q < port->nr_rxq; q++) {
 		if (q)

@@ -11,6 +11,7 @@
 
 #include "pp_log.h"
 #include "pp_os_fault.h"
+#include "pp_pool_json.h"
 #include "page_pool_priv.h"
 
 /* Relaxed loads throughout: the figures are a snapshot and order nothing. */
@@ -99,6 +100,12 @@ static int json_string(char *buf, size_t len, const char *s)
 
 int pp_pool_stats_json(struct pp_pool *pool, char *buf, size_t len)
 {
+	return pp_pool_stats_json_as(pool, pool->name, buf, len);
+}
+
+int pp_pool_stats_json_as(struct pp_pool *pool, const char *name, char *buf,
+			  size_t len)
+{
 	struct pp_pool_stats s;
 	size_t o;
 	int n;
@@ -109,7 +116,7 @@ int pp_pool_stats_json(struct pp_pool *pool, char *buf, size_t len)
 		return n;
 	o = (size_t)n;
 	n = json_string(o < len ? buf + o : NULL, o < len ? len - o : 0,
-			pool->name);
+			name);
 	if (n < 0)
 		return n;
 	o += (size_t)n;

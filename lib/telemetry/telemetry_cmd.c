@@ -24,6 +24,8 @@
 #include <pagepool/pp_page_pool.h>
 
 #include "pp_log.h"
+#include "pp_pool_json.h"
+#include "pp_port_json.h"
 #include "pp_strbuf.h"
 #include "telemetry_priv.h"
 
@@ -264,8 +266,13 @@ static int cmd_ports(struct pp_strbuf *o, const char *param)
 	return list_kind(o, K_PORT);
 }
 
-/* The object's JSON from its stats call; the objects are live while
- * registered, and reg_lock is held. */
+/*
+ * The object's JSON from its stats call; the objects are live while
+ * registered, and reg_lock is held. A pool's or port's reply carries the
+ * name it was asked by, as DPDK's /mempool/info,NAME does: fwd registers
+ * null0's first RX pool as "null0-rxq0", while the pool calls itself
+ * "null0-rx0", a name no request finds.
+ */
 static int cmd_allocator(struct pp_strbuf *o, const char *param)
 {
 	const struct entry *e = reg_find(K_ALLOCATOR, param);
@@ -289,7 +296,8 @@ static int cmd_pool(struct pp_strbuf *o, const char *param)
 	if (!e)
 		return -ENOENT;
 	p = pp_strbuf_tail(o, &room);
-	pp_strbuf_advance(o, pp_pool_stats_json((struct pp_pool *)e->obj, p, room));
+	pp_strbuf_advance(o, pp_pool_stats_json_as((struct pp_pool *)e->obj,
+						   e->name, p, room));
 	return 0;
 }
 
@@ -302,8 +310,8 @@ static int cmd_port(struct pp_strbuf *o, const char *param)
 	if (!e)
 		return -ENOENT;
 	p = pp_strbuf_tail(o, &room);
-	pp_strbuf_advance(o, pp_port_stats_json((const struct pp_port *)e->obj, p,
-				       room));
+	pp_strbuf_advance(o, pp_port_stats_json_as((const struct pp_port *)e->obj,
+						   e->name, p, room));
 	return 0;
 }
 

@@ -917,13 +917,22 @@ static void test_busy(void)
 	REQUIRE(a != NULL);
 	CHECK_EQ(pp_arena_get_user(a), 0);
 	CHECK_EQ(pp_arena_get_user(a), 0);
+	/* Each -EBUSY comes with its message (doc/errors.md): who still
+	 * uses the arena, and what to destroy first. */
+	pp_test_log_reset();
 	CHECK_EQ(pp_arena_destroy(a), -EBUSY);
+	CHECK(pp_test_log_has("arena 'test_arena': destroy refused, 2 allocator(s) still use it"));
+	CHECK(pp_test_log_has("pp_allocator_destroy()"));
 	/* -EBUSY freed nothing: the memory is still there. */
 	fill_and_verify(a, 5);
 	pp_arena_put_user(a);
+	pp_test_log_reset();
 	CHECK_EQ(pp_arena_destroy(a), -EBUSY);
+	CHECK(pp_test_log_has("1 allocator(s) still use it"));
 	pp_arena_put_user(a);
+	pp_test_log_reset();
 	destroy_gone(a);
+	CHECK_EQ(pp_test_log_count, 0);
 	CHECK_EQ(pp_arena_get_user(NULL), -EINVAL);
 }
 

@@ -107,6 +107,11 @@ check(a[5]["/pagepool/allocators"] == ["fwd"], "allocator listed")
 rx1 = a[2]["/pagepool/port"]["rxq"][0]["packets"]
 rx2 = b[2]["/pagepool/port"]["rxq"][0]["packets"]
 check(rx2 > rx1 > 0, f"null0's RX packets moved: {rx1} then {rx2}")
+# A reply names the pool as it was asked for (fwd registers
+# PORT-rxqN; the pool's own name is PORT-rxN).
+check(a[4]["/pagepool/pool"]["name"] == "null0-rxq0",
+      f"the pool's reply names it null0-rxq0, as asked: "
+      f"{a[4]['/pagepool/pool']['name']!r}")
 f1 = a[4]["/pagepool/pool"]["alloc_fast"]
 f2 = b[4]["/pagepool/pool"]["alloc_fast"]
 check(f2 > f1, f"the pool's alloc_fast moved: {f1} then {f2}")

@@ -221,8 +221,11 @@ static void test_commands(void)
 	ask(fd, "/pagepool/allocator,main", r);
 	CHECK(starts(r, "{\"/pagepool/allocator\":{\"zones\":[{"));
 	CHECK(num_after(r, "managed_pages") == 2048);
+	/* A reply names the object as it was asked for, as DPDK's
+	 * /mempool/info,NAME does: the registered name, not the pool's own
+	 * ("null0-rx0", which no request would find). */
 	ask(fd, "/pagepool/pool,null0-rxq0", r);
-	CHECK(starts(r, "{\"/pagepool/pool\":{\"name\":"));
+	CHECK(starts(r, "{\"/pagepool/pool\":{\"name\":\"null0-rxq0\","));
 	CHECK(strstr(r, "\"recycle_ring_full\":") != NULL);
 
 	/* The counters move with traffic. */
@@ -284,6 +287,11 @@ static void test_commands(void)
 	CHECK(!strcmp(r, "{\"/pagepool/ports\":[]}"));
 	ask(fd, "/pagepool/port,null0", r);
 	CHECK(!strcmp(r, "{\"/pagepool/port\":null}"));
+	/* The same rule for a port registered under a name of its own. */
+	CHECK_EQ(pp_telemetry_register_port(net.port, "wan0"), 0);
+	ask(fd, "/pagepool/port,wan0", r);
+	CHECK(starts(r, "{\"/pagepool/port\":{\"name\":\"wan0\",\"driver\":\"null\","));
+	CHECK_EQ(pp_telemetry_unregister(net.port), 1);
 	CHECK_EQ(pp_telemetry_register_port(net.port, NULL), 0);
 
 	/* A second client at the same time. */
