@@ -37,20 +37,32 @@ struct poll_burst {
 	unsigned int nr_redir[PP_PROG_MAX_TARGETS];
 };
 
-/* Send @n frames on @port's TX queue for RX queue @rxq; drop the rest. */
+/* The bytes of @n frames. */
+static uint64_t frames_bytes(const struct pp_frame *frames, unsigned int n)
+{
+	uint64_t bytes = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		bytes += frames[i].len;
+	return bytes;
+}
+
+/*
+ * Send @n frames (@bytes in all) on @port's TX queue for RX queue @rxq;
+ * drop the rest.
+ */
 static void flush_tx(struct pp_rxq *rxq, struct pp_port *port,
-		     struct pp_frame *frames, unsigned int n)
+		     struct pp_frame *frames, unsigned int n, uint64_t bytes)
 {
 	struct pp_txq *txq = &port->txq[rxq->idx % port->nr_txq];
 	struct pp_page *rest[PP_NET_BURST];
-	uint64_t bytes = 0;
 	unsigned int sent, i;
 
 	txq->napi_pool = rxq->pool;
 	sent = port->tx_burst(txq, frames, n);
 	txq->napi_pool = NULL;
-	for (i = 0; i < sent; i++)
-		bytes += frames[i].len;
+	if (PP_UNLIKELY(sent != n))
+		bytes -= frames_bytes(frames + sent, n - sent);
 	pp_net_stat_add(&txq->stats.packets, sent);
 	pp_net_stat_add(&txq->stats.bytes, bytes);
 	if (PP_LIKELY(sent == n))
@@ -170,7 +182,7 @@ static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
 	}
 	if (same && (v0 & 0xff) == PP_XDP_REDIRECT &&
 	    (v0 >> 8) < prog->nr_targets) {
-		flush_tx(rxq, prog->targets[v0 >> 8], b->frames, n);
+		flush_tx(rxq, prog->targets[v0 >> 8], b->frames, n, bytes);
 		redirect = n;
 		goto count;
 	}
@@ -226,12 +238,13 @@ error:
 	for (t = 0; t < prog->nr_targets; t++) {
 		if (b->nr_redir[t]) {
 			flush_tx(rxq, prog->targets[t], b->redir[t],
-				 b->nr_redir[t]);
+				 b->nr_redir[t],
+				 frames_bytes(b->redir[t], b->nr_redir[t]));
 			b->nr_redir[t] = 0;
 		}
 	}
 	if (nr_tx)
-		flush_tx(rxq, port, b->tx, nr_tx);
+		flush_tx(rxq, port, b->tx, nr_tx, frames_bytes(b->tx, nr_tx));
 	if (nr_pass)
 		pass_to_stack(port, rxq, b->pass, nr_pass);
 

@@ -66,6 +66,7 @@ rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
 {
 	struct pp_pool *pool = rxq->pool;
 	struct pp_page *pages[PP_NET_BURST];
+	uint8_t *data[PP_NET_BURST];
 	uint64_t seq = nq->seq;
 	/* Read once: the stores to @frames could alias them for all the
 	 * compiler knows, and it would read them again for every frame. */
@@ -98,14 +99,14 @@ rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
 		frames[i].offset = off;
 		frames[i].headroom = headroom;
 		frames[i].len = size;
-		__builtin_prefetch(pp_frame_data(&frames[i]), 1);
+		/* Kept for the second pass, which then reads nothing back. */
+		data[i] = pp_frame_data(&frames[i]);
+		__builtin_prefetch(data[i], 1);
 	}
 	got = i;
 	for (i = 0; i < got; i++) {
-		uint8_t *data = pp_frame_data(&frames[i]);
-
-		memcpy(data, null_hdr, PP_NULL_HDR_LEN);
-		memcpy(data + PP_NULL_HDR_LEN, &seq, sizeof(seq));
+		memcpy(data[i], null_hdr, PP_NULL_HDR_LEN);
+		memcpy(data[i] + PP_NULL_HDR_LEN, &seq, sizeof(seq));
 		seq++;
 	}
 	nq->seq = seq;
