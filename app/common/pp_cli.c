@@ -22,6 +22,55 @@ void pp_cli_print_version(const char *tool)
 	       pp_cli_commit);
 }
 
+/*
+ * The long option in @arg ("--name" or "--name=value", perhaps an
+ * abbreviation, as getopt_long() takes them) whose val is @val: NULL when
+ * @arg is not a long option or names none with that val.
+ */
+static const struct option *long_option(const char *arg, int val,
+					const struct option *longopts)
+{
+	size_t n;
+
+	if (strncmp(arg, "--", 2) || !arg[2] || !longopts)
+		return NULL;
+	arg += 2;
+	n = strcspn(arg, "=");
+	for (; longopts->name; longopts++)
+		if (longopts->val == val && !strncmp(longopts->name, arg, n))
+			return longopts;
+	return NULL;
+}
+
+void pp_cli_bad_option(const char *tool, int c, char *const argv[],
+		       const struct option *longopts)
+{
+	/* The word getopt was at: it moved past it for every case here but
+	 * an unknown short option in a group (-xZ), told by optopt. */
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	const struct option *lo = long_option(arg, optopt, longopts);
+	char name[128];
+
+	if (lo)
+		snprintf(name, sizeof(name), "--%s", lo->name);
+	else if (optopt > 0 && optopt < 256)
+		snprintf(name, sizeof(name), "-%c", optopt);
+	else
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="),
+			 arg);
+	if (c == ':')
+		fprintf(stderr, "%s: option '%s' needs a value (%s --help says what it takes)\n",
+			tool, name, tool);
+	else if (lo)
+		/* getopt_long() says '?' with optopt set for --flag=value. */
+		fprintf(stderr, "%s: option '%s' takes no value (%s --help says what it takes)\n",
+			tool, name, tool);
+	else
+		fprintf(stderr, "%s: unknown option '%s' (%s --help lists them)\n",
+			tool, name, tool);
+	exit(2);
+}
+
 /* strto*() skip leading blanks and take a sign: the rules here do not. */
 static int plain_start(const char *s, int sign_ok)
 {

@@ -7,12 +7,15 @@
  * The rules the programs follow (tests/cli checks them):
  *   --help      usage on stdout, exit 0
  *   --version   "TOOL (pagepool) VERSION (commit C)" on stdout, exit 0
- *   a bad option or value: a message on stderr, nothing on stdout, exit 2
+ *   a bad option or value: a message on stderr, nothing on stdout, exit 2;
+ *               an unknown option or one without its value in the one
+ *               wording of pp_cli_bad_option()
  *   --json -    the JSON document on stdout (and human text on stderr)
  */
 #ifndef PP_CLI_H
 #define PP_CLI_H
 
+#include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
 
@@ -23,6 +26,22 @@ extern const char pp_cli_commit[];
 
 /* Print the --version line of @tool on stdout. */
 void pp_cli_print_version(const char *tool);
+
+/*
+ * A bad option, as getopt_long() returns it when the option string starts
+ * with ':' and opterr is 0 (so that getopt prints nothing itself): @c is
+ * '?' or ':'. Says so on stderr in the wording every program shares, and
+ * exits 2:
+ *   TOOL: unknown option 'X' (TOOL --help lists them)
+ *   TOOL: option 'X' needs a value (TOOL --help says what it takes)
+ *   TOOL: option 'X' takes no value (TOOL --help says what it takes)
+ * @longopts is the table getopt_long() was given: it names a long option
+ * that was abbreviated, and tells a flag given a value (--flag=1) from an
+ * unknown short option.
+ */
+void pp_cli_bad_option(const char *tool, int c, char *const argv[],
+		       const struct option *longopts)
+	__attribute__((noreturn));
 
 /*
  * Strict numbers: the whole of @s is one number in [@min, @max] (decimal,

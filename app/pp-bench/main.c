@@ -133,10 +133,8 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 		case 'V':
 			pp_cli_print_version("pp-bench");
 			exit(0);
-		case ':':
-			bad_option("%s needs a value", argv[optind - 1]);
 		default:
-			bad_option("unknown option '%s'", argv[optind - 1]);
+			pp_cli_bad_option("pp-bench", c, argv, opts);
 		}
 	}
 	if (optind < argc)

@@ -199,6 +199,7 @@ static void parse(int argc, char **argv, struct memory_cfg *cfg)
 	int c;
 
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -224,11 +225,8 @@ static void parse(int argc, char **argv, struct memory_cfg *cfg)
 		case 'V':
 			pp_cli_print_version("pp-bench");
 			exit(0);
-		case ':':
-			bad("option needs a value:", argv[optind - 1]);
-			break;
 		default:
-			bad("unknown option", argv[optind - 1]);
+			pp_cli_bad_option(TOOL, c, argv, opts);
 		}
 	}
 	if (optind < argc)

@@ -921,10 +921,8 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 		case 'V':
 			pp_cli_print_version("pp-bench");
 			exit(0);
-		case ':':
-			scale_bad("%s needs a value", argv[optind - 1]);
 		default:
-			scale_bad("unknown option '%s'", argv[optind - 1]);
+			pp_cli_bad_option("pp-bench scale", c, argv, opts);
 		}
 	}
 	if (optind < argc)

@@ -535,6 +535,7 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 	int c;
 
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -566,10 +567,8 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 		case 'V':
 			pp_cli_print_version("pp-bench");
 			exit(0);
-		case ':':
-			tlb_bad("%s needs a value", argv[optind - 1]);
 		default:
-			tlb_bad("unknown option '%s'", argv[optind - 1]);
+			pp_cli_bad_option("pp-bench tlb", c, argv, opts);
 		}
 	}
 	if (optind < argc)

@@ -883,7 +883,8 @@ int main(int argc, char **argv)
 	};
 	int c, op = 0;
 
-	while ((c = getopt_long(argc, argv, "sb:uh", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":sb:uh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			driver = optarg;
@@ -906,7 +907,7 @@ int main(int argc, char **argv)
 			pp_cli_print_version("pp-devbind");
 			return 0;
 		default:
-			usage();
+			pp_cli_bad_option("pp-devbind", c, argv, opts);
 		}
 	}
 	if (!op)

@@ -1149,8 +1149,7 @@ int main(int argc, char **argv)
 		case 'V':
 			pp_cli_print_version("pp-hugepages");
 			return 0;
-		case ':': usage("option %s needs an argument", argv[optind - 1]);
-		default: usage("unknown option %s", argv[optind - 1]);
+		default: pp_cli_bad_option("pp-hugepages", opt, argv, longopts);
 		}
 	}
 	if (optind < argc)

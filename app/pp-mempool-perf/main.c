@@ -388,7 +388,8 @@ int main(int argc, char **argv)
 	int opt, n = 0, only[3] = { -1, -1, -1 };
 	bool first = true, memory = false;
 
-	while ((opt = getopt_long(argc, argv, "d:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":d:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd': plugin = optarg; break;
 		case 'r':
@@ -421,7 +422,7 @@ int main(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': pp_cli_print_version("pp-mempool-perf"); return 0;
-		default: usage(stderr); return 2;
+		default: pp_cli_bad_option("pp-mempool-perf", opt, argv, longopts);
 		}
 	}
 	if (optind < argc) {

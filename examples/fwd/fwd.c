@@ -405,7 +405,8 @@ int main(int argc, char **argv)
 	int c, cpu_list[CPU_SETSIZE], nr_cpus = 0;
 
 	fwd_out = stdout;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (nr_dev == 2) {
@@ -469,7 +470,7 @@ int main(int argc, char **argv)
 			mac_swap = true;
 			break;
 		default:
-			usage(stderr, 2);
+			pp_cli_bad_option("fwd", c, argv, opts);
 		}
 	}
 	if (optind < argc) {

@@ -527,7 +527,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){ .port = 1, .gid_index = -1, .time_s = 5,
 			    .size = 256, .window = 64, .depth = 256,
 			    .arena_mb = 16 };
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'p': o->port = (unsigned int)pp_cli_uint(me, "--port", optarg, 1, 255); break;
@@ -543,7 +544,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'j': o->json = optarg; break;
 		case 'h': usage(stdout, 0); break;
 		case 'V': pp_cli_print_version(me); exit(0);
-		default: usage(stderr, 2);
+		default: pp_cli_bad_option(me, c, argv, lo);
 		}
 	}
 	if (optind < argc) {

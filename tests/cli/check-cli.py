@@ -2,12 +2,18 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """check-cli.py - the command-line rules every installed program keeps.
 
-    check-cli.py --project-version V [--json ARGS] [--taskset] PROGRAM [SUB...]
+    check-cli.py --project-version V [--json ARGS] [--taskset]
+                 [--needs-value OPT] PROGRAM [SUB...]
 
 PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
   --help             exit 0, usage on stdout (not empty), nothing on stderr
   --version          exit 0, a line on stdout that names version V
-  --no-such-option   exit 2, a message on stderr, nothing on stdout
+  --no-such-option   exit 2, nothing on stdout, and on stderr the one line
+  -Z                 every program words alike (pp_cli_bad_option()):
+                     "PROG: unknown option 'X' (PROG --help lists them)"
+  --needs-value OPT  the same for PROG OPT with no value after it:
+                     "PROG: option 'OPT' needs a value (PROG --help says
+                     what it takes)"
 and, given --json ARGS (its cheapest run, which writes JSON to stdout with
 '--json -'), exit 0 and print one JSON document on stdout whose tool,
 version, commit, date and machine members are there (version V, date UTC
@@ -74,6 +80,7 @@ def main():
     ap.add_argument("--project-version", required=True)
     ap.add_argument("--json", default="")
     ap.add_argument("--taskset", action="store_true")
+    ap.add_argument("--needs-value", default="")
     ap.add_argument("program", nargs="+")
     a = ap.parse_args()
     prog = a.program
@@ -94,14 +101,24 @@ def main():
     if len(failures) > n:
         show(p)
 
-    n = len(failures)
-    p = run(prog + ["--no-such-option"])
-    check(p.returncode == 2,
-          "%s --no-such-option: exit 2 (got %d)" % (name, p.returncode))
-    check(p.stderr.strip() != "", "%s --no-such-option: a message on stderr" % name)
-    check(p.stdout == "", "%s --no-such-option: nothing on stdout" % name)
-    if len(failures) > n:
-        show(p)
+    # A bad option: one line in the one wording (pp_cli_bad_option()),
+    # nothing on stdout, exit 2.
+    bad = [("--no-such-option",
+            "unknown option '--no-such-option' (%s --help lists them)"),
+           ("-Z", "unknown option '-Z' (%s --help lists them)")]
+    if a.needs_value:
+        bad.append((a.needs_value, "option '%s' needs a value "
+                    "(%%s --help says what it takes)" % a.needs_value))
+    for arg, want in bad:
+        n = len(failures)
+        want = "%s: %s\n" % (name, want % name)
+        p = run(prog + [arg])
+        check(p.returncode == 2,
+              "%s %s: exit 2 (got %d)" % (name, arg, p.returncode))
+        check(p.stderr == want, "%s %s: says %r" % (name, arg, want))
+        check(p.stdout == "", "%s %s: nothing on stdout" % (name, arg))
+        if len(failures) > n:
+            show(p)
 
     if a.json:
         args = shlex.split(a.json)
