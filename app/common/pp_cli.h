@@ -5,8 +5,8 @@
  * open every JSON document (tool, version, commit, date, machine).
  *
  * The rules the programs follow (tests/cli checks them):
- *   --help      usage on stdout, exit 0
- *   --version   "TOOL (pagepool) VERSION (commit C)" on stdout, exit 0
+ *   -h, --help     usage on stdout, exit 0
+ *   -V, --version  "TOOL (pagepool) VERSION (commit C)" on stdout, exit 0
  *   a bad option or value: a message on stderr, nothing on stdout, exit 2;
  *               an unknown option or one without its value in the one
  *               wording of pp_cli_bad_option()

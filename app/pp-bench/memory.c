@@ -174,7 +174,7 @@ static void usage(FILE *f)
 		"  --quick         %u frames: a smoke test\n"
 		"  --no-dpdk       leave the DPDK columns out\n"
 		"  -h, --help      this text\n"
-		"  --version       the version, and the commit it was built from\n",
+		"  -V, --version   the version, and the commit it was built from\n",
 		MEMORY_DEFAULT_FRAMES, MEMORY_QUICK_FRAMES);
 }
 
@@ -200,7 +200,7 @@ static void parse(int argc, char **argv, struct memory_cfg *cfg)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			cfg->frames = (unsigned int)pp_cli_uint(

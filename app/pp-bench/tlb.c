@@ -459,7 +459,7 @@ static void tlb_usage(FILE *f)
 		"                  then goes to stderr)\n"
 		"  --quick         64 MiB tables, %d short runs: a smoke test\n"
 		"  -h, --help      this text\n"
-		"  --version       the version, and the commit it was built from\n"
+		"  -V, --version   the version, and the commit it was built from\n"
 		"\n"
 		"The 2 MiB and 1 GiB cases need that many hugepages free (a 4 GiB table\n"
 		"takes 2048 x 2 MiB or 4 x 1 GiB); a case that cannot have them is\n"
@@ -536,7 +536,7 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			parse_sizes(cfg, optarg);

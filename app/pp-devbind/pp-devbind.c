@@ -827,7 +827,7 @@ static const char help[] =
 	"  --force                take a device even though its interface is up\n"
 	"                         or has addresses or routes (that traffic stops)\n"
 	"  -h, --help             this text\n"
-	"  --version              the version, and the commit it was built from\n"
+	"  -V, --version          the version, and the commit it was built from\n"
 	"\n"
 	"DEV is a PCI address, DDDD:BB:DD.F in hex (domain 4 digits, bus 2,\n"
 	"device 2 from 00 to 1f, function 0-7; e.g. 0000:00:02.0), or BB:DD.F\n"
@@ -884,7 +884,7 @@ int main(int argc, char **argv)
 	int c, op = 0;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":sb:uh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":sb:uhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			driver = optarg;

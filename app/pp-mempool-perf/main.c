@@ -331,7 +331,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [--runs N] [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS] [--keep N]\n"
-		"       pp-mempool-perf --help | --version\n"
+		"       pp-mempool-perf -h|--help | -V|--version\n"
 		"  --runs N     runs per cell, drivers alternating (default 5, max %d)\n"
 		"  --ms MS      milliseconds per measurement (default 200)\n"
 		"  --json FILE  also write the results as JSON to FILE ('-': stdout,\n"
@@ -389,7 +389,7 @@ int main(int argc, char **argv)
 	bool first = true, memory = false;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":d:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd': plugin = optarg; break;
 		case 'r':

@@ -211,7 +211,8 @@ static void usage(FILE *f, int status)
 		"  --json FILE: the summary as JSON; '-' is stdout, and the per-second\n"
 		"  lines and the summary then go to stderr\n"
 		"  --cpus LIST: the CPUs of the worker threads, one each in turn (e.g.\n"
-		"  2,3 or 1-4); default: the CPUs this process may run on (taskset)\n");
+		"  2,3 or 1-4); default: the CPUs this process may run on (taskset)\n"
+		"  -h, --help: this text; -V, --version: the version and commit\n");
 	exit(status);
 }
 
@@ -406,7 +407,7 @@ int main(int argc, char **argv)
 
 	fwd_out = stdout;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (nr_dev == 2) {

@@ -7,7 +7,7 @@
  *
  *   l2fwd [-q QUEUES] [-t SECONDS] [PORT0 PORT1]
  *         default: 2 queues, 3 seconds, null0 null1
- *   l2fwd --help | --version
+ *   l2fwd -h|--help | -V|--version
  *
  * Thread q owns RX queue q of both ports and sends on TX queue q of both,
  * so no queue is shared and no lock is taken. Each RX queue's page_pool is
@@ -129,7 +129,7 @@ static double now(void)
 static void usage(FILE *f, int status)
 {
 	fprintf(f, "usage: l2fwd [-q QUEUES (1-%d)] [-t SECONDS] [PORT0 PORT1]\n"
-		"       l2fwd --help | --version\n"
+		"       l2fwd -h|--help | -V|--version\n"
 		"  default: 2 queues, 3 seconds, null0 null1\n", MAX_QUEUES);
 	exit(status);
 }
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 	};
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":q:t:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":q:t:hV", opts, NULL)) != -1) {
 		if (opt == 'q')
 			queues = number("-q", optarg, MAX_QUEUES);
 		else if (opt == 't')

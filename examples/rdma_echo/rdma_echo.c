@@ -493,7 +493,7 @@ static void usage(FILE *f, int status)
 		"usage: rdma_echo [--dev NAME] [--port N] [--gid-index N] [--count N]\n"
 		"                 [--time S] [--size BYTES] [--window N] [--depth N]\n"
 		"                 [--naive] [--arena-mb MB] [--quiet] [--json FILE]\n"
-		"       rdma_echo --help | --version\n"
+		"       rdma_echo -h|--help | -V|--version\n"
 		"  Echoes messages between two RC queue pairs of one RDMA device\n"
 		"  (e.g. soft-RoCE), receive buffers from a page_pool; --naive\n"
 		"  registers each buffer instead. --count N messages, else --time S\n"
@@ -528,7 +528,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			    .size = 256, .window = 64, .depth = 256,
 			    .arena_mb = 16 };
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'p': o->port = (unsigned int)pp_cli_uint(me, "--port", optarg, 1, 255); break;

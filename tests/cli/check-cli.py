@@ -8,6 +8,8 @@
 PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
   --help             exit 0, usage on stdout (not empty), nothing on stderr
   --version          exit 0, a line on stdout that names version V
+  -h, -V             the same as --help and --version, and the help
+                     names both short forms
   --no-such-option   exit 2, nothing on stdout, and on stderr the one line
   -Z                 every program words alike (pp_cli_bad_option()):
                      "PROG: unknown option 'X' (PROG --help lists them)"
@@ -92,6 +94,7 @@ def main():
     check(p.stderr == "", "%s --help: nothing on stderr" % name)
     if failures:
         show(p)
+    help_text = p.stdout
 
     n = len(failures)
     p = run(prog + ["--version"])
@@ -100,6 +103,19 @@ def main():
           "%s --version: names version %s" % (name, a.project_version))
     if len(failures) > n:
         show(p)
+    version_text = p.stdout
+
+    # The short forms, and the help names them.
+    for short, long_, text in (("-h", "--help", help_text),
+                               ("-V", "--version", version_text)):
+        n = len(failures)
+        p = run(prog + [short])
+        check(p.returncode == 0 and p.stdout == text and p.stderr == "",
+              "%s %s: as %s (exit %d)" % (name, short, long_, p.returncode))
+        check(re.search(r"(^|[\s\[|(])%s\b" % short, help_text) is not None,
+              "%s --help: names %s" % (name, short))
+        if len(failures) > n:
+            show(p)
 
     # A bad option: one line in the one wording (pp_cli_bad_option()),
     # nothing on stdout, exit 2.
