@@ -330,18 +330,24 @@ static double median(double *v, unsigned int n)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [--runs N] [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS] [--keep N]\n"
+		"usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [OPTION]...\n"
 		"       pp-mempool-perf -h|--help | -V|--version\n"
-		"  --runs N     runs per cell, drivers alternating (default 5, max %d)\n"
+		"  -d PLUGIN    the pagepool mempool driver, as the EAL's -d takes it\n"
+		"  --runs N     runs per cell, drivers alternating, 1-%d (default 5)\n"
 		"  --ms MS      milliseconds per measurement (default 200)\n"
 		"  --json FILE  also write the results as JSON to FILE ('-': stdout,\n"
 		"               and the table then goes to stderr)\n"
 		"  --cores LIST the two CPUs for the EAL's lcores (default 0,1)\n"
-		"  --cell L,C,B one cell only: lcores, cache, bulk (for profiling)\n"
-		"  --ref OPS    the driver pagepool is compared with (default ring_mp_mc)\n"
-		"  --keep N     objects each lcore holds: 32, 128 (default) or 512,\n"
-		"               as mempool_perf_autotest's n_keep (bulks above N skipped)\n"
+		"  --cell L,C,B one cell only: lcores, cache, bulk, for profiling\n"
+		"               (default: all the cells)\n"
+		"  --ref OPS    the driver pagepool is compared with (default\n"
+		"               ring_mp_mc)\n"
+		"  --keep N     objects each lcore holds: 32, 128 or 512, as\n"
+		"               mempool_perf_autotest's n_keep (bulks above N\n"
+		"               skipped; default 128)\n"
 		"  --memory     bytes per object of pktmbuf pools, not the matrix\n"
+		"  -h, --help   this text\n"
+		"  -V, --version  the version, and the commit it was built from\n"
 		"Runs the DPDK EAL: root, and %d MiB of free 2 MiB hugepages.\n",
 		MAX_RUNS, EAL_MB + 32);
 }

@@ -487,18 +487,37 @@ static void end_drain(struct echo *e, struct end *d)
 	}
 }
 
+/* What a run does without options. */
+static const struct opts defaults = {
+	.port = 1, .gid_index = -1, .time_s = 5, .size = 256, .window = 64,
+	.depth = 256, .arena_mb = 16,
+};
+
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: rdma_echo [--dev NAME] [--port N] [--gid-index N] [--count N]\n"
-		"                 [--time S] [--size BYTES] [--window N] [--depth N]\n"
-		"                 [--naive] [--arena-mb MB] [--quiet] [--json FILE]\n"
+		"usage: rdma_echo [OPTION]...\n"
 		"       rdma_echo -h|--help | -V|--version\n"
 		"  Echoes messages between two RC queue pairs of one RDMA device\n"
-		"  (e.g. soft-RoCE), receive buffers from a page_pool; --naive\n"
-		"  registers each buffer instead. --count N messages, else --time S\n"
-		"  seconds. --json FILE: the summary as JSON ('-': stdout, and the\n"
-		"  other lines go to stderr).\n");
+		"  (e.g. soft-RoCE), receive buffers from a page_pool.\n"
+		"  --dev NAME      the RDMA device (default: the first one)\n"
+		"  --port N        its port (default %u)\n"
+		"  --gid-index N   the GID (default %d: an IPv4-mapped one, else the\n"
+		"                  first)\n"
+		"  --count N       messages to echo (default 0: run for --time)\n"
+		"  --time S        seconds to run without --count (default %g)\n"
+		"  --size BYTES    message size, 8 to a page (default %u)\n"
+		"  --window N      client messages in flight (default %u)\n"
+		"  --depth N       receive buffers posted per queue pair (default %u)\n"
+		"  --arena-mb MB   the arena's size (default %u)\n"
+		"  --naive         register each buffer when it is posted instead\n"
+		"  --quiet         no line per second\n"
+		"  --json FILE     the summary as JSON ('-': stdout, and the other\n"
+		"                  lines go to stderr)\n"
+		"  -h, --help      this text\n"
+		"  -V, --version   the version, and the commit it was built from\n",
+		defaults.port, defaults.gid_index, defaults.time_s, defaults.size,
+		defaults.window, defaults.depth, defaults.arena_mb);
 	exit(status);
 }
 
@@ -524,9 +543,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	const char *me = "rdma_echo";
 	int c;
 
-	*o = (struct opts){ .port = 1, .gid_index = -1, .time_s = 5,
-			    .size = 256, .window = 64, .depth = 256,
-			    .arena_mb = 16 };
+	*o = defaults;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
 		switch (c) {

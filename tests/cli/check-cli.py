@@ -3,13 +3,18 @@
 """check-cli.py - the command-line rules every installed program keeps.
 
     check-cli.py --project-version V [--json ARGS] [--taskset]
-                 [--needs-value OPT] PROGRAM [SUB...]
+                 [--needs-value OPT] [--defaults "OPT=VALUE ..."]
+                 PROGRAM [SUB...]
 
 PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
   --help             exit 0, usage on stdout (not empty), nothing on stderr
   --version          exit 0, a line on stdout that names version V
   -h, -V             the same as --help and --version, and the help
                      names both short forms
+  --defaults "OPT=VALUE ..."
+                     the help's entry for each OPT (its line, and the
+                     lines after it up to the next option) says "default"
+                     and, after that word, VALUE
   --no-such-option   exit 2, nothing on stdout, and on stderr the one line
   -Z                 every program words alike (pp_cli_bad_option()):
                      "PROG: unknown option 'X' (PROG --help lists them)"
@@ -52,6 +57,23 @@ def show(p):
             print("  %s: %s" % (name, text.strip().replace("\n", "\n    ")[:2000]))
 
 
+def help_entry(text, opt):
+    """The entry of option @opt in a help text: the line that starts with
+    it (after '-X, ' for a long option with a short form), and the lines
+    after it up to the next that starts with '-' or is empty."""
+    lines = text.splitlines()
+    start = re.compile(r"^\s*(-\w, )?%s([\s=,]|$)" % re.escape(opt))
+    for i, line in enumerate(lines):
+        if start.match(line):
+            entry = [line]
+            for more in lines[i + 1:]:
+                if not more.strip() or more.lstrip().startswith("-"):
+                    break
+                entry.append(more)
+            return " ".join(l.strip() for l in entry)
+    return ""
+
+
 def json_doc(cmd, version, what):
     p = run(cmd)
     check(p.returncode == 0, "%s: exit 0 (got %d)" % (what, p.returncode))
@@ -83,6 +105,7 @@ def main():
     ap.add_argument("--json", default="")
     ap.add_argument("--taskset", action="store_true")
     ap.add_argument("--needs-value", default="")
+    ap.add_argument("--defaults", default="")
     ap.add_argument("program", nargs="+")
     a = ap.parse_args()
     prog = a.program
@@ -116,6 +139,16 @@ def main():
               "%s --help: names %s" % (name, short))
         if len(failures) > n:
             show(p)
+
+    # The defaults: the help's entry for each option names its default.
+    for spec in shlex.split(a.defaults):
+        opt, _, val = spec.partition("=")
+        entry = help_entry(help_text, opt)
+        at = entry.find("default") if entry else -1
+        check(at >= 0 and re.search(r"(?<![\w.])%s(?![\w.])" % re.escape(val),
+                                    entry[at:]) is not None,
+              "%s --help: %s says its default, %s (%s)" %
+              (name, opt, val, "entry: %r" % entry if entry else "no entry"))
 
     # A bad option: one line in the one wording (pp_cli_bad_option()),
     # nothing on stdout, exit 2.
