@@ -630,11 +630,27 @@ int main(int argc, char **argv)
 	if (loop_topo)
 		bidir = true;
 	if (!in || !out) {
-		if (in && nr_dev == 1)
+		int err = errno;
+
+		if (in && nr_dev == 1) {
 			fprintf(stderr, "fwd: --bidir with one --port needs a veth pair (veth0,peer=veth1)\n");
-		else
-			fprintf(stderr, "fwd: cannot open port '%s': %s (the message above names the bad part)\n",
-				in ? dev[1] : dev[0], strerror(errno));
+			return 2;
+		}
+		/*
+		 * pp_port_open() says EINVAL for a device string the drivers
+		 * cannot take (unknown driver, key or value) and ENODEV for
+		 * one that names nothing here (no such interface, not the
+		 * device the driver drives): the --port is wrong, exit 2.
+		 * Anything else is a device that is there but cannot be
+		 * opened (no back-end, no privilege, no memory): exit 1.
+		 */
+		if (err == EINVAL || err == ENODEV) {
+			fprintf(stderr, "fwd: --port %s: %s (the message above names the bad part)\n",
+				in ? dev[1] : dev[0], strerror(err));
+			return 2;
+		}
+		fprintf(stderr, "fwd: cannot open port '%s': %s (the message above says why)\n",
+			in ? dev[1] : dev[0], strerror(err));
 		return 1;
 	}
 	bool pass = !strcmp(mode, "pass");

@@ -25,7 +25,9 @@
  * line and the accounting: every message sent came back once and intact,
  * every posted buffer completed or was flushed, and both pools were
  * destroyed with no page in flight. Exit status 0 when all of that holds,
- * 1 when it does not, 2 when the setup failed (the message says why).
+ * 1 when it does not or the machine cannot run it (no RDMA device, a port
+ * that is down, no memory: the message says why), 2 for a bad argument
+ * (an option, or a --dev, --port or --gid-index the device lacks).
  * --json FILE writes the summary as one JSON document to FILE ('-':
  * stdout, and the human lines then go to stderr).
  */
@@ -104,11 +106,13 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void die(const char *msg, int err)
+/* What the machine lacks or refused (no device, no memory, a failed
+ * verb): exit 1. A bad argument exits 2 (parse(), bad_device()). */
+static void __attribute__((noreturn)) die(const char *msg, int err)
 {
 	fprintf(stderr, "rdma_echo: %s%s%s\n", msg, err ? ": " : "",
 		err ? strerror(err) : "");
-	exit(2);
+	exit(1);
 }
 
 static double now_s(void)
@@ -339,6 +343,35 @@ static void client_poll(struct echo *e)
 
 /* ---- setup ---- */
 
+/*
+ * pp_dma_verbs_open() failed with @err. A --port the device does not
+ * have (EINVAL), or a --dev that names none of the devices there are
+ * (ENODEV while there are some), is a bad argument: exit 2. No device
+ * at all, or a port that is down, is the machine's: exit 1.
+ */
+static void __attribute__((noreturn)) bad_device(const struct opts *o, int err)
+{
+	int n = 0;
+
+	if (err == ENODEV && o->dev) {
+		struct ibv_device **list = ibv_get_device_list(&n);
+
+		if (list)
+			ibv_free_device_list(list);
+	}
+	if (err == EINVAL) {
+		fprintf(stderr, "rdma_echo: --port %u: the device has no such port (the message above says which it has)\n",
+			o->port);
+		exit(2);
+	}
+	if (n > 0) {
+		fprintf(stderr, "rdma_echo: --dev %s: no such RDMA device (the message above lists those there are)\n",
+			o->dev);
+		exit(2);
+	}
+	die("no usable RDMA device", err);
+}
+
 /* Prefer an IPv4-mapped GID (RoCE v2 over the netdev's IPv4 address). */
 static int pick_gid(struct echo *e, const struct ibv_port_attr *pa)
 {
@@ -348,8 +381,12 @@ static int pick_gid(struct echo *e, const struct ibv_port_attr *pa)
 
 	if (e->o.gid_index >= 0) {
 		if (ibv_query_gid(e->ctx, (uint8_t)e->o.port, e->o.gid_index,
-				  &e->gid))
-			die("ibv_query_gid failed for --gid-index", errno);
+				  &e->gid)) {
+			/* An index the port's table does not have. */
+			fprintf(stderr, "rdma_echo: --gid-index %d: the port has no such GID (%s); leave it out to pick one\n",
+				e->o.gid_index, strerror(errno));
+			exit(2);
+		}
 		return e->o.gid_index;
 	}
 	for (i = 0; i < pa->gid_tbl_len; i++) {
@@ -599,7 +636,7 @@ static void setup(struct echo *e)
 	/* The library's message says what is missing (device, port). */
 	e->ctx = pp_dma_verbs_open(e->o.dev, e->o.port);
 	if (!e->ctx)
-		die("no usable RDMA device", errno);
+		bad_device(&e->o, errno);
 	if (ibv_query_port(e->ctx, (uint8_t)e->o.port, &pa))
 		die("ibv_query_port failed", errno);
 	e->mtu = pa.active_mtu;

@@ -4,6 +4,7 @@
 
     check-cli.py --project-version V [--json ARGS] [--taskset]
                  [--needs-value OPT] [--defaults "OPT=VALUE ..."]
+                 [--exits "CODE ARGS"]... [--exits-without "DIR CODE ARGS"]...
                  PROGRAM [SUB...]
 
 PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
@@ -15,6 +16,13 @@ PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
                      the help's entry for each OPT (its line, and the
                      lines after it up to the next option) says "default"
                      and, after that word, VALUE
+  --exits "CODE ARGS"
+                     PROGRAM ARGS exits CODE with a message on stderr: 2
+                     for a bad argument, 1 for what the environment lacks
+                     (repeatable)
+  --exits-without "DIR CODE ARGS"
+                     the same, where this machine has nothing in DIR (no
+                     device of a kind): skipped where it has
   --no-such-option   exit 2, nothing on stdout, and on stderr the one line
   -Z                 every program words alike (pp_cli_bad_option()):
                      "PROG: unknown option 'X' (PROG --help lists them)"
@@ -106,6 +114,8 @@ def main():
     ap.add_argument("--taskset", action="store_true")
     ap.add_argument("--needs-value", default="")
     ap.add_argument("--defaults", default="")
+    ap.add_argument("--exits", action="append", default=[])
+    ap.add_argument("--exits-without", action="append", default=[])
     ap.add_argument("program", nargs="+")
     a = ap.parse_args()
     prog = a.program
@@ -166,6 +176,22 @@ def main():
               "%s %s: exit 2 (got %d)" % (name, arg, p.returncode))
         check(p.stderr == want, "%s %s: says %r" % (name, arg, want))
         check(p.stdout == "", "%s %s: nothing on stdout" % (name, arg))
+        if len(failures) > n:
+            show(p)
+
+    # Exit status: 2 for a bad argument, 1 for the environment.
+    exits = [(None, e) for e in a.exits]
+    exits += [tuple(e.split(None, 1)) for e in a.exits_without]
+    for where, spec in exits:
+        code, _, args = spec.partition(" ")
+        what = "%s %s" % (name, args)
+        if where and os.path.isdir(where) and os.listdir(where):
+            print("skip %s: this machine has %s" % (what, where))
+            continue
+        n = len(failures)
+        p = run(prog + shlex.split(args))
+        check(p.returncode == int(code) and p.stderr.strip() != "",
+              "%s: exit %s with a message (got %d)" % (what, code, p.returncode))
         if len(failures) > n:
             show(p)
 
