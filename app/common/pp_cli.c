@@ -166,6 +166,35 @@ double pp_cli_double(const char *tool, const char *opt, const char *s,
 	return v;
 }
 
+static long hugepages_2m(const char *leaf)
+{
+	char path[96];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-2048kB/%s",
+		 leaf);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+int pp_cli_hugepage_hint(const char *tool, unsigned long need_mb)
+{
+	long need = (long)((need_mb + 1) / 2), nr = hugepages_2m("nr_hugepages");
+	long avail = hugepages_2m("free_hugepages");
+
+	if (nr < 0 || avail < 0 || avail >= need)
+		return 0;
+	fprintf(stderr, "%s: %ld of the %ld 2 MiB hugepages it needs are free: reserve %ld more with pp-hugepages -r %ld --pages\n",
+		tool, avail, need, need - avail, nr + need - avail);
+	return 1;
+}
+
 int pp_cli_parse_cpus(const char *s, cpu_set_t *set)
 {
 	const char *p = s;

@@ -64,6 +64,15 @@ long long pp_cli_int(const char *tool, const char *opt, const char *s,
 double pp_cli_double(const char *tool, const char *opt, const char *s,
 		     double min, double max);
 
+/*
+ * When fewer than @need_mb MiB of 2 MiB hugepages are free (sysfs), a line
+ * on stderr that says so and gives the pp-hugepages command that reserves
+ * enough: "TOOL: F of the N 2 MiB hugepages it needs are free: reserve K
+ * more with pp-hugepages -r T --pages" (-r sets the total, so T is the
+ * reservation now plus K). Returns whether it printed one.
+ */
+int pp_cli_hugepage_hint(const char *tool, unsigned long need_mb);
+
 /* A CPU list as taskset takes it ("2,3", "1-4", "0,2-3"): into @set.
  * Return the number of CPUs, or -1 when @s is malformed. */
 int pp_cli_parse_cpus(const char *s, cpu_set_t *set);

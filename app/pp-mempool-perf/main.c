@@ -409,43 +409,23 @@ static bool cores_ok(const char *cpus)
  * ENOMEM is its "Cannot init memory": the free 2 MiB pages are short of
  * @need_mb when the counts say so.
  */
-static void eal_fix(int err, const char *plugin, int need_mb)
+static void eal_fix(int err, const char *plugin, unsigned long need_mb)
 {
-	const char *sys = "/sys/kernel/mm/hugepages/hugepages-2048kB/";
-	char path[128];
-	long nr = -1, free_pages = -1, need = need_mb / 2;
-	FILE *f;
-
 	switch (err) {
 	case EACCES:
 	case EPERM:
 		fprintf(stderr, "pp-mempool-perf: run it as root\n");
-		return;
+		break;
 	case EINVAL:
 		/* The arguments are ours, --cores checked: the plugin. */
 		fprintf(stderr, "pp-mempool-perf: the EAL did not load the plugin %s: doc/troubleshooting.md, \"DPDK plugins\", has the fixes\n",
 			plugin);
-		return;
+		break;
 	case ENOMEM:
-		snprintf(path, sizeof(path), "%snr_hugepages", sys);
-		if ((f = fopen(path, "re"))) {
-			if (fscanf(f, "%ld", &nr) != 1)
-				nr = -1;
-			fclose(f);
-		}
-		snprintf(path, sizeof(path), "%sfree_hugepages", sys);
-		if ((f = fopen(path, "re"))) {
-			if (fscanf(f, "%ld", &free_pages) != 1)
-				free_pages = -1;
-			fclose(f);
-		}
-		if (nr >= 0 && free_pages >= 0 && free_pages < need)
-			fprintf(stderr, "pp-mempool-perf: %ld of the %ld 2 MiB hugepages it needs are free: reserve %ld more with pp-hugepages -r %ld --pages\n",
-				free_pages, need, need - free_pages,
-				nr + need - free_pages);
-		return;
+		pp_cli_hugepage_hint("pp-mempool-perf", need_mb);
+		break;
 	default:
-		return;
+		break;
 	}
 }
 
@@ -572,7 +552,8 @@ int main(int argc, char **argv)
 
 		fprintf(stderr, "pp-mempool-perf: EAL init failed (%s): see the EAL's message above\n",
 			rte_strerror(err));
-		eal_fix(err, plugin, (memory ? 2 * EAL_MB_MEMORY : EAL_MB) + 32);
+		eal_fix(err, plugin,
+			(unsigned long)(memory ? 2 * EAL_MB_MEMORY : EAL_MB) + 32);
 		return 1;
 	}
 	max_cores = rte_lcore_count() < 2 ? rte_lcore_count() : 2;

@@ -594,8 +594,9 @@ int main(int argc, char **argv)
 	};
 	struct pp_arena *arena = pp_arena_create(&ao);
 	if (!arena) {
-		fprintf(stderr, "fwd: cannot create a %.0f MiB arena: %s (reserve hugepages: scripts/setup.sh)\n",
+		fprintf(stderr, "fwd: cannot create a %.0f MiB arena: %s (the message above says why)\n",
 			arena_mb, strerror(errno));
+		pp_cli_hugepage_hint("fwd", (unsigned long)arena_mb);
 		return 1;
 	}
 	struct pp_allocator_opts alo = {

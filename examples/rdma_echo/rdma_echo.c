@@ -646,9 +646,11 @@ static void setup(struct echo *e)
 		die("ibv_alloc_pd failed", errno);
 
 	e->arena = pp_arena_create(&ao);
-	if (!e->arena)
-		die("pp_arena_create failed (reserve hugepages: echo 64 > /proc/sys/vm/nr_hugepages)",
-		    errno);
+	if (!e->arena) {
+		err = errno;
+		pp_cli_hugepage_hint("rdma_echo", e->o.arena_mb);
+		die("pp_arena_create failed (the message above says why)", err);
+	}
 	e->base = (uintptr_t)pp_arena_base(e->arena);
 	lo.arenas = &e->arena;
 	e->alloc = pp_allocator_create(&lo);
