@@ -687,10 +687,20 @@ int main(int argc, char **argv)
 	/* [/doc:setup] */
 
 	struct pp_port *const tm_ports[3] = { in, out, sink };
-	if (telemetry && telemetry_start(telemetry, alloc, tm_ports)) {
-		fprintf(stderr, "fwd: --telemetry %s: cannot start the server (the message above says why)\n",
-			telemetry);
-		return 1;
+	if (telemetry) {
+		char sock[PATH_MAX];
+		int err = telemetry_start(telemetry, alloc, tm_ports);
+
+		if (err) {
+			fprintf(stderr, "fwd: --telemetry %s: cannot start the server (the message above says why)\n",
+				telemetry);
+			/* -EINVAL: a prefix it does not take, to correct. */
+			return err == -EINVAL ? 2 : 1;
+		}
+		/* Where a client finds it, and how to ask. */
+		if (!pp_telemetry_socket_path(sock, sizeof(sock)))
+			fprintf(fwd_out, "fwd: telemetry at %s (dpdk-telemetry.py -f %s)\n",
+				sock, telemetry);
 	}
 
 	/* Workers: queue q of the forwarder, then of the receiver; with
