@@ -4,10 +4,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -228,6 +230,38 @@ int pp_cli_parse_cpus(const char *s, cpu_set_t *set)
 			return -1;
 	}
 	return CPU_COUNT(set);
+}
+
+void pp_cli_json_writable(const char *tool, const char *path)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	if (!strcmp(path, "-"))
+		return;
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			err = EISDIR;
+		else if (access(path, W_OK))
+			err = errno;
+	} else {
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 && errno == ENOENT) {
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+				  0666);
+			if (fd >= 0)
+				unlink(path);
+		}
+		if (fd < 0)
+			err = errno;
+		else
+			close(fd);
+	}
+	if (err) {
+		fprintf(stderr, "%s: --json %s: cannot write it (%s): give a file in a directory that exists and that you may write to, or - for stdout\n",
+			tool, path, strerror(err));
+		exit(2);
+	}
 }
 
 FILE *pp_cli_json_open(const char *path)

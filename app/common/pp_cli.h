@@ -77,6 +77,16 @@ int pp_cli_hugepage_hint(const char *tool, unsigned long need_mb);
  * Return the number of CPUs, or -1 when @s is malformed. */
 int pp_cli_parse_cpus(const char *s, cpu_set_t *set);
 
+/*
+ * --json @path of @tool, checked before the run, so that a path that
+ * cannot be written costs no benchmark: "-" passes; an existing file is
+ * opened for writing without truncating it, a new one created and
+ * removed again; anything but a regular file (a FIFO, /dev/stdout) needs
+ * only write permission, so that no reader sees an early end. A path that
+ * fails is reported on stderr, naming it, and the program exits 2.
+ */
+void pp_cli_json_writable(const char *tool, const char *path);
+
 /* JSON output: "-" is stdout. pp_cli_json_close() closes a file (not
  * stdout) and returns -1 when a write failed. */
 FILE *pp_cli_json_open(const char *path);

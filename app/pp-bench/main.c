@@ -139,6 +139,8 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 	}
 	if (optind < argc)
 		bad_option("unexpected argument '%s'", argv[optind]);
+	if (cfg->json_path)
+		pp_cli_json_writable("pp-bench", cfg->json_path);
 	if (cfg->quick) {
 		if (!runs_set)
 			cfg->runs = QUICK_RUNS;

@@ -231,6 +231,8 @@ static void parse(int argc, char **argv, struct memory_cfg *cfg)
 	}
 	if (optind < argc)
 		bad("unexpected argument", argv[optind]);
+	if (cfg->json_path)
+		pp_cli_json_writable(TOOL, cfg->json_path);
 }
 
 static void print_cell(FILE *f, const struct cell *c)

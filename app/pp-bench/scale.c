@@ -927,6 +927,8 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 	}
 	if (optind < argc)
 		scale_bad("unexpected argument '%s'", argv[optind]);
+	if (cfg->json_path)
+		pp_cli_json_writable("pp-bench scale", cfg->json_path);
 	if (cfg->quick) {
 		if (!runs_set)
 			cfg->runs = SCALE_QUICK_RUNS;

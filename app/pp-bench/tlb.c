@@ -574,6 +574,8 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 	}
 	if (optind < argc)
 		tlb_bad("unexpected argument '%s'", argv[optind]);
+	if (cfg->json_path)
+		pp_cli_json_writable("pp-bench tlb", cfg->json_path);
 	if (cfg->quick) {
 		if (!sizes_set) {
 			cfg->sizes[0] = 64 * MiB;

@@ -1162,6 +1162,8 @@ int main(int argc, char **argv)
 		usage("--persistent only prints (with -r, -p, for that reservation); give it alone");
 	if (json && !strcmp(json, ""))
 		usage("--json needs - or a file name");
+	if (json)
+		pp_cli_json_writable("pp-hugepages", json);
 	if (!amount && !do_clear && !mount_it && !umount_it && !persist)
 		do_show = true;
 	if (json)

@@ -528,6 +528,8 @@ int main(int argc, char **argv)
 	}
 	if (!cores_ok(cpus))
 		return 2;
+	if (json_path)
+		pp_cli_json_writable("pp-mempool-perf", json_path);
 	if (json_path && !strcmp(json_path, "-"))
 		out = stderr;
 	snprintf(mem, sizeof(mem), "%d", memory ? EAL_MB_MEMORY : EAL_MB);

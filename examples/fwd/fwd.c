@@ -565,6 +565,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fwd: --verify checks the frames of a wire loop: add --bidir and --tx-first N\n");
 		return 2;
 	}
+	/* Before the run, not after it. */
+	if (json)
+		pp_cli_json_writable("fwd", json);
 
 	/* --frag: the drivers check the size, against their own headroom. */
 	for (unsigned int i = 0; frag && i < nr_dev; i++) {

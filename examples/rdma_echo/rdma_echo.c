@@ -615,6 +615,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			REFILL);
 		exit(2);
 	}
+	if (o->json)
+		pp_cli_json_writable(me, o->json);
 }
 
 static void setup(struct echo *e)

@@ -5,6 +5,7 @@
     check-cli.py --project-version V [--json ARGS] [--taskset]
                  [--needs-value OPT] [--defaults "OPT=VALUE ..."]
                  [--exits "CODE ARGS"]... [--exits-without "DIR CODE ARGS"]...
+                 [--bad-json ARGS]
                  PROGRAM [SUB...]
 
 PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
@@ -23,6 +24,9 @@ PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
   --exits-without "DIR CODE ARGS"
                      the same, where this machine has nothing in DIR (no
                      device of a kind): skipped where it has
+  --bad-json ARGS    PROGRAM ARGS --json /nonexistent-pp-cli/out.json:
+                     exit 2 naming the path, nothing on stdout (no run);
+                     ARGS default to --json's without "--json -"
   --no-such-option   exit 2, nothing on stdout, and on stderr the one line
   -Z                 every program words alike (pp_cli_bad_option()):
                      "PROG: unknown option 'X' (PROG --help lists them)"
@@ -116,6 +120,7 @@ def main():
     ap.add_argument("--defaults", default="")
     ap.add_argument("--exits", action="append", default=[])
     ap.add_argument("--exits-without", action="append", default=[])
+    ap.add_argument("--bad-json", default=None)
     ap.add_argument("program", nargs="+")
     a = ap.parse_args()
     prog = a.program
@@ -192,6 +197,24 @@ def main():
         p = run(prog + shlex.split(args))
         check(p.returncode == int(code) and p.stderr.strip() != "",
               "%s: exit %s with a message (got %d)" % (what, code, p.returncode))
+        if len(failures) > n:
+            show(p)
+
+    # --json into a directory that is not there: refused before the run
+    # (nothing on stdout, where a run prints), exit 2, naming the path.
+    bad_json = a.bad_json
+    if bad_json is None and a.json:
+        words = shlex.split(a.json)
+        i = words.index("--json")
+        bad_json = shlex.join(words[:i] + words[i + 2:])
+    if bad_json is not None:
+        path = "/nonexistent-pp-cli/out.json"
+        what = "%s %s --json %s" % (name, bad_json, path)
+        n = len(failures)
+        p = run(prog + shlex.split(bad_json) + ["--json", path])
+        check(p.returncode == 2 and path in p.stderr and p.stdout == "",
+              "%s: refused before the run, exit 2, naming the path (got %d)"
+              % (what, p.returncode))
         if len(failures) > n:
             show(p)
 
