@@ -38,7 +38,7 @@ and, given --json ARGS (its cheapest run, which writes JSON to stdout with
 version, commit, date and machine members are there (version V, date UTC
 ISO 8601). --taskset (fwd): under an affinity mask of one CPU, the
 document's worker "cpus" are that CPU, and --cpus outside it exits 2.
-Programs that need root or a device for a run get the first three only.
+Programs that need root or a device for a run get no --json run.
 """
 import argparse
 import json
