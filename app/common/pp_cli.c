@@ -4,10 +4,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +22,55 @@ void pp_cli_print_version(const char *tool)
 {
 	printf("%s (pagepool) %s (commit %s)\n", tool, pp_cli_version,
 	       pp_cli_commit);
+}
+
+/*
+ * The long option in @arg ("--name" or "--name=value", perhaps an
+ * abbreviation, as getopt_long() takes them) whose val is @val: NULL when
+ * @arg is not a long option or names none with that val.
+ */
+static const struct option *long_option(const char *arg, int val,
+					const struct option *longopts)
+{
+	size_t n;
+
+	if (strncmp(arg, "--", 2) || !arg[2] || !longopts)
+		return NULL;
+	arg += 2;
+	n = strcspn(arg, "=");
+	for (; longopts->name; longopts++)
+		if (longopts->val == val && !strncmp(longopts->name, arg, n))
+			return longopts;
+	return NULL;
+}
+
+void pp_cli_bad_option(const char *tool, int c, char *const argv[],
+		       const struct option *longopts)
+{
+	/* The word getopt was at: it moved past it for every case here but
+	 * an unknown short option in a group (-xZ), told by optopt. */
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	const struct option *lo = long_option(arg, optopt, longopts);
+	char name[128];
+
+	if (lo)
+		snprintf(name, sizeof(name), "--%s", lo->name);
+	else if (optopt > 0 && optopt < 256)
+		snprintf(name, sizeof(name), "-%c", optopt);
+	else
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="),
+			 arg);
+	if (c == ':')
+		fprintf(stderr, "%s: option '%s' needs a value (%s --help says what it takes)\n",
+			tool, name, tool);
+	else if (lo)
+		/* getopt_long() says '?' with optopt set for --flag=value. */
+		fprintf(stderr, "%s: option '%s' takes no value (%s --help says what it takes)\n",
+			tool, name, tool);
+	else
+		fprintf(stderr, "%s: unknown option '%s' (%s --help lists them)\n",
+			tool, name, tool);
+	exit(2);
 }
 
 /* strto*() skip leading blanks and take a sign: the rules here do not. */
@@ -117,6 +168,35 @@ double pp_cli_double(const char *tool, const char *opt, const char *s,
 	return v;
 }
 
+static long hugepages_2m(const char *leaf)
+{
+	char path[96];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-2048kB/%s",
+		 leaf);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+int pp_cli_hugepage_hint(const char *tool, unsigned long need_mb)
+{
+	long need = (long)((need_mb + 1) / 2), nr = hugepages_2m("nr_hugepages");
+	long avail = hugepages_2m("free_hugepages");
+
+	if (nr < 0 || avail < 0 || avail >= need)
+		return 0;
+	fprintf(stderr, "%s: %ld of the %ld 2 MiB hugepages it needs are free: reserve %ld more with pp-hugepages -r %ld --pages\n",
+		tool, avail, need, need - avail, nr + need - avail);
+	return 1;
+}
+
 int pp_cli_parse_cpus(const char *s, cpu_set_t *set)
 {
 	const char *p = s;
@@ -150,6 +230,38 @@ int pp_cli_parse_cpus(const char *s, cpu_set_t *set)
 			return -1;
 	}
 	return CPU_COUNT(set);
+}
+
+void pp_cli_json_writable(const char *tool, const char *path)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	if (!strcmp(path, "-"))
+		return;
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			err = EISDIR;
+		else if (access(path, W_OK))
+			err = errno;
+	} else {
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 && errno == ENOENT) {
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+				  0666);
+			if (fd >= 0)
+				unlink(path);
+		}
+		if (fd < 0)
+			err = errno;
+		else
+			close(fd);
+	}
+	if (err) {
+		fprintf(stderr, "%s: --json %s: cannot write it (%s): give a file in a directory that exists and that you may write to, or - for stdout\n",
+			tool, path, strerror(err));
+		exit(2);
+	}
 }
 
 FILE *pp_cli_json_open(const char *path)

@@ -5,14 +5,17 @@
  * open every JSON document (tool, version, commit, date, machine).
  *
  * The rules the programs follow (tests/cli checks them):
- *   --help      usage on stdout, exit 0
- *   --version   "TOOL (pagepool) VERSION (commit C)" on stdout, exit 0
- *   a bad option or value: a message on stderr, nothing on stdout, exit 2
+ *   -h, --help     usage on stdout, exit 0
+ *   -V, --version  "TOOL (pagepool) VERSION (commit C)" on stdout, exit 0
+ *   a bad option or value: a message on stderr, nothing on stdout, exit 2;
+ *               an unknown option or one without its value in the one
+ *               wording of pp_cli_bad_option()
  *   --json -    the JSON document on stdout (and human text on stderr)
  */
 #ifndef PP_CLI_H
 #define PP_CLI_H
 
+#include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
 
@@ -23,6 +26,22 @@ extern const char pp_cli_commit[];
 
 /* Print the --version line of @tool on stdout. */
 void pp_cli_print_version(const char *tool);
+
+/*
+ * A bad option, as getopt_long() returns it when the option string starts
+ * with ':' and opterr is 0 (so that getopt prints nothing itself): @c is
+ * '?' or ':'. Says so on stderr in the wording every program shares, and
+ * exits 2:
+ *   TOOL: unknown option 'X' (TOOL --help lists them)
+ *   TOOL: option 'X' needs a value (TOOL --help says what it takes)
+ *   TOOL: option 'X' takes no value (TOOL --help says what it takes)
+ * @longopts is the table getopt_long() was given: it names a long option
+ * that was abbreviated, and tells a flag given a value (--flag=1) from an
+ * unknown short option.
+ */
+void pp_cli_bad_option(const char *tool, int c, char *const argv[],
+		       const struct option *longopts)
+	__attribute__((noreturn));
 
 /*
  * Strict numbers: the whole of @s is one number in [@min, @max] (decimal,
@@ -45,9 +64,28 @@ long long pp_cli_int(const char *tool, const char *opt, const char *s,
 double pp_cli_double(const char *tool, const char *opt, const char *s,
 		     double min, double max);
 
+/*
+ * When fewer than @need_mb MiB of 2 MiB hugepages are free (sysfs), a line
+ * on stderr that says so and gives the pp-hugepages command that reserves
+ * enough: "TOOL: F of the N 2 MiB hugepages it needs are free: reserve K
+ * more with pp-hugepages -r T --pages" (-r sets the total, so T is the
+ * reservation now plus K). Returns whether it printed one.
+ */
+int pp_cli_hugepage_hint(const char *tool, unsigned long need_mb);
+
 /* A CPU list as taskset takes it ("2,3", "1-4", "0,2-3"): into @set.
  * Return the number of CPUs, or -1 when @s is malformed. */
 int pp_cli_parse_cpus(const char *s, cpu_set_t *set);
+
+/*
+ * --json @path of @tool, checked before the run, so that a path that
+ * cannot be written costs no benchmark: "-" passes; an existing file is
+ * opened for writing without truncating it, a new one created and
+ * removed again; anything but a regular file (a FIFO, /dev/stdout) needs
+ * only write permission, so that no reader sees an early end. A path that
+ * fails is reported on stderr, naming it, and the program exits 2.
+ */
+void pp_cli_json_writable(const char *tool, const char *path);
 
 /* JSON output: "-" is stdout. pp_cli_json_close() closes a file (not
  * stdout) and returns -1 when a write failed. */

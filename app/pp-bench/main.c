@@ -48,7 +48,7 @@ static void usage(FILE *f)
 		"  --quick         %d short runs per case: a smoke test, rough figures\n"
 		"  --no-dpdk       skip the DPDK column even when built with it\n"
 		"  -h, --help      this text\n"
-		"  --version       the version, and the commit it was built from\n"
+		"  -V, --version   the version, and the commit it was built from\n"
 		"\n"
 		"pp-bench tlb [options]: the page-size (TLB) benchmark of huge\n"
 		"vmalloc areas; 'pp-bench tlb --help' lists its options.\n"
@@ -97,7 +97,7 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			cfg->runs = (unsigned int)parse_num("--runs", optarg, 1,
@@ -133,14 +133,14 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 		case 'V':
 			pp_cli_print_version("pp-bench");
 			exit(0);
-		case ':':
-			bad_option("%s needs a value", argv[optind - 1]);
 		default:
-			bad_option("unknown option '%s'", argv[optind - 1]);
+			pp_cli_bad_option("pp-bench", c, argv, opts);
 		}
 	}
 	if (optind < argc)
 		bad_option("unexpected argument '%s'", argv[optind]);
+	if (cfg->json_path)
+		pp_cli_json_writable("pp-bench", cfg->json_path);
 	if (cfg->quick) {
 		if (!runs_set)
 			cfg->runs = QUICK_RUNS;

@@ -174,7 +174,7 @@ static void usage(FILE *f)
 		"  --quick         %u frames: a smoke test\n"
 		"  --no-dpdk       leave the DPDK columns out\n"
 		"  -h, --help      this text\n"
-		"  --version       the version, and the commit it was built from\n",
+		"  -V, --version   the version, and the commit it was built from\n",
 		MEMORY_DEFAULT_FRAMES, MEMORY_QUICK_FRAMES);
 }
 
@@ -199,7 +199,8 @@ static void parse(int argc, char **argv, struct memory_cfg *cfg)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			cfg->frames = (unsigned int)pp_cli_uint(
@@ -224,15 +225,14 @@ static void parse(int argc, char **argv, struct memory_cfg *cfg)
 		case 'V':
 			pp_cli_print_version("pp-bench");
 			exit(0);
-		case ':':
-			bad("option needs a value:", argv[optind - 1]);
-			break;
 		default:
-			bad("unknown option", argv[optind - 1]);
+			pp_cli_bad_option(TOOL, c, argv, opts);
 		}
 	}
 	if (optind < argc)
 		bad("unexpected argument", argv[optind]);
+	if (cfg->json_path)
+		pp_cli_json_writable(TOOL, cfg->json_path);
 }
 
 static void print_cell(FILE *f, const struct cell *c)

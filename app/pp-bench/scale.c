@@ -814,7 +814,7 @@ static void scale_usage(FILE *f)
 		"  --quick         %d runs of %.0f ms: a smoke test, rough figures\n"
 		"  --no-dpdk       skip the DPDK columns even when built with DPDK\n"
 		"  -h, --help      this text\n"
-		"  --version       the version, and the commit it was built from\n"
+		"  -V, --version   the version, and the commit it was built from\n"
 		"\n"
 		"Restrict the CPUs with taskset; threads take the highest ones first.\n",
 		SCALE_DEFAULT_RUNS, SCALE_DEFAULT_MS, SCALE_QUICK_RUNS,
@@ -883,7 +883,7 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'T':
 			parse_threads(cfg, optarg);
@@ -921,14 +921,14 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 		case 'V':
 			pp_cli_print_version("pp-bench");
 			exit(0);
-		case ':':
-			scale_bad("%s needs a value", argv[optind - 1]);
 		default:
-			scale_bad("unknown option '%s'", argv[optind - 1]);
+			pp_cli_bad_option("pp-bench scale", c, argv, opts);
 		}
 	}
 	if (optind < argc)
 		scale_bad("unexpected argument '%s'", argv[optind]);
+	if (cfg->json_path)
+		pp_cli_json_writable("pp-bench scale", cfg->json_path);
 	if (cfg->quick) {
 		if (!runs_set)
 			cfg->runs = SCALE_QUICK_RUNS;

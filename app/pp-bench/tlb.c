@@ -451,7 +451,8 @@ static void tlb_usage(FILE *f)
 		"alternating between the backings in one run. Prints ns per lookup or\n"
 		"read (median of the runs) and the throughput ratio against 4 KiB.\n"
 		"\n"
-		"  --sizes LIST    table sizes, e.g. 64M,1G,4G (the default)\n"
+		"  --sizes LIST    table sizes such as 64M or 1G (default\n"
+		"                  64M,1G,4G)\n"
 		"  --runs N        timed runs per case (default %d)\n"
 		"  --lookups N     lookups and reads per run (default %lu)\n"
 		"  --cpu N         CPU to pin to (default: not pinned)\n"
@@ -459,7 +460,7 @@ static void tlb_usage(FILE *f)
 		"                  then goes to stderr)\n"
 		"  --quick         64 MiB tables, %d short runs: a smoke test\n"
 		"  -h, --help      this text\n"
-		"  --version       the version, and the commit it was built from\n"
+		"  -V, --version   the version, and the commit it was built from\n"
 		"\n"
 		"The 2 MiB and 1 GiB cases need that many hugepages free (a 4 GiB table\n"
 		"takes 2048 x 2 MiB or 4 x 1 GiB); a case that cannot have them is\n"
@@ -535,7 +536,8 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			parse_sizes(cfg, optarg);
@@ -566,14 +568,14 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 		case 'V':
 			pp_cli_print_version("pp-bench");
 			exit(0);
-		case ':':
-			tlb_bad("%s needs a value", argv[optind - 1]);
 		default:
-			tlb_bad("unknown option '%s'", argv[optind - 1]);
+			pp_cli_bad_option("pp-bench tlb", c, argv, opts);
 		}
 	}
 	if (optind < argc)
 		tlb_bad("unexpected argument '%s'", argv[optind]);
+	if (cfg->json_path)
+		pp_cli_json_writable("pp-bench tlb", cfg->json_path);
 	if (cfg->quick) {
 		if (!sizes_set) {
 			cfg->sizes[0] = 64 * MiB;

@@ -724,13 +724,58 @@ static int bind_to(const char *addr, const char *driver)
 	if (!err && (any || !strcmp(now, driver)))
 		return 0;
 	if (!err) {
-		fprintf(stderr, "pp-devbind: %s did not bind to %s (now: %s): load the module (modprobe %s)\n",
-			addr, any ? "its driver" : driver, now,
-			any ? "for it" : driver);
+		/* A named driver is there (main() checked): it refused. */
+		if (any)
+			fprintf(stderr, "pp-devbind: %s did not bind to its driver (now: %s): load the module for it\n",
+				addr, now);
+		else
+			fprintf(stderr, "pp-devbind: %s did not bind to %s (now: %s): the driver did not take it (dmesg says why)\n",
+				addr, driver, now);
 		err = -ENODEV;
 	}
 	bind_undo(addr, prev, old, unbound);
 	return err;
+}
+
+/*
+ * Whether the kernel has driver @driver (/sys/bus/pci/drivers/DRIVER):
+ * a bind to one it has not cannot succeed, and would leave the device
+ * without its driver until the undo. Says so, with the fix.
+ */
+static bool driver_present(const char *driver)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	path_of(path, PCI "/drivers/%s", driver);
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return true;
+	fprintf(stderr, "pp-devbind: no driver %s in /sys/bus/pci/drivers: load its module (modprobe %s), or check the name (ls /sys/bus/pci/drivers)\n",
+		driver, driver);
+	return false;
+}
+
+/*
+ * Whether --restore has anything to do for @addr: a driver remembered by
+ * --bind, or a driver_override (which --bind sets, and --restore clears).
+ * Without either, pp-devbind never bound it, and a "restore" would only
+ * take it from its driver and give it back. Says so.
+ */
+static bool restorable(const char *addr)
+{
+	char path[PATH_MAX], prev[256], drv[NAME_LEN];
+	struct stat st;
+
+	path_of(path, STATE_DIR "/%s", addr);
+	if (!lstat(path, &st))
+		return true;
+	/* Unreadable (a kernel before 3.16): let --restore say so. */
+	if (read_override(addr, prev, sizeof(prev)) || prev[0] != '\n')
+		return true;
+	driver_of(addr, drv, sizeof(drv));
+	fprintf(stderr, "pp-devbind: %s: nothing to restore: pp-devbind never bound it (no driver_override, no driver remembered in " STATE_DIR "); it is on %s%s\n",
+		addr, strcmp(drv, "-") ? "driver " : "no driver", strcmp(drv, "-") ? drv : "");
+	return false;
 }
 
 /* Remember @drv as the driver @addr goes back to on --restore. */
@@ -827,7 +872,7 @@ static const char help[] =
 	"  --force                take a device even though its interface is up\n"
 	"                         or has addresses or routes (that traffic stops)\n"
 	"  -h, --help             this text\n"
-	"  --version              the version, and the commit it was built from\n"
+	"  -V, --version          the version, and the commit it was built from\n"
 	"\n"
 	"DEV is a PCI address, DDDD:BB:DD.F in hex (domain 4 digits, bus 2,\n"
 	"device 2 from 00 to 1f, function 0-7; e.g. 0000:00:02.0), or BB:DD.F\n"
@@ -835,7 +880,8 @@ static const char help[] =
 	"(e.g. eth0). DRIVER is a name as in /sys/bus/pci/drivers. Nothing else\n"
 	"is accepted. Every DEV is checked before anything changes; a bind that\n"
 	"fails puts driver_override back. Exit status: 0 done, 1 failed or\n"
-	"refused (device in use), 2 bad command line or argument.\n";
+	"refused (device in use, DRIVER not loaded), 2 bad command line or\n"
+	"argument (no such DEV, nothing to --restore).\n";
 
 static void usage(void)
 {
@@ -868,7 +914,7 @@ int main(int argc, char **argv)
 {
 	const char *cmd = NULL, *driver = NULL;
 	char (*addrs)[PP_PCI_ADDR_LEN];
-	bool force = false, bad = false;
+	bool force = false, bad = false, missing, nothing = false;
 	int i, n, rc = 0;
 
 	static const struct option opts[] = {
@@ -883,7 +929,8 @@ int main(int argc, char **argv)
 	};
 	int c, op = 0;
 
-	while ((c = getopt_long(argc, argv, "sb:uh", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":sb:uhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			driver = optarg;
@@ -906,7 +953,7 @@ int main(int argc, char **argv)
 			pp_cli_print_version("pp-devbind");
 			return 0;
 		default:
-			usage();
+			pp_cli_bad_option("pp-devbind", c, argv, opts);
 		}
 	}
 	if (!op)
@@ -942,10 +989,19 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		if (resolve(argv[i], addrs[i]))
 			bad = true;
-	/* Each one is checked, so that the operator hears of all in use. */
-	for (i = 0; i < n && !bad && !force; i++)
+	/* The real reason first: a driver that is not there, a device with
+	 * nothing to restore, and only then whether one is in use. Each
+	 * device is checked, so that the operator hears of all. */
+	missing = !bad && driver && !driver_present(driver);
+	for (i = 0; i < n && !bad && !missing && op == 'r'; i++)
+		if (!restorable(addrs[i]))
+			nothing = true;
+	bad |= nothing;
+	for (i = 0; i < n && !bad && !missing && !force; i++)
 		if (refuse_in_use(addrs[i]))
 			rc = 1;
+	if (missing)
+		rc = 1;
 	if (bad || rc) {
 		fprintf(stderr, "pp-devbind: nothing changed\n");
 		free(addrs);

@@ -1149,8 +1149,7 @@ int main(int argc, char **argv)
 		case 'V':
 			pp_cli_print_version("pp-hugepages");
 			return 0;
-		case ':': usage("option %s needs an argument", argv[optind - 1]);
-		default: usage("unknown option %s", argv[optind - 1]);
+		default: pp_cli_bad_option("pp-hugepages", opt, argv, longopts);
 		}
 	}
 	if (optind < argc)
@@ -1163,6 +1162,8 @@ int main(int argc, char **argv)
 		usage("--persistent only prints (with -r, -p, for that reservation); give it alone");
 	if (json && !strcmp(json, ""))
 		usage("--json needs - or a file name");
+	if (json)
+		pp_cli_json_writable("pp-hugepages", json);
 	if (!amount && !do_clear && !mount_it && !umount_it && !persist)
 		do_show = true;
 	if (json)

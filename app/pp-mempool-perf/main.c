@@ -2,7 +2,9 @@
 /*
  * pp-mempool-perf - DPDK's mempool_perf_autotest matrix, comparing two
  * rte_mempool ops drivers in one run: ring_mp_mc (DPDK's default) and
- * pagepool (loaded as a plugin with -d, as applications load it).
+ * pagepool (loaded as a plugin with -d, as applications load it; without
+ * -d, the plugin of this build run from its build tree, else the
+ * installed one: see default_plugin()).
  *
  * Each lcore repeatedly gets n_keep objects in bulks of `bulk` and puts
  * them back the same way, as mempool_perf does; the figure is objects
@@ -26,13 +28,15 @@
  * over its objects) and everything the pool holds, hugepage and process
  * heap together.
  *
- * usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [--runs N]
+ * usage: pp-mempool-perf [-d <librte_mempool_pagepool.so>] [--runs N]
  *        [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS]
  *        [--keep N] [--memory]
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <malloc.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -330,20 +334,99 @@ static double median(double *v, unsigned int n)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: pp-mempool-perf -d <librte_mempool_pagepool.so> [--runs N] [--ms MS] [--json FILE] [--cores LIST] [--cell L,C,B] [--ref OPS] [--keep N]\n"
-		"       pp-mempool-perf --help | --version\n"
-		"  --runs N     runs per cell, drivers alternating (default 5, max %d)\n"
+		"usage: pp-mempool-perf [-d <librte_mempool_pagepool.so>] [OPTION]...\n"
+		"       pp-mempool-perf -h|--help | -V|--version\n"
+		"  -d PLUGIN    the pagepool mempool driver, as the EAL's -d takes it\n"
+		"               (default: this build's, run from the build tree,\n"
+		"               else %s)\n"
+		"  --runs N     runs per cell, drivers alternating, 1-%d (default 5)\n"
 		"  --ms MS      milliseconds per measurement (default 200)\n"
 		"  --json FILE  also write the results as JSON to FILE ('-': stdout,\n"
 		"               and the table then goes to stderr)\n"
 		"  --cores LIST the two CPUs for the EAL's lcores (default 0,1)\n"
-		"  --cell L,C,B one cell only: lcores, cache, bulk (for profiling)\n"
-		"  --ref OPS    the driver pagepool is compared with (default ring_mp_mc)\n"
-		"  --keep N     objects each lcore holds: 32, 128 (default) or 512,\n"
-		"               as mempool_perf_autotest's n_keep (bulks above N skipped)\n"
+		"  --cell L,C,B one cell only: lcores, cache, bulk, for profiling\n"
+		"               (default: all the cells)\n"
+		"  --ref OPS    the driver pagepool is compared with (default\n"
+		"               ring_mp_mc)\n"
+		"  --keep N     objects each lcore holds: 32, 128 or 512, as\n"
+		"               mempool_perf_autotest's n_keep (bulks above N\n"
+		"               skipped; default 128)\n"
 		"  --memory     bytes per object of pktmbuf pools, not the matrix\n"
+		"  -h, --help   this text\n"
+		"  -V, --version  the version, and the commit it was built from\n"
 		"Runs the DPDK EAL: root, and %d MiB of free 2 MiB hugepages.\n",
-		MAX_RUNS, EAL_MB + 32);
+		PP_MEMPOOL_PLUGIN_INSTALLED, MAX_RUNS, EAL_MB + 32);
+}
+
+/*
+ * The plugin without -d: the one this build made when this executable
+ * runs from the build tree, else the installed one (meson passes both).
+ */
+static const char *default_plugin(void)
+{
+	char exe[PATH_MAX], dir[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0 || !realpath(PP_MEMPOOL_PERF_BUILD_DIR, dir))
+		return PP_MEMPOOL_PLUGIN_INSTALLED;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	return strcmp(exe, dir) ? PP_MEMPOOL_PLUGIN_INSTALLED :
+				  PP_MEMPOOL_PLUGIN_BUILD;
+}
+
+/*
+ * --cores: a CPU list this process may run on, checked before the EAL,
+ * whose own refusal comes buried in its usage text. Returns whether it
+ * is one; says why not.
+ */
+static bool cores_ok(const char *cpus)
+{
+	cpu_set_t want, allowed;
+
+	if (pp_cli_parse_cpus(cpus, &want) < 1) {
+		fprintf(stderr, "pp-mempool-perf: --cores takes a CPU list such as 0,1 or 2-3, not '%s'\n",
+			cpus);
+		return false;
+	}
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return true; /* the EAL checks it too */
+	for (int i = 0; i < CPU_SETSIZE; i++) {
+		if (CPU_ISSET(i, &want) && !CPU_ISSET(i, &allowed)) {
+			fprintf(stderr, "pp-mempool-perf: --cores %s: CPU %d is not one this process may run on (see taskset -p %d)\n",
+				cpus, i, (int)getpid());
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * After a failed rte_eal_init(): the EAL's own line above says what went
+ * wrong; this adds the fix where its errno (eal.c) tells which one.
+ * ENOMEM is its "Cannot init memory": the free 2 MiB pages are short of
+ * @need_mb when the counts say so.
+ */
+static void eal_fix(int err, const char *plugin, unsigned long need_mb)
+{
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		fprintf(stderr, "pp-mempool-perf: run it as root\n");
+		break;
+	case EINVAL:
+		/* The arguments are ours, --cores checked: the plugin. */
+		fprintf(stderr, "pp-mempool-perf: the EAL did not load the plugin %s: doc/troubleshooting.md, \"DPDK plugins\", has the fixes\n",
+			plugin);
+		break;
+	case ENOMEM:
+		pp_cli_hugepage_hint("pp-mempool-perf", need_mb);
+		break;
+	default:
+		break;
+	}
 }
 
 /* --cell L,C,B: three whole numbers. */
@@ -388,7 +471,8 @@ int main(int argc, char **argv)
 	int opt, n = 0, only[3] = { -1, -1, -1 };
 	bool first = true, memory = false;
 
-	while ((opt = getopt_long(argc, argv, "d:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":d:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd': plugin = optarg; break;
 		case 'r':
@@ -421,7 +505,7 @@ int main(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': pp_cli_print_version("pp-mempool-perf"); return 0;
-		default: usage(stderr); return 2;
+		default: pp_cli_bad_option("pp-mempool-perf", opt, argv, longopts);
 		}
 	}
 	if (optind < argc) {
@@ -431,10 +515,21 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!plugin) {
-		fprintf(stderr, "pp-mempool-perf: -d PLUGIN is required\n");
-		usage(stderr);
+		plugin = default_plugin();
+		if (access(plugin, R_OK)) {
+			fprintf(stderr, "pp-mempool-perf: no pagepool plugin at %s (%s): install it (meson install), or give its path with -d\n",
+				plugin, strerror(errno));
+			return 1;
+		}
+	} else if (access(plugin, R_OK)) {
+		fprintf(stderr, "pp-mempool-perf: -d %s: %s: give the path of librte_mempool_pagepool.so\n",
+			plugin, strerror(errno));
 		return 2;
 	}
+	if (!cores_ok(cpus))
+		return 2;
+	if (json_path)
+		pp_cli_json_writable("pp-mempool-perf", json_path);
 	if (json_path && !strcmp(json_path, "-"))
 		out = stderr;
 	snprintf(mem, sizeof(mem), "%d", memory ? EAL_MB_MEMORY : EAL_MB);
@@ -455,9 +550,12 @@ int main(int argc, char **argv)
 	eal[n] = NULL;
 	rte_openlog_stream(stderr);
 	if (rte_eal_init(n, eal) < 0) {
-		fprintf(stderr, "pp-mempool-perf: EAL init failed (%s): run as root with %d MiB of free 2 MiB hugepages, and give a readable plugin path\n",
-			rte_strerror(rte_errno),
-			(memory ? 2 * EAL_MB_MEMORY : EAL_MB) + 32);
+		int err = rte_errno;
+
+		fprintf(stderr, "pp-mempool-perf: EAL init failed (%s): see the EAL's message above\n",
+			rte_strerror(err));
+		eal_fix(err, plugin,
+			(unsigned long)(memory ? 2 * EAL_MB_MEMORY : EAL_MB) + 32);
 		return 1;
 	}
 	max_cores = rte_lcore_count() < 2 ? rte_lcore_count() : 2;

@@ -201,17 +201,47 @@ static void usage(FILE *f, int status)
 		"  DEV: null0[,size=64] | veth0,peer=veth1[,ring=1024] | af_xdp:IFNAME\n"
 		"       | e1000e:0000:00:02.0 (bound to vfio-pci: pp-devbind)\n"
 		"       | virtio_user:path=SOCK[,queues=N][,queue_size=N][,server=1]\n"
-		"  --mac-swap: swap each frame's Ethernet addresses before it goes out\n"
-		"  --bidir: each port forwards to the other (one --port: a veth pair's\n"
-		"  two ends); --tx-first N frames per TX queue start a wire loop;\n"
-		"  --verify checks every frame and accounts for all at the end\n"
-		"  --frag SIZE|auto: RX buffers are SIZE-byte fragments of the RX\n"
-		"  pools' pages (auto: sized to each frame), by adding frag= to each\n"
-		"  port (null and veth take it, virtio_user a size only, af_xdp not)\n"
-		"  --json FILE: the summary as JSON; '-' is stdout, and the per-second\n"
-		"  lines and the summary then go to stderr\n"
-		"  --cpus LIST: the CPUs of the worker threads, one each in turn (e.g.\n"
-		"  2,3 or 1-4); default: the CPUs this process may run on (taskset)\n");
+		"  --port DEV            a port; the first receives, the second sends\n"
+		"                        (at most two)\n"
+		"  --mode redirect|pass  redirect: each frame goes out of the second\n"
+		"                        port; pass: to the stack (default redirect)\n"
+		"  --queues N            RX queues per port, a thread each, 1-%d\n"
+		"                        (default 1)\n"
+		"  --duration S          seconds the rates are measured, after the\n"
+		"                        warm-up (default 10)\n"
+		"  --warmup S            seconds before the rates count (default 0)\n"
+		"  --refill single|list|array\n"
+		"                        how the RX pools refill from the allocator\n"
+		"                        (default array)\n"
+		"  --arena-mb MB         the arena's size (default 32 + 32 per queue)\n"
+		"  --cpus LIST           the CPUs of the worker threads, one each in turn\n"
+		"                        (e.g. 2,3 or 1-4; default: the CPUs this\n"
+		"                        process may run on, see taskset)\n"
+		"  --json FILE           the summary as JSON; '-' is stdout, and the\n"
+		"                        per-second lines and the summary then go to\n"
+		"                        stderr (default: none)\n"
+		"  --bidir               each port forwards to the other (one --port: a\n"
+		"                        veth pair's two ends)\n"
+		"  --tx-first N          N frames per TX queue start a wire loop, up to\n"
+		"                        %u (default 0: none)\n"
+		"  --tx-len L            their length, %u-%u bytes (default %u)\n"
+		"  --verify              check every frame of the wire loop and account\n"
+		"                        for all at the end\n"
+		"  --count N             stop once N frames were delivered (default 0:\n"
+		"                        run for --duration)\n"
+		"  --telemetry PREFIX    serve the statistics while it runs:\n"
+		"                        dpdk-telemetry.py -f PREFIX (default: off)\n"
+		"  --frag SIZE|auto      RX buffers are SIZE-byte fragments of the RX\n"
+		"                        pools' pages (auto: sized to each frame), by\n"
+		"                        adding frag= to each port (null and veth take\n"
+		"                        it, virtio_user a size only, af_xdp not)\n"
+		"                        (default: off, a page per frame)\n"
+		"  --mac-swap            swap each frame's Ethernet addresses before it\n"
+		"                        goes out\n"
+		"  -h, --help            this text\n"
+		"  -V, --version         the version, and the commit it was built from\n",
+		MAX_QUEUES, LOOP_INJECT_MAX, LOOP_LEN_MIN, LOOP_LEN_MAX,
+		LOOP_LEN_DEFAULT);
 	exit(status);
 }
 
@@ -405,7 +435,8 @@ int main(int argc, char **argv)
 	int c, cpu_list[CPU_SETSIZE], nr_cpus = 0;
 
 	fwd_out = stdout;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (nr_dev == 2) {
@@ -469,7 +500,7 @@ int main(int argc, char **argv)
 			mac_swap = true;
 			break;
 		default:
-			usage(stderr, 2);
+			pp_cli_bad_option("fwd", c, argv, opts);
 		}
 	}
 	if (optind < argc) {
@@ -534,6 +565,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fwd: --verify checks the frames of a wire loop: add --bidir and --tx-first N\n");
 		return 2;
 	}
+	/* Before the run, not after it. */
+	if (json)
+		pp_cli_json_writable("fwd", json);
 
 	/* --frag: the drivers check the size, against their own headroom. */
 	for (unsigned int i = 0; frag && i < nr_dev; i++) {
@@ -563,8 +597,9 @@ int main(int argc, char **argv)
 	};
 	struct pp_arena *arena = pp_arena_create(&ao);
 	if (!arena) {
-		fprintf(stderr, "fwd: cannot create a %.0f MiB arena: %s (reserve hugepages: scripts/setup.sh)\n",
+		fprintf(stderr, "fwd: cannot create a %.0f MiB arena: %s (the message above says why)\n",
 			arena_mb, strerror(errno));
+		pp_cli_hugepage_hint("fwd", (unsigned long)arena_mb);
 		return 1;
 	}
 	struct pp_allocator_opts alo = {
@@ -599,11 +634,27 @@ int main(int argc, char **argv)
 	if (loop_topo)
 		bidir = true;
 	if (!in || !out) {
-		if (in && nr_dev == 1)
+		int err = errno;
+
+		if (in && nr_dev == 1) {
 			fprintf(stderr, "fwd: --bidir with one --port needs a veth pair (veth0,peer=veth1)\n");
-		else
-			fprintf(stderr, "fwd: cannot open port '%s': %s (the message above names the bad part)\n",
-				in ? dev[1] : dev[0], strerror(errno));
+			return 2;
+		}
+		/*
+		 * pp_port_open() says EINVAL for a device string the drivers
+		 * cannot take (unknown driver, key or value) and ENODEV for
+		 * one that names nothing here (no such interface, not the
+		 * device the driver drives): the --port is wrong, exit 2.
+		 * Anything else is a device that is there but cannot be
+		 * opened (no back-end, no privilege, no memory): exit 1.
+		 */
+		if (err == EINVAL || err == ENODEV) {
+			fprintf(stderr, "fwd: --port %s: %s (the message above names the bad part)\n",
+				in ? dev[1] : dev[0], strerror(err));
+			return 2;
+		}
+		fprintf(stderr, "fwd: cannot open port '%s': %s (the message above says why)\n",
+			in ? dev[1] : dev[0], strerror(err));
 		return 1;
 	}
 	bool pass = !strcmp(mode, "pass");
@@ -639,10 +690,20 @@ int main(int argc, char **argv)
 	/* [/doc:setup] */
 
 	struct pp_port *const tm_ports[3] = { in, out, sink };
-	if (telemetry && telemetry_start(telemetry, alloc, tm_ports)) {
-		fprintf(stderr, "fwd: --telemetry %s: cannot start the server (the message above says why)\n",
-			telemetry);
-		return 1;
+	if (telemetry) {
+		char sock[PATH_MAX];
+		int err = telemetry_start(telemetry, alloc, tm_ports);
+
+		if (err) {
+			fprintf(stderr, "fwd: --telemetry %s: cannot start the server (the message above says why)\n",
+				telemetry);
+			/* -EINVAL: a prefix it does not take, to correct. */
+			return err == -EINVAL ? 2 : 1;
+		}
+		/* Where a client finds it, and how to ask. */
+		if (!pp_telemetry_socket_path(sock, sizeof(sock)))
+			fprintf(fwd_out, "fwd: telemetry at %s (dpdk-telemetry.py -f %s)\n",
+				sock, telemetry);
 	}
 
 	/* Workers: queue q of the forwarder, then of the receiver; with

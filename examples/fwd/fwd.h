@@ -29,6 +29,7 @@ uint64_t drops(struct pp_port *p);
  * --tx-first takes (more than any ring holds, so it fills one at most). */
 #define LOOP_LEN_MIN 60          /* Ethernet's minimum without the FCS */
 #define LOOP_LEN_MAX 1514        /* and its maximum */
+#define LOOP_LEN_DEFAULT 64      /* testpmd's tx_first frames */
 #define LOOP_INJECT_MAX 4096
 
 /*

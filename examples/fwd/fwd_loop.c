@@ -27,7 +27,7 @@
 #define LOOP_QUIET_S 0.5
 #define LOOP_DRAIN_MAX_S 10.0
 
-struct loop_books loop = { .len = 64 }; /* testpmd's tx_first frames */
+struct loop_books loop = { .len = LOOP_LEN_DEFAULT };
 bool mac_swap;
 
 void frames_mac_swap(struct pp_frame *frames, unsigned int n)

@@ -63,9 +63,10 @@ struct pp_dma *vfio_domain_create(const char *const *dev, unsigned int nr_dev,
 			err = pp_dma_vfio_add_device(dma, addr);
 		}
 		if (err == -EINVAL) {
+			/* A --port to correct, not the machine: exit 2. */
 			fprintf(stderr, "fwd: '%s' is not a PCI address (the message above says what to write)\n",
 				addr);
-			exit(1);
+			exit(2);
 		}
 		if (err) {
 			fprintf(stderr, "fwd: cannot reach %s through VFIO: %s (bind it to vfio-pci: pp-devbind --bind vfio-pci %s; the message above says more)\n",

@@ -7,7 +7,7 @@
  *
  *   l2fwd [-q QUEUES] [-t SECONDS] [PORT0 PORT1]
  *         default: 2 queues, 3 seconds, null0 null1
- *   l2fwd --help | --version
+ *   l2fwd -h|--help | -V|--version
  *
  * Thread q owns RX queue q of both ports and sends on TX queue q of both,
  * so no queue is shared and no lock is taken. Each RX queue's page_pool is
@@ -129,7 +129,7 @@ static double now(void)
 static void usage(FILE *f, int status)
 {
 	fprintf(f, "usage: l2fwd [-q QUEUES (1-%d)] [-t SECONDS] [PORT0 PORT1]\n"
-		"       l2fwd --help | --version\n"
+		"       l2fwd -h|--help | -V|--version\n"
 		"  default: 2 queues, 3 seconds, null0 null1\n", MAX_QUEUES);
 	exit(status);
 }
@@ -163,7 +163,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 
-	while ((opt = getopt_long(argc, argv, "q:t:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":q:t:hV", opts, NULL)) != -1) {
 		if (opt == 'q')
 			queues = number("-q", optarg, MAX_QUEUES);
 		else if (opt == 't')
@@ -172,8 +173,26 @@ int main(int argc, char **argv)
 			usage(stdout, 0);
 		else if (opt == 'V')
 			return printf("l2fwd (pagepool) %s\n", PP_VERSION) < 0;
-		else
-			usage(stderr, 2);
+		else {
+			/* The wording of pp_cli_bad_option(), which every
+			 * program shares; l2fwd links the library only, as an
+			 * application would. */
+			if (opt == ':')
+				fprintf(stderr, "l2fwd: option '-%c' needs a value (l2fwd --help says what it takes)\n",
+					optopt);
+			else if (optopt && !strncmp(argv[optind - 1], "--", 2))
+				fprintf(stderr, "l2fwd: option '%.*s' takes no value (l2fwd --help says what it takes)\n",
+					(int)strcspn(argv[optind - 1], "="),
+					argv[optind - 1]);
+			else if (optopt)
+				fprintf(stderr, "l2fwd: unknown option '-%c' (l2fwd --help lists them)\n",
+					optopt);
+			else
+				fprintf(stderr, "l2fwd: unknown option '%.*s' (l2fwd --help lists them)\n",
+					(int)strcspn(argv[optind - 1], "="),
+					argv[optind - 1]);
+			return 2;
+		}
 	}
 	if (argc - optind == 2) {
 		dev[0] = argv[optind];

@@ -25,7 +25,9 @@
  * line and the accounting: every message sent came back once and intact,
  * every posted buffer completed or was flushed, and both pools were
  * destroyed with no page in flight. Exit status 0 when all of that holds,
- * 1 when it does not, 2 when the setup failed (the message says why).
+ * 1 when it does not or the machine cannot run it (no RDMA device, a port
+ * that is down, no memory: the message says why), 2 for a bad argument
+ * (an option, or a --dev, --port or --gid-index the device lacks).
  * --json FILE writes the summary as one JSON document to FILE ('-':
  * stdout, and the human lines then go to stderr).
  */
@@ -104,11 +106,13 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void die(const char *msg, int err)
+/* What the machine lacks or refused (no device, no memory, a failed
+ * verb): exit 1. A bad argument exits 2 (parse(), bad_device()). */
+static void __attribute__((noreturn)) die(const char *msg, int err)
 {
 	fprintf(stderr, "rdma_echo: %s%s%s\n", msg, err ? ": " : "",
 		err ? strerror(err) : "");
-	exit(2);
+	exit(1);
 }
 
 static double now_s(void)
@@ -339,6 +343,35 @@ static void client_poll(struct echo *e)
 
 /* ---- setup ---- */
 
+/*
+ * pp_dma_verbs_open() failed with @err. A --port the device does not
+ * have (EINVAL), or a --dev that names none of the devices there are
+ * (ENODEV while there are some), is a bad argument: exit 2. No device
+ * at all, or a port that is down, is the machine's: exit 1.
+ */
+static void __attribute__((noreturn)) bad_device(const struct opts *o, int err)
+{
+	int n = 0;
+
+	if (err == ENODEV && o->dev) {
+		struct ibv_device **list = ibv_get_device_list(&n);
+
+		if (list)
+			ibv_free_device_list(list);
+	}
+	if (err == EINVAL) {
+		fprintf(stderr, "rdma_echo: --port %u: the device has no such port (the message above says which it has)\n",
+			o->port);
+		exit(2);
+	}
+	if (n > 0) {
+		fprintf(stderr, "rdma_echo: --dev %s: no such RDMA device (the message above lists those there are)\n",
+			o->dev);
+		exit(2);
+	}
+	die("no usable RDMA device", err);
+}
+
 /* Prefer an IPv4-mapped GID (RoCE v2 over the netdev's IPv4 address). */
 static int pick_gid(struct echo *e, const struct ibv_port_attr *pa)
 {
@@ -348,8 +381,12 @@ static int pick_gid(struct echo *e, const struct ibv_port_attr *pa)
 
 	if (e->o.gid_index >= 0) {
 		if (ibv_query_gid(e->ctx, (uint8_t)e->o.port, e->o.gid_index,
-				  &e->gid))
-			die("ibv_query_gid failed for --gid-index", errno);
+				  &e->gid)) {
+			/* An index the port's table does not have. */
+			fprintf(stderr, "rdma_echo: --gid-index %d: the port has no such GID (%s); leave it out to pick one\n",
+				e->o.gid_index, strerror(errno));
+			exit(2);
+		}
 		return e->o.gid_index;
 	}
 	for (i = 0; i < pa->gid_tbl_len; i++) {
@@ -487,18 +524,37 @@ static void end_drain(struct echo *e, struct end *d)
 	}
 }
 
+/* What a run does without options. */
+static const struct opts defaults = {
+	.port = 1, .gid_index = -1, .time_s = 5, .size = 256, .window = 64,
+	.depth = 256, .arena_mb = 16,
+};
+
 static void usage(FILE *f, int status)
 {
 	fprintf(f,
-		"usage: rdma_echo [--dev NAME] [--port N] [--gid-index N] [--count N]\n"
-		"                 [--time S] [--size BYTES] [--window N] [--depth N]\n"
-		"                 [--naive] [--arena-mb MB] [--quiet] [--json FILE]\n"
-		"       rdma_echo --help | --version\n"
+		"usage: rdma_echo [OPTION]...\n"
+		"       rdma_echo -h|--help | -V|--version\n"
 		"  Echoes messages between two RC queue pairs of one RDMA device\n"
-		"  (e.g. soft-RoCE), receive buffers from a page_pool; --naive\n"
-		"  registers each buffer instead. --count N messages, else --time S\n"
-		"  seconds. --json FILE: the summary as JSON ('-': stdout, and the\n"
-		"  other lines go to stderr).\n");
+		"  (e.g. soft-RoCE), receive buffers from a page_pool.\n"
+		"  --dev NAME      the RDMA device (default: the first one)\n"
+		"  --port N        its port (default %u)\n"
+		"  --gid-index N   the GID (default %d: an IPv4-mapped one, else the\n"
+		"                  first)\n"
+		"  --count N       messages to echo (default 0: run for --time)\n"
+		"  --time S        seconds to run without --count (default %g)\n"
+		"  --size BYTES    message size, 8 to a page (default %u)\n"
+		"  --window N      client messages in flight (default %u)\n"
+		"  --depth N       receive buffers posted per queue pair (default %u)\n"
+		"  --arena-mb MB   the arena's size (default %u)\n"
+		"  --naive         register each buffer when it is posted instead\n"
+		"  --quiet         no line per second\n"
+		"  --json FILE     the summary as JSON ('-': stdout, and the other\n"
+		"                  lines go to stderr)\n"
+		"  -h, --help      this text\n"
+		"  -V, --version   the version, and the commit it was built from\n",
+		defaults.port, defaults.gid_index, defaults.time_s, defaults.size,
+		defaults.window, defaults.depth, defaults.arena_mb);
 	exit(status);
 }
 
@@ -524,10 +580,9 @@ static void parse(int argc, char **argv, struct opts *o)
 	const char *me = "rdma_echo";
 	int c;
 
-	*o = (struct opts){ .port = 1, .gid_index = -1, .time_s = 5,
-			    .size = 256, .window = 64, .depth = 256,
-			    .arena_mb = 16 };
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	*o = defaults;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'p': o->port = (unsigned int)pp_cli_uint(me, "--port", optarg, 1, 255); break;
@@ -543,7 +598,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'j': o->json = optarg; break;
 		case 'h': usage(stdout, 0); break;
 		case 'V': pp_cli_print_version(me); exit(0);
-		default: usage(stderr, 2);
+		default: pp_cli_bad_option(me, c, argv, lo);
 		}
 	}
 	if (optind < argc) {
@@ -560,6 +615,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			REFILL);
 		exit(2);
 	}
+	if (o->json)
+		pp_cli_json_writable(me, o->json);
 }
 
 static void setup(struct echo *e)
@@ -581,7 +638,7 @@ static void setup(struct echo *e)
 	/* The library's message says what is missing (device, port). */
 	e->ctx = pp_dma_verbs_open(e->o.dev, e->o.port);
 	if (!e->ctx)
-		die("no usable RDMA device", errno);
+		bad_device(&e->o, errno);
 	if (ibv_query_port(e->ctx, (uint8_t)e->o.port, &pa))
 		die("ibv_query_port failed", errno);
 	e->mtu = pa.active_mtu;
@@ -591,9 +648,11 @@ static void setup(struct echo *e)
 		die("ibv_alloc_pd failed", errno);
 
 	e->arena = pp_arena_create(&ao);
-	if (!e->arena)
-		die("pp_arena_create failed (reserve hugepages: echo 64 > /proc/sys/vm/nr_hugepages)",
-		    errno);
+	if (!e->arena) {
+		err = errno;
+		pp_cli_hugepage_hint("rdma_echo", e->o.arena_mb);
+		die("pp_arena_create failed (the message above says why)", err);
+	}
 	e->base = (uintptr_t)pp_arena_base(e->arena);
 	lo.arenas = &e->arena;
 	e->alloc = pp_allocator_create(&lo);

@@ -61,6 +61,14 @@ struct pp_telemetry_opts {
 PP_API int pp_telemetry_start(const struct pp_telemetry_opts *opts);
 
 /*
+ * pp_telemetry_socket_path - the path of the running server's socket (what
+ * a client connects to; dpdk-telemetry.py -f <prefix> finds it) into
+ * @buf of @len bytes. Returns 0, -ENOENT when no server runs, or
+ * -ENAMETOOLONG when @len is short (108 bytes always do). Any thread.
+ */
+PP_API int pp_telemetry_socket_path(char *buf, size_t len);
+
+/*
  * pp_telemetry_stop - stop the thread, close the connections, remove the
  * socket. Registrations stay. Does nothing when no server runs.
  */

@@ -373,6 +373,18 @@ fail:
 	return ret;
 }
 
+int pp_telemetry_socket_path(char *buf, size_t len)
+{
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&server_lock);
+	if (server)
+		ret = (size_t)snprintf(buf, len, "%s", server->path) < len ?
+			      0 : -ENAMETOOLONG;
+	pthread_mutex_unlock(&server_lock);
+	return ret;
+}
+
 void pp_telemetry_stop(void)
 {
 	struct server *s;

@@ -2,18 +2,43 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """check-cli.py - the command-line rules every installed program keeps.
 
-    check-cli.py --project-version V [--json ARGS] [--taskset] PROGRAM [SUB...]
+    check-cli.py --project-version V [--json ARGS] [--taskset]
+                 [--needs-value OPT] [--defaults "OPT=VALUE ..."]
+                 [--exits "CODE ARGS"]... [--exits-without "DIR CODE ARGS"]...
+                 [--bad-json ARGS]
+                 PROGRAM [SUB...]
 
 PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
   --help             exit 0, usage on stdout (not empty), nothing on stderr
   --version          exit 0, a line on stdout that names version V
-  --no-such-option   exit 2, a message on stderr, nothing on stdout
+  -h, -V             the same as --help and --version, and the help
+                     names both short forms
+  --defaults "OPT=VALUE ..."
+                     the help's entry for each OPT (its line, and the
+                     lines after it up to the next option) says "default"
+                     and, after that word, VALUE
+  --exits "CODE ARGS"
+                     PROGRAM ARGS exits CODE with a message on stderr: 2
+                     for a bad argument, 1 for what the environment lacks
+                     (repeatable)
+  --exits-without "DIR CODE ARGS"
+                     the same, where this machine has nothing in DIR (no
+                     device of a kind): skipped where it has
+  --bad-json ARGS    PROGRAM ARGS --json /nonexistent-pp-cli/out.json:
+                     exit 2 naming the path, nothing on stdout (no run);
+                     ARGS default to --json's without "--json -"
+  --no-such-option   exit 2, nothing on stdout, and on stderr the one line
+  -Z                 every program words alike (pp_cli_bad_option()):
+                     "PROG: unknown option 'X' (PROG --help lists them)"
+  --needs-value OPT  the same for PROG OPT with no value after it:
+                     "PROG: option 'OPT' needs a value (PROG --help says
+                     what it takes)"
 and, given --json ARGS (its cheapest run, which writes JSON to stdout with
 '--json -'), exit 0 and print one JSON document on stdout whose tool,
 version, commit, date and machine members are there (version V, date UTC
 ISO 8601). --taskset (fwd): under an affinity mask of one CPU, the
 document's worker "cpus" are that CPU, and --cpus outside it exits 2.
-Programs that need root or a device for a run get the first three only.
+Programs that need root or a device for a run get no --json run.
 """
 import argparse
 import json
@@ -42,6 +67,23 @@ def show(p):
     for name, text in (("stdout", p.stdout), ("stderr", p.stderr)):
         if text:
             print("  %s: %s" % (name, text.strip().replace("\n", "\n    ")[:2000]))
+
+
+def help_entry(text, opt):
+    """The entry of option @opt in a help text: the line that starts with
+    it (after '-X, ' for a long option with a short form), and the lines
+    after it up to the next that starts with '-' or is empty."""
+    lines = text.splitlines()
+    start = re.compile(r"^\s*(-\w, )?%s([\s=,]|$)" % re.escape(opt))
+    for i, line in enumerate(lines):
+        if start.match(line):
+            entry = [line]
+            for more in lines[i + 1:]:
+                if not more.strip() or more.lstrip().startswith("-"):
+                    break
+                entry.append(more)
+            return " ".join(l.strip() for l in entry)
+    return ""
 
 
 def json_doc(cmd, version, what):
@@ -74,6 +116,11 @@ def main():
     ap.add_argument("--project-version", required=True)
     ap.add_argument("--json", default="")
     ap.add_argument("--taskset", action="store_true")
+    ap.add_argument("--needs-value", default="")
+    ap.add_argument("--defaults", default="")
+    ap.add_argument("--exits", action="append", default=[])
+    ap.add_argument("--exits-without", action="append", default=[])
+    ap.add_argument("--bad-json", default=None)
     ap.add_argument("program", nargs="+")
     a = ap.parse_args()
     prog = a.program
@@ -85,6 +132,7 @@ def main():
     check(p.stderr == "", "%s --help: nothing on stderr" % name)
     if failures:
         show(p)
+    help_text = p.stdout
 
     n = len(failures)
     p = run(prog + ["--version"])
@@ -93,15 +141,82 @@ def main():
           "%s --version: names version %s" % (name, a.project_version))
     if len(failures) > n:
         show(p)
+    version_text = p.stdout
 
-    n = len(failures)
-    p = run(prog + ["--no-such-option"])
-    check(p.returncode == 2,
-          "%s --no-such-option: exit 2 (got %d)" % (name, p.returncode))
-    check(p.stderr.strip() != "", "%s --no-such-option: a message on stderr" % name)
-    check(p.stdout == "", "%s --no-such-option: nothing on stdout" % name)
-    if len(failures) > n:
-        show(p)
+    # The short forms, and the help names them.
+    for short, long_, text in (("-h", "--help", help_text),
+                               ("-V", "--version", version_text)):
+        n = len(failures)
+        p = run(prog + [short])
+        check(p.returncode == 0 and p.stdout == text and p.stderr == "",
+              "%s %s: as %s (exit %d)" % (name, short, long_, p.returncode))
+        check(re.search(r"(^|[\s\[|(])%s\b" % short, help_text) is not None,
+              "%s --help: names %s" % (name, short))
+        if len(failures) > n:
+            show(p)
+
+    # The defaults: the help's entry for each option names its default.
+    for spec in shlex.split(a.defaults):
+        opt, _, val = spec.partition("=")
+        entry = help_entry(help_text, opt)
+        at = entry.find("default") if entry else -1
+        check(at >= 0 and re.search(r"(?<![\w.])%s(?![\w.])" % re.escape(val),
+                                    entry[at:]) is not None,
+              "%s --help: %s says its default, %s (%s)" %
+              (name, opt, val, "entry: %r" % entry if entry else "no entry"))
+
+    # A bad option: one line in the one wording (pp_cli_bad_option()),
+    # nothing on stdout, exit 2.
+    bad = [("--no-such-option",
+            "unknown option '--no-such-option' (%s --help lists them)"),
+           ("-Z", "unknown option '-Z' (%s --help lists them)")]
+    if a.needs_value:
+        bad.append((a.needs_value, "option '%s' needs a value "
+                    "(%%s --help says what it takes)" % a.needs_value))
+    for arg, want in bad:
+        n = len(failures)
+        want = "%s: %s\n" % (name, want % name)
+        p = run(prog + [arg])
+        check(p.returncode == 2,
+              "%s %s: exit 2 (got %d)" % (name, arg, p.returncode))
+        check(p.stderr == want, "%s %s: says %r" % (name, arg, want))
+        check(p.stdout == "", "%s %s: nothing on stdout" % (name, arg))
+        if len(failures) > n:
+            show(p)
+
+    # Exit status: 2 for a bad argument, 1 for the environment.
+    exits = [(None, e) for e in a.exits]
+    exits += [tuple(e.split(None, 1)) for e in a.exits_without]
+    for where, spec in exits:
+        code, _, args = spec.partition(" ")
+        what = "%s %s" % (name, args)
+        if where and os.path.isdir(where) and os.listdir(where):
+            print("skip %s: this machine has %s" % (what, where))
+            continue
+        n = len(failures)
+        p = run(prog + shlex.split(args))
+        check(p.returncode == int(code) and p.stderr.strip() != "",
+              "%s: exit %s with a message (got %d)" % (what, code, p.returncode))
+        if len(failures) > n:
+            show(p)
+
+    # --json into a directory that is not there: refused before the run
+    # (nothing on stdout, where a run prints), exit 2, naming the path.
+    bad_json = a.bad_json
+    if bad_json is None and a.json:
+        words = shlex.split(a.json)
+        i = words.index("--json")
+        bad_json = shlex.join(words[:i] + words[i + 2:])
+    if bad_json is not None:
+        path = "/nonexistent-pp-cli/out.json"
+        what = "%s %s --json %s" % (name, bad_json, path)
+        n = len(failures)
+        p = run(prog + shlex.split(bad_json) + ["--json", path])
+        check(p.returncode == 2 and path in p.stderr and p.stdout == "",
+              "%s: refused before the run, exit 2, naming the path (got %d)"
+              % (what, p.returncode))
+        if len(failures) > n:
+            show(p)
 
     if a.json:
         args = shlex.split(a.json)

@@ -70,6 +70,10 @@ device() {
 
 driver e1000e
 driver vfio-pci
+# A driver that is loaded but takes no device (as vfio-pci does when the
+# device's IOMMU group is unusable).
+driver picky
+: > "$P/drivers/picky/refuses"
 # A driver whose unbind is a directory: a write to it fails (EISDIR), even
 # as root, for whom a read-only file would not.
 mkdir -p "$P/drivers/broken/unbind"
@@ -78,7 +82,7 @@ device 0000:00:03.0 e1000e eth0 0x1002   # bind/restore round trip
 device 0000:00:04.0 e1000e eth1 0x1003   # up
 device 0000:00:05.0 e1000e eth2 0x1002   # down, with an address and a route
 device 0000:00:06.0 broken               # its driver's unbind fails
-device 0000:00:07.0 e1000e               # bound to a driver that is missing
+device 0000:00:07.0 e1000e               # bound to a driver that refuses it
 device 0000:00:08.0 e1000e               # restored by name
 echo vfio-pci > "$P/devices/0000:00:08.0/id_driver"
 device 0000:00:0a.0 -                    # upper/lower case, no driver
@@ -109,8 +113,9 @@ ln -s ../vdrv "$V/driver"
 #   unbind DRV ADDR  ADDR is written to DRV's unbind: the device loses its
 #                    driver and its interfaces
 #   probe ADDR       the device goes to its driver_override, or else to
-#                    the driver of its ID, if there is such a driver; then
-#                    ADDR is taken from drivers_probe
+#                    the driver of its ID, if there is such a driver and
+#                    it takes devices (no DRV/refuses); then ADDR is taken
+#                    from drivers_probe
 #   bind DRV ADDR    ADDR is written to DRV's bind: the device goes to DRV,
 #                    unless it has a driver (the kernel says EBUSY; a FIFO
 #                    cannot, so the link is left as it is)
@@ -141,7 +146,8 @@ kernel() {
 					drv=$(cat "$d/driver_override")
 				fi
 				case $drv in '' | '(null)') drv=$(cat "$d/id_driver") ;; esac
-				if [ ! -L "$d/driver" ] && [ -d "$P/drivers/$drv" ]; then
+				if [ ! -L "$d/driver" ] && [ -d "$P/drivers/$drv" ] &&
+				   [ ! -e "$P/drivers/$drv/refuses" ]; then
 					ln -s "../../drivers/$drv" "$d/driver"
 				fi
 				take "$P/drivers_probe" "$2" ;;
@@ -302,7 +308,16 @@ else
 fi
 refused 'eth1 (up)' --bind vfio-pci 0000:00:04.0
 refused 'eth1 (up)' --unbind eth1
-refused 'eth1 (up)' --restore 00:04.0
+# --restore of a device pp-devbind never bound (no driver_override, no
+# driver remembered): that is the reason, not the interface that is up.
+refused 'nothing to restore: pp-devbind never bound it' --restore 00:04.0
+refused 'nothing to restore: pp-devbind never bound it' --restore 0000:00:0a.0
+# A driver that is not there: that is the reason, before the interface
+# that is up, and before any device loses its driver.
+refused 'no driver nosuchdrv in /sys/bus/pci/drivers: load its module (modprobe nosuchdrv)' \
+	--bind nosuchdrv 0000:00:04.0
+refused 'no driver nosuchdrv in /sys/bus/pci/drivers: load its module (modprobe nosuchdrv)' \
+	--bind nosuchdrv 0000:00:03.0
 refused 'eth2 (addresses fd00::5/64; routes 10.0.5.0/24)' --bind vfio-pci eth2
 refused 'take it down first (ip link set eth2 down; ip addr flush dev eth2), or pass --force' --unbind 0000:00:05.0
 refused '0000:00:09.0 is in use by the kernel: eth3 (up)' --bind vfio-pci 0000:00:09.0
@@ -366,8 +381,8 @@ else
 	bad "unbind fails: exit $rc, override '$(override 0000:00:06.0)', wanted 'broken'"
 fi
 echo '(null)' > "$P/devices/0000:00:06.0/driver_override"
-# The driver is missing, so the device is left without one: the override
-# is put back and the device probed again, back to e1000e. pp-devbind
+# The driver does not take the device, so it is left without one: the
+# override is put back and the device probed again, back to e1000e. pp-devbind
 # writes drivers_probe twice here, and a FIFO's reader can take a second
 # writer's bytes as its own before it sees end of file; so the override,
 # which is written between the two, is a FIFO too: pp-devbind waits there
@@ -375,16 +390,17 @@ echo '(null)' > "$P/devices/0000:00:06.0/driver_override"
 # value written to it.
 rm "$P/devices/0000:00:07.0/driver_override"
 mkfifo "$P/devices/0000:00:07.0/driver_override"
-kernel 'read-override 0000:00:07.0 (null)' 'override 0000:00:07.0 nosuch' \
+kernel 'read-override 0000:00:07.0 (null)' 'override 0000:00:07.0 picky' \
 	'unbind e1000e 0000:00:07.0' 'probe 0000:00:07.0' \
 	'override 0000:00:07.0' 'probe 0000:00:07.0'
-run --bind nosuch 0000:00:07.0
-if kernel_done && [ $rc -ne 0 ] && grep -qF 'did not bind to nosuch' "$W/out" &&
+run --bind picky 0000:00:07.0
+if kernel_done && [ $rc -ne 0 ] &&
+   grep -qF 'did not bind to picky (now: -): the driver did not take it' "$W/out" &&
    grep -qF '0000:00:07.0 left as it was: driver e1000e, driver_override as before' "$W/out" &&
    [ "$(link 0000:00:07.0)" = e1000e ] && [ "$(state 0000:00:07.0)" = none ]; then
-	ok "no such driver: override put back, device back on e1000e"
+	ok "a driver that does not take it: override put back, device back on e1000e"
 else
-	bad "no such driver: exit $rc, driver $(link 0000:00:07.0)"
+	bad "a driver that does not take it: exit $rc, driver $(link 0000:00:07.0)"
 fi
 
 # ---- the tool says what it takes ----

@@ -192,7 +192,7 @@ for n in x -1 '' 1x ' 1' 99999999999; do
 done
 refused 2 'the kernel offers no 4M pages' -r 4M -p 4M
 refused 2 'is not a size such as 2M or 1G' -r 6M -p 3M
-refused 2 'needs an argument' -r
+refused 2 "option '-r' needs a value" -r
 refused 2 'unknown option' --bogus
 refused 2 'unexpected argument' -r 2M extra
 refused 2 '-n goes with -r' -n 0

@@ -4,7 +4,7 @@
 null ports with --telemetry under a temporary runtime directory, query it
 twice from outside, a second apart, stop it with SIGINT (so a slow or
 sanitized build is queried while it runs) and check that the port's
-packet counters moved and the socket is gone. The queries go through DPDK's dpdk-telemetry.py when it
+packet counters moved, the socket is gone, and fwd printed where it was. The queries go through DPDK's dpdk-telemetry.py when it
 is given and exists (non-interactive: commands on stdin, one JSON reply
 per line), else through this script's own SOCK_SEQPACKET client, which
 speaks the same protocol."""
@@ -117,6 +117,9 @@ f2 = b[4]["/pagepool/pool"]["alloc_fast"]
 check(f2 > f1, f"the pool's alloc_fast moved: {f1} then {f2}")
 check("zones" in a[6]["/pagepool/allocator"], "allocator zones")
 check(socket_gone, "the socket is removed at exit")
+# fwd says where it serves, and how to ask.
+want = "fwd: telemetry at %s (dpdk-telemetry.py -f %s)" % (path, PREFIX)
+check(want in out.splitlines(), "fwd prints '%s'" % want)
 if errors:
     sys.exit("FAILED: " + "; ".join(errors))
 print(f"ok: null0 RX {rx1} -> {rx2} packets between two queries")

@@ -177,6 +177,21 @@ static void test_start_refused(void)
 	pp_telemetry_stop();   /* none runs: nothing to do */
 }
 
+/* pp_telemetry_socket_path(): the running server's, none otherwise. */
+static void test_socket_path(void)
+{
+	char path[sizeof(sockpath)], small[8];
+
+	CHECK_EQ(pp_telemetry_socket_path(path, sizeof(path)), -ENOENT);
+	REQUIRE(start("pp-path") == 0);
+	CHECK_EQ(pp_telemetry_socket_path(path, sizeof(path)), 0);
+	CHECK(strcmp(path, sockpath) == 0);
+	CHECK_EQ(pp_telemetry_socket_path(small, sizeof(small)),
+		 -ENAMETOOLONG);
+	pp_telemetry_stop();
+	CHECK_EQ(pp_telemetry_socket_path(path, sizeof(path)), -ENOENT);
+}
+
 static void test_commands(void)
 {
 	static char r[REPLY_MAX + 1];
@@ -452,6 +467,7 @@ int main(void)
 	net_open();
 	RUN_TEST(test_registry);
 	RUN_TEST(test_start_refused);
+	RUN_TEST(test_socket_path);
 	RUN_TEST(test_commands);
 	RUN_TEST(test_security);
 	RUN_TEST(test_threads);

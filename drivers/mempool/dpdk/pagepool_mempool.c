@@ -862,7 +862,7 @@ static int arena_create(struct rte_mempool *mp, struct pagepool_mp *p)
 	size_t obj_total = (size_t)mp->header_size + mp->elt_size +
 			   mp->trailer_size;
 	struct pp_arena_opts ao = { .sz = sizeof(ao) };
-	ssize_t need = arena_bytes(mp, 21);
+	ssize_t need = arena_bytes(mp, 21), need_2m = need;
 
 	if (need < 0)
 		return (int)need;
@@ -877,8 +877,8 @@ static int arena_create(struct rte_mempool *mp, struct pagepool_mp *p)
 		pp_arena_destroy(p->arena);
 		p->arena = NULL;
 		if (obj_total > PP_PAGE_SIZE_4K) {
-			PMP_LOG(ERR, "pool '%s': no 2 MiB hugepages for objects of %zu bytes, which do not fit 4 KiB pages; free 2 MiB hugepages (/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)",
-				mp->name, obj_total);
+			PMP_LOG(ERR, "pool '%s': no 2 MiB hugepages for objects of %zu bytes, which do not fit 4 KiB pages; it needs %zd MiB of them free (pp-hugepages shows what is; pp-hugepages -r SIZE reserves)",
+				mp->name, obj_total, need_2m >> 20);
 			return -ENOMEM;
 		}
 		need = arena_bytes(mp, 12);
@@ -892,8 +892,8 @@ static int arena_create(struct rte_mempool *mp, struct pagepool_mp *p)
 	if (!p->arena) {
 		int err = -errno;
 
-		PMP_LOG(ERR, "pool '%s': no arena for %u objects (%s); free 2 MiB hugepages (/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages) or make the pool smaller",
-			mp->name, mp->size, strerror(errno));
+		PMP_LOG(ERR, "pool '%s': no arena for %u objects (%s); it needs %zd MiB of free 2 MiB hugepages (pp-hugepages shows what is free; pp-hugepages -r SIZE reserves), or make the pool smaller",
+			mp->name, mp->size, strerror(errno), need_2m >> 20);
 		return err;
 	}
 	p->base = (uintptr_t)pp_arena_base(p->arena);
