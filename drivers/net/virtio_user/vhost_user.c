@@ -10,12 +10,20 @@
  * what the request asks for. The socket has a receive timeout, so a
  * back-end that never answers costs a bounded wait and a message, not a
  * hung open.
+ *
+ * server=1 takes nothing that is not its own (DPDK's virtio_user does
+ * the same): the socket is made only where nothing is, or where a socket
+ * no program has bound lies (a killed program's), which is the one thing
+ * ever removed before it; it stays open from open to close, so the path
+ * is the port's while it is open and a back-end reconnects to it; and the
+ * close removes it only if it is still the file the port made.
  */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -103,79 +111,243 @@ int vhost_user_reply_parse(const void *buf, size_t len, uint32_t request,
 	return 0;
 }
 
-int vhost_user_connect(const char *path, bool server, int timeout_ms,
-		       bool quiet, int *fdp)
+/* Each reply may take @timeout_ms, and each send (SO_RCVTIMEO, SO_SNDTIMEO). */
+int vhost_user_set_timeout(int fd, const char *path, int timeout_ms)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
-	int fd, lfd, err;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
+	/* A zero timeval would be no timeout at all. */
+	if (timeout_ms <= 0)
+		tv = (struct timeval){ 0, 1000 };
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv))) {
+		int err = -errno;
+
+		PP_ERR("vhost-user: setsockopt on %s: %s", path, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int sun_path(struct sockaddr_un *sa, const char *path)
+{
+	if (strlen(path) >= sizeof(sa->sun_path)) {
 		PP_ERR("vhost-user: socket path '%s' is longer than the %zu bytes a unix socket takes: use a shorter path",
-		       path, sizeof(sa.sun_path) - 1);
+		       path, sizeof(sa->sun_path) - 1);
 		return -ENAMETOOLONG;
 	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	memcpy(sa->sun_path, path, strlen(path) + 1);
+	return 0;
+}
+
+int vhost_user_connect(const char *path, int timeout_ms, bool quiet, int *fdp)
+{
+	struct sockaddr_un sa;
+	int fd, err;
+
+	err = sun_path(&sa, path);
+	if (err)
+		return err;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		err = -errno;
 		PP_ERR("vhost-user: socket(): %s", strerror(errno));
 		return err;
 	}
-	if (!server) {
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-			err = -errno;
-			if (!quiet)
-				PP_ERR("vhost-user: cannot connect to %s: %s (start the back-end first, e.g. testpmd --vdev 'net_vhost0,iface=%s', or open with server=1 and let it connect)",
-				       path, strerror(errno), path);
-			goto err_close;
-		}
-		goto connected;
-	}
-	/* Server: a fresh socket file, one back-end, a bounded wait. */
-	lfd = fd;
-	unlink(path);
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1)) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		err = -errno;
-		PP_ERR("vhost-user: cannot listen on %s: %s", path,
-		       strerror(errno));
-		goto err_close;
-	}
-	{
-		struct pollfd p = { .fd = lfd, .events = POLLIN };
-		int r = poll(&p, 1, timeout_ms);
-
-		if (r <= 0) {
-			err = r ? -errno : -ETIMEDOUT;
-			if (!quiet)
-				PP_ERR("vhost-user: no back-end connected to %s within %d ms (start it as a client: testpmd --vdev 'net_vhost0,iface=%s,client=1')",
-				       path, timeout_ms, path);
-			unlink(path);
-			goto err_close;
-		}
-	}
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	err = -errno;
-	close(lfd);
-	unlink(path);
-	if (fd < 0) {
-		PP_ERR("vhost-user: accept on %s: %s", path, strerror(-err));
+		if (!quiet)
+			PP_ERR("vhost-user: cannot connect to %s: %s (start the back-end first, e.g. testpmd --vdev 'net_vhost0,iface=%s', or open with server=1 and let it connect)",
+			       path, strerror(errno), path);
+		close(fd);
 		return err;
 	}
-connected:
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv))) {
-		err = -errno;
-		PP_ERR("vhost-user: setsockopt on %s: %s", path,
-		       strerror(errno));
-		goto err_close;
+	err = vhost_user_set_timeout(fd, path, timeout_ms);
+	if (err) {
+		close(fd);
+		return err;
 	}
 	*fdp = fd;
 	return 0;
+}
 
-err_close:
+/* ---- server=1: the socket file ---------------------------------------- */
+
+static const char *file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		return "a regular file";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFLNK:
+		return "a symbolic link";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFSOCK:
+		return "a socket";
+	default:
+		return "a file";
+	}
+}
+
+/*
+ * Whether a program has a socket bound at @path: 0 when none has (the
+ * file of a program that is gone), -EADDRINUSE when one has, another
+ * -errno when it cannot be told. A datagram connect() asks: the kernel
+ * answers ECONNREFUSED when no socket is bound to the file, EPROTOTYPE
+ * (or success) when one is, and connects nothing: a stream connect()
+ * would queue a connection that a live server=1 port, or back-end, then
+ * accepts and takes for its peer.
+ */
+static int probe_bound(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd, err;
+
+	err = sun_path(&sa, path);
+	if (err)
+		return err;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		err = -EADDRINUSE;
+	else
+		err = errno == ECONNREFUSED ? 0 :
+		      errno == EPROTOTYPE ? -EADDRINUSE : -errno;
 	close(fd);
 	return err;
+}
+
+/*
+ * Before a server binds: the path must be free, or hold a socket no
+ * program has bound (left by a port or back-end that was killed): that,
+ * and nothing else, is removed. Anything else at the path (a regular
+ * file, a link, a live program's socket) is refused and left as it is.
+ */
+static int clear_path(const char *path)
+{
+	struct stat st, now;
+	int err;
+
+	if (lstat(path, &st))
+		return 0;   /* ENOENT, or bind() says what is wrong */
+	if (!S_ISSOCK(st.st_mode)) {
+		PP_ERR("vhost-user: %s exists and is %s, not a socket: refused, nothing removed (server=1 creates its socket there: give a free path, or remove what is there if it is yours to remove)",
+		       path, file_kind(st.st_mode));
+		return -EEXIST;
+	}
+	err = probe_bound(path);
+	if (err == -EADDRINUSE) {
+		PP_ERR("vhost-user: %s is the socket of a running program (another server=1 port or a back-end): refused, nothing removed (give each server=1 port a path of its own)",
+		       path);
+		return err;
+	}
+	if (err) {
+		PP_ERR("vhost-user: %s is a socket, and whether a program uses it cannot be told (%s): refused, nothing removed",
+		       path, strerror(-err));
+		return err;
+	}
+	/* Still the file just probed: a socket nobody has. */
+	if (lstat(path, &now) || now.st_dev != st.st_dev ||
+	    now.st_ino != st.st_ino || !S_ISSOCK(now.st_mode)) {
+		PP_ERR("vhost-user: %s changed while it was checked: refused, nothing removed",
+		       path);
+		return -EEXIST;
+	}
+	if (unlink(path) && errno != ENOENT) {
+		err = -errno;
+		PP_ERR("vhost-user: cannot remove the stale socket %s: %s",
+		       path, strerror(-err));
+		return err;
+	}
+	PP_INFO("vhost-user: removed the stale socket %s (no program had it)",
+		path);
+	return 0;
+}
+
+int vhost_user_listen(const char *path, struct vhost_user_listener *l)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	int fd, err;
+
+	l->fd = -1;
+	err = sun_path(&sa, path);
+	if (!err)
+		err = clear_path(path);
+	if (err)
+		return err;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		PP_ERR("vhost-user: socket(): %s", strerror(errno));
+		return err;
+	}
+	/* bind() fails with EADDRINUSE on anything at the path: what
+	 * appeared there since the check is not replaced either. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || lstat(path, &st) ||
+	    listen(fd, 1)) {
+		err = -errno;
+		PP_ERR("vhost-user: cannot listen on %s: %s", path,
+		       strerror(-err));
+		close(fd);
+		return err;
+	}
+	l->fd = fd;
+	l->dev = st.st_dev;
+	l->ino = st.st_ino;
+	return 0;
+}
+
+void vhost_user_unlisten(struct vhost_user_listener *l, const char *path)
+{
+	struct stat st;
+
+	if (l->fd < 0)
+		return;
+	close(l->fd);
+	l->fd = -1;
+	/* Only the socket this port made: not what someone put there since. */
+	if (!lstat(path, &st) && S_ISSOCK(st.st_mode) && st.st_dev == l->dev &&
+	    st.st_ino == l->ino)
+		unlink(path);
+}
+
+int vhost_user_accept(struct vhost_user_listener *l, const char *path,
+		      int wait_ms, int timeout_ms, bool quiet, int *fdp)
+{
+	struct pollfd p = { .fd = l->fd, .events = POLLIN };
+	int fd, r, err;
+
+	r = poll(&p, 1, wait_ms);
+	if (r <= 0) {
+		err = r ? -errno : -ETIMEDOUT;
+		if (!quiet)
+			PP_ERR("vhost-user: no back-end connected to %s within %d ms (start it as a client: testpmd --vdev 'net_vhost0,iface=%s,client=1')",
+			       path, wait_ms, path);
+		return err;
+	}
+	fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		PP_ERR("vhost-user: accept on %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = vhost_user_set_timeout(fd, path, timeout_ms);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*fdp = fd;
+	return 0;
 }
 
 int vhost_user_send(int fd, const char *path, struct vhost_user_msg *msg,
