@@ -16,13 +16,17 @@
  * data path itself on the ring addresses the driver sent (SET_VRING_ADDR):
  * in vhost-user they are the front-end's virtual addresses.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <pagepool/pp_drivers.h>
@@ -68,6 +72,8 @@ struct fake {
 	 * there, before it connects; status is the hook's to fill. */
 	void (*before_connect)(struct fake *f);
 	int status;
+	unsigned int msgs;   /* messages received */
+	bool quit_on_fd;     /* stop at the first file descriptor received */
 };
 
 static int reply(int fd, uint32_t req, uint32_t flags, uint32_t size,
@@ -131,6 +137,8 @@ static void fake_serve(struct fake *f, int fd)
 		if (recvmsg(fd, &mh, MSG_WAITALL) != VHOST_USER_HDR_LEN)
 			break;
 		int kept = -1;
+
+		f->msgs++;
 
 		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 			int fds[VHOST_USER_MAX_REGIONS];
@@ -196,6 +204,8 @@ static void fake_serve(struct fake *f, int fd)
 		default:
 			break;
 		}
+		if (f->quit_on_fd && f->nr_fds)
+			break;
 	}
 	if (fd >= 0)
 		close(fd);
@@ -1107,8 +1117,9 @@ static void *fake_client_thread(void *arg)
 	return NULL;
 }
 
-static void fake_connect(struct fake *f, enum fake_mode mode,
-			 void (*before_connect)(struct fake *f))
+static void fake_connect_at(struct fake *f, const char *path,
+			    enum fake_mode mode,
+			    void (*before_connect)(struct fake *f))
 {
 	memset(f, 0, sizeof(*f));
 	f->mode = mode;
@@ -1117,18 +1128,28 @@ static void fake_connect(struct fake *f, enum fake_mode mode,
 	for (unsigned int i = 0; i < 4; i++)
 		f->kickfd[i] = -1;
 	f->before_connect = before_connect;
-	snprintf(f->path, sizeof(f->path), "%s", sock_path());
+	snprintf(f->path, sizeof(f->path), "%s", path);
 	REQUIRE(pthread_create(&f->tid, NULL, fake_client_thread, f) == 0);
+}
+
+static void fake_connect(struct fake *f, enum fake_mode mode,
+			 void (*before_connect)(struct fake *f))
+{
+	fake_connect_at(f, sock_path(), mode, before_connect);
+}
+
+static struct pp_port *server_open_at(const char *path, const char *extra)
+{
+	char dev[256];
+
+	snprintf(dev, sizeof(dev),
+		 "virtio_user:path=%s,queue_size=64,server=1%s", path, extra);
+	return pp_port_open(dev, &env.conf);
 }
 
 static struct pp_port *server_open(const char *extra)
 {
-	char dev[200];
-
-	snprintf(dev, sizeof(dev),
-		 "virtio_user:path=%s,queue_size=64,server=1%s", sock_path(),
-		 extra);
-	return pp_port_open(dev, &env.conf);
+	return server_open_at(sock_path(), extra);
 }
 
 /* Whether a program has a socket bound at @path (a datagram connect():
@@ -1424,6 +1445,189 @@ static void test_server_path_replaced(void)
 	all_pages_home();
 }
 
+/*
+ * A path of 100 bytes, whose directory is 93: the port's private
+ * directory beside it (where the socket is made before it is linked into
+ * place) has a longer name than a unix socket takes, and is reached
+ * through its descriptor instead. Nothing is left beside the socket.
+ */
+static void test_server_long_path(void)
+{
+	char dir[128], path[sizeof(dir) + 8];
+	struct pp_port *p;
+	struct dirent *de;
+	struct stat st;
+	struct fake f;
+	DIR *d;
+	int n;
+
+	n = snprintf(dir, sizeof(dir), "/tmp/pp-vhost-hostile-%d-", (int)getpid());
+	memset(dir + n, 'd', 93 - (size_t)n);
+	dir[93] = '\0';
+	snprintf(path, sizeof(path), "%s/s.sock", dir);
+	REQUIRE(strlen(path) == 100);
+	REQUIRE(mkdir(dir, 0755) == 0 || errno == EEXIST);
+	fake_connect_at(&f, path, FAKE_GOOD, NULL);
+	p = server_open_at(path, "");
+	CHECK(p != NULL);
+	CHECK(!lstat(path, &st) && S_ISSOCK(st.st_mode) &&
+	      (st.st_mode & 07777) == 0600);
+	d = opendir(dir);
+	REQUIRE(d != NULL);
+	n = 0;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			CHECK(!strcmp(de->d_name, "s.sock"));
+			n++;
+		}
+	closedir(d);
+	CHECK_EQ(n, 1);
+	if (p)
+		CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	CHECK(lstat(path, &st) && errno == ENOENT);
+	unlink(path);
+	CHECK(rmdir(dir) == 0);
+	all_pages_home();
+}
+
+/* ---- server=1: who may connect ---------------------------------------- */
+
+/* The uid and gid of 'nobody' (65534 where it has no entry). */
+static void nobody(uid_t *uid, gid_t *gid)
+{
+	struct passwd *pw = getpwnam("nobody");
+
+	*uid = pw ? pw->pw_uid : 65534;
+	*gid = pw ? pw->pw_gid : 65534;
+}
+
+/*
+ * A child process that turns into 'nobody', connects to the path and
+ * plays the back-end until it receives a file descriptor. Its exit status:
+ * 10: connect() refused with EACCES; 11: refused otherwise; 0: connected
+ * and the port hung up before sending anything; 1: messages but no file
+ * descriptor; 2: a file descriptor (the arena's memory, the first one
+ * sent). Returns it, or -1 if the child did not exit.
+ */
+static int nobody_client(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int status, fd;
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+
+	nobody(&uid, &gid);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct fake c;
+
+		alarm(10);
+		if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
+			_exit(12);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			_exit(errno == EACCES ? 10 : 11);
+		memset(&c, 0, sizeof(c));
+		for (unsigned int i = 0; i < 4; i++)
+			c.kickfd[i] = -1;
+		c.quit_on_fd = true;
+		fake_serve(&c, fd);
+		_exit(c.nr_fds ? 2 : c.msgs ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Before the fake connects: 'nobody' tries, as the socket is. */
+static void nobody_tries(struct fake *f)
+{
+	f->status = nobody_client(f->path);
+}
+
+/* Before the fake connects: 'nobody' tries through a socket someone
+ * made world-writable (the mode no longer keeps it out). */
+static void nobody_tries_0666(struct fake *f)
+{
+	CHECK(chmod(f->path, 0666) == 0);
+	f->status = nobody_client(f->path);
+}
+
+/*
+ * Under umask 000 (containers, some service managers) a server=1 port's
+ * socket is still 0600, so another user cannot connect to it: the
+ * back-end that connects receives the arena's memory file, every pool
+ * and port on the arena.
+ */
+static void test_server_umask(void)
+{
+	const char *path = sock_path();
+	struct pp_port *p;
+	struct stat st;
+	struct fake f;
+	mode_t old;
+	bool root = geteuid() == 0;
+
+	unlink(path);
+	fake_connect(&f, FAKE_GOOD, root ? nobody_tries : NULL);
+	old = umask(0);
+	p = server_open("");
+	umask(old);
+	CHECK(p != NULL);
+	CHECK(!lstat(path, &st) && (st.st_mode & 07777) == 0600);
+	if (p)
+		CHECK_EQ(pp_port_close(p), 0);
+	/* The fake's thread is done with the hook and the mode now. */
+	fake_stop(&f);
+	CHECK_EQ(f.seen_mode & 07777, 0600);
+	if (root)
+		CHECK_EQ(f.status, 10);
+	else
+		pp_test_skip_part("nobody", "not root: cannot become another user");
+	unlink(path);
+	all_pages_home();
+}
+
+/*
+ * A back-end run by another user than root or ours is refused when it
+ * connects (SO_PEERCRED), before anything is sent to it, even through a
+ * socket whose mode would let it in; the port goes on waiting and takes
+ * the next back-end, ours.
+ */
+static void test_server_peer_uid(void)
+{
+	const char *path = sock_path();
+	struct pp_port *p;
+	struct fake f;
+	char who[32];
+	uid_t uid;
+	gid_t gid;
+
+	if (geteuid() != 0) {
+		pp_test_skip_part("peer uid", "not root: cannot become another user");
+		return;
+	}
+	unlink(path);
+	fake_connect(&f, FAKE_GOOD, nobody_tries_0666);
+	pp_test_log_reset();
+	p = server_open("");
+	CHECK(p != NULL);
+	nobody(&uid, &gid);
+	snprintf(who, sizeof(who), "run by uid %u", (unsigned int)uid);
+	CHECK(pp_test_log_has("refused a back-end on"));
+	CHECK(pp_test_log_has(who));
+	if (p)
+		CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	CHECK_EQ(f.status, 0);
+	unlink(path);
+	all_pages_home();
+}
+
 int main(void)
 {
 	pp_test_capture_log();
@@ -1449,6 +1653,9 @@ int main(void)
 	RUN_TEST(test_server_stale_socket);
 	RUN_TEST(test_server_reconnect);
 	RUN_TEST(test_server_path_replaced);
+	RUN_TEST(test_server_long_path);
+	RUN_TEST(test_server_umask);
+	RUN_TEST(test_server_peer_uid);
 	net_env_fini(&env);
 	return pp_test_result();
 }

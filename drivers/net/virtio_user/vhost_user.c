@@ -16,16 +16,24 @@
  * no program has bound lies (a killed program's), which is the one thing
  * ever removed before it; it stays open from open to close, so the path
  * is the port's while it is open and a back-end reconnects to it; and the
- * close removes it only if it is still the file the port made.
+ * close removes it only if it is still the file the port made. The socket
+ * is 0600 whatever the umask, and a back-end that connects as another
+ * user than root or ours is refused before anything is sent to it: it
+ * would be sent the arena's memory.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pp_log.h"
@@ -273,11 +281,22 @@ static int clear_path(const char *path)
 	return 0;
 }
 
+/*
+ * The socket is bound in a directory of our own (0700) beside the path,
+ * made 0600 there, where no one else can reach it, and linked into place
+ * once it listens: whatever the umask, no other user ever finds it open
+ * (a chmod() at the path after bind() could follow a link someone put
+ * there; a socket's fchmod() changes the socket, not its file), and
+ * link() replaces nothing that appeared at the path since the check.
+ */
 int vhost_user_listen(const char *path, struct vhost_user_listener *l)
 {
-	struct sockaddr_un sa;
+	const char *slash = strrchr(path, '/');
+	struct sockaddr_un sa, tmp;
+	char dir[PATH_MAX];
 	struct stat st;
-	int fd, err;
+	int fd = -1, dfd = -1, err;
+	size_t n;
 
 	l->fd = -1;
 	err = sun_path(&sa, path);
@@ -285,26 +304,56 @@ int vhost_user_listen(const char *path, struct vhost_user_listener *l)
 		err = clear_path(path);
 	if (err)
 		return err;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		err = -errno;
-		PP_ERR("vhost-user: socket(): %s", strerror(errno));
+	n = (size_t)snprintf(dir, sizeof(dir), "%.*s.pp-vu-XXXXXX",
+			     slash ? (int)(slash - path + 1) : 0, path);
+	if (n >= sizeof(dir) || !mkdtemp(dir)) {
+		err = n >= sizeof(dir) ? -ENAMETOOLONG : -errno;
+		PP_ERR("vhost-user: cannot listen on %s: cannot make a private directory beside it: %s",
+		       path, strerror(-err));
 		return err;
 	}
-	/* bind() fails with EADDRINUSE on anything at the path: what
-	 * appeared there since the check is not replaced either. */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || lstat(path, &st) ||
-	    listen(fd, 1)) {
-		err = -errno;
-		PP_ERR("vhost-user: cannot listen on %s: %s", path,
-		       strerror(-err));
-		close(fd);
-		return err;
-	}
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		goto fail;
+	/* A long path: the same directory through its descriptor. */
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.sun_family = AF_UNIX;
+	if ((size_t)snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s/s", dir) >=
+	    sizeof(tmp.sun_path))
+		snprintf(tmp.sun_path, sizeof(tmp.sun_path), "/proc/self/fd/%d/s",
+			 dfd);
+	/* Non-blocking: a connection gone between poll() and accept()
+	 * must not block the accept. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&tmp, sizeof(tmp)) ||
+	    fchmodat(dfd, "s", 0600, 0) ||
+	    fstatat(dfd, "s", &st, AT_SYMLINK_NOFOLLOW) || listen(fd, 1) ||
+	    linkat(dfd, "s", AT_FDCWD, path, 0))
+		goto fail;
+	unlinkat(dfd, "s", 0);
+	close(dfd);
+	rmdir(dir);
 	l->fd = fd;
 	l->dev = st.st_dev;
 	l->ino = st.st_ino;
 	return 0;
+
+fail:
+	err = -errno;
+	if (err == -EEXIST)
+		PP_ERR("vhost-user: cannot listen on %s: something was put there while the port made its socket: refused, nothing removed",
+		       path);
+	else
+		PP_ERR("vhost-user: cannot listen on %s: %s", path,
+		       strerror(-err));
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0) {
+		unlinkat(dfd, "s", 0);
+		close(dfd);
+	}
+	rmdir(dir);
+	return err;
 }
 
 void vhost_user_unlisten(struct vhost_user_listener *l, const char *path)
@@ -321,33 +370,86 @@ void vhost_user_unlisten(struct vhost_user_listener *l, const char *path)
 		unlink(path);
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * The back-end is sent the arena's memory file: every pool and port on
+ * the arena, to read and write. Only root and this process's own user
+ * may be it. The socket's mode (0600) keeps others out already; this is
+ * for a socket whose mode was loosened, or a file system that ignores
+ * modes.
+ */
+static int peer_allowed(int fd, const char *path)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
+		int err = -errno;
+
+		PP_ERR("vhost-user: cannot tell who connected to %s (SO_PEERCRED: %s): refused",
+		       path, strerror(-err));
+		return err;
+	}
+	if (cr.uid == 0 || cr.uid == geteuid())
+		return 0;
+	PP_ERR("vhost-user: refused a back-end on %s run by uid %u (pid %d): a back-end maps the whole arena, so only root and uid %u may connect (run the back-end as one of them)",
+	       path, (unsigned int)cr.uid, (int)cr.pid, (unsigned int)geteuid());
+	return -EACCES;
+}
+
+/*
+ * A back-end that is refused, or gone before it was accepted, does not
+ * end the wait: the next one may connect until @wait_ms is over, so that
+ * another user connecting first cannot make the open fail.
+ */
 int vhost_user_accept(struct vhost_user_listener *l, const char *path,
 		      int wait_ms, int timeout_ms, bool quiet, int *fdp)
 {
 	struct pollfd p = { .fd = l->fd, .events = POLLIN };
+	int64_t end = now_ms() + wait_ms;
 	int fd, r, err;
 
-	r = poll(&p, 1, wait_ms);
-	if (r <= 0) {
-		err = r ? -errno : -ETIMEDOUT;
-		if (!quiet)
-			PP_ERR("vhost-user: no back-end connected to %s within %d ms (start it as a client: testpmd --vdev 'net_vhost0,iface=%s,client=1')",
-			       path, wait_ms, path);
-		return err;
-	}
-	fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		PP_ERR("vhost-user: accept on %s: %s", path, strerror(-err));
-		return err;
-	}
-	err = vhost_user_set_timeout(fd, path, timeout_ms);
-	if (err) {
+	for (;;) {
+		int64_t left = end - now_ms();
+
+		r = poll(&p, 1, left > 0 ? (int)left : 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			err = r ? -errno : -ETIMEDOUT;
+			if (!quiet)
+				PP_ERR("vhost-user: no back-end connected to %s within %d ms (start it as a client: testpmd --vdev 'net_vhost0,iface=%s,client=1')",
+				       path, wait_ms, path);
+			return err;
+		}
+		fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EINTR ||
+			    errno == ECONNABORTED)
+				continue;
+			err = -errno;
+			PP_ERR("vhost-user: accept on %s: %s", path,
+			       strerror(-err));
+			return err;
+		}
+		err = peer_allowed(fd, path);
+		if (!err)
+			err = vhost_user_set_timeout(fd, path, timeout_ms);
+		if (!err) {
+			*fdp = fd;
+			return 0;
+		}
 		close(fd);
-		return err;
+		if (err != -EACCES)
+			return err;
 	}
-	*fdp = fd;
-	return 0;
 }
 
 int vhost_user_send(int fd, const char *path, struct vhost_user_msg *msg,
