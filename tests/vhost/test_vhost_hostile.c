@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stdatomic.h>
@@ -27,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pagepool/pp_drivers.h>
@@ -47,6 +49,7 @@ enum fake_mode {
 	FAKE_CLOSE,          /* hang up instead of answering */
 	FAKE_NO_MQ,          /* one queue pair only */
 	FAKE_CLOSE_LATE,     /* hang up at the last step, rings filled */
+	FAKE_SLOW_VRING_BASE, /* answers each GET_VRING_BASE after 4 s */
 };
 
 struct fake {
@@ -64,6 +67,7 @@ struct fake {
 	uint64_t offer;      /* features offered on top of the usual */
 	uint64_t acked;      /* what SET_FEATURES said */
 	int kickfd[4];       /* SET_VRING_KICK's eventfds, kept (-1: none) */
+	uint64_t queue_num;  /* GET_QUEUE_NUM's answer (0: 1) */
 	/* As a client of a server=1 port (fake_connect()): the mode of the
 	 * socket file when it first saw it, and a flag that ends its wait. */
 	mode_t seen_mode;
@@ -186,9 +190,16 @@ static void fake_serve(struct fake *f, int fd)
 			       1ull << VHOST_USER_PROTOCOL_F_MQ);
 			break;
 		case VHOST_USER_GET_QUEUE_NUM:
-			answer(f, fd, m.request, 1);
+			answer(f, fd, m.request, f->queue_num ? f->queue_num : 1);
 			break;
 		case VHOST_USER_GET_VRING_BASE:
+			if (f->mode == FAKE_SLOW_VRING_BASE) {
+				struct pollfd pf = { .fd = fd, .events = POLLRDHUP };
+
+				/* 4 s, or until the port hangs up. */
+				if (poll(&pf, 1, 4000))
+					break;
+			}
 			answer(f, fd, m.request, (uint64_t)m.payload.state.index);
 			break;
 		case VHOST_USER_SET_MEM_TABLE:
@@ -1628,6 +1639,46 @@ static void test_server_peer_uid(void)
 	all_pages_home();
 }
 
+/* ---- close ------------------------------------------------------------ */
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * A slow back-end, which answers each GET_VRING_BASE after 4 s, within
+ * the 5 s a reply may take: the close waits one deadline for all the
+ * rings together (5 s), not up to 5 s for each (32 s here for the 8 rings
+ * of 4 queue pairs; 21 minutes at 128), says how many rings it left, and
+ * every page still goes home.
+ */
+static void test_close_deadline(void)
+{
+	struct pp_port_conf c = env.conf;
+	struct pp_port *p;
+	struct fake f;
+	double t;
+
+	c.nr_rxq = c.nr_txq = 4;
+	fake_start(&f, FAKE_SLOW_VRING_BASE);
+	f.queue_num = 4;
+	p = open_on(&f, ",queues=4", &c);
+	REQUIRE(p != NULL);
+	pp_test_log_reset();
+	t = now_s();
+	CHECK_EQ(pp_port_close(p), 0);
+	t = now_s() - t;
+	printf("     close with a back-end that takes 4 s a ring: %.2f s\n", t);
+	CHECK(t < 2 * 5.0);
+	CHECK(pp_test_log_has("7 of its 8 rings"));
+	fake_stop(&f);
+	all_pages_home();
+}
+
 int main(void)
 {
 	pp_test_capture_log();
@@ -1656,6 +1707,7 @@ int main(void)
 	RUN_TEST(test_server_long_path);
 	RUN_TEST(test_server_umask);
 	RUN_TEST(test_server_peer_uid);
+	RUN_TEST(test_close_deadline);
 	net_env_fini(&env);
 	return pp_test_result();
 }

@@ -370,7 +370,7 @@ void vhost_user_unlisten(struct vhost_user_listener *l, const char *path)
 		unlink(path);
 }
 
-static int64_t now_ms(void)
+int64_t vhost_user_now_ms(void)
 {
 	struct timespec t;
 
@@ -413,11 +413,11 @@ int vhost_user_accept(struct vhost_user_listener *l, const char *path,
 		      int wait_ms, int timeout_ms, bool quiet, int *fdp)
 {
 	struct pollfd p = { .fd = l->fd, .events = POLLIN };
-	int64_t end = now_ms() + wait_ms;
+	int64_t end = vhost_user_now_ms() + wait_ms;
 	int fd, r, err;
 
 	for (;;) {
-		int64_t left = end - now_ms();
+		int64_t left = end - vhost_user_now_ms();
 
 		r = poll(&p, 1, left > 0 ? (int)left : 0);
 		if (r < 0 && errno == EINTR)
@@ -490,26 +490,46 @@ int vhost_user_send(int fd, const char *path, struct vhost_user_msg *msg,
 	return 0;
 }
 
-/* Read exactly @len bytes, or fail (timeout, closed socket). */
-static ssize_t read_full(int fd, void *buf, size_t len)
+/*
+ * Read exactly @len bytes, or fail: -1 with errno (EAGAIN: the socket's
+ * timeout, or @end passed), or what was read before the back-end closed
+ * the socket. @end: a vhost_user_now_ms() time, or 0 for none; it bounds
+ * the whole read, where the socket's timeout bounds each recv() (a
+ * back-end sending a byte at a time would get it again for each).
+ */
+static ssize_t read_full(int fd, void *buf, size_t len, int64_t end)
 {
 	size_t got = 0;
 
 	while (got < len) {
-		ssize_t r = recv(fd, (char *)buf + got, len - got, 0);
+		ssize_t r;
 
+		if (end) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			int64_t left = end - vhost_user_now_ms();
+			int pr = left > 0 ? poll(&p, 1, (int)left) : 0;
+
+			if (pr < 0 && errno == EINTR)
+				continue;
+			if (pr == 0) {
+				errno = EAGAIN;
+				return -1;
+			}
+		}
+		r = recv(fd, (char *)buf + got, len - got, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			return got ? (ssize_t)got : r;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return (ssize_t)got;
 		got += (size_t)r;
 	}
 	return (ssize_t)got;
 }
 
-/* Send @request with no payload and read its 64-bit (or state) reply. */
-int vhost_user_call(int fd, const char *path, uint32_t request,
-		    uint64_t *val)
+int vhost_user_call_until(int fd, const char *path, uint32_t request,
+			  uint64_t *val, int64_t end)
 {
 	struct vhost_user_msg msg = { .request = request };
 	char buf[sizeof(msg)] = { 0 };
@@ -522,11 +542,23 @@ int vhost_user_call(int fd, const char *path, uint32_t request,
 		msg.size = sizeof(msg.payload.state);
 		msg.payload.state.index = (uint32_t)*val;
 	}
+	/* The send may take no more than what is left either. */
+	if (end) {
+		int64_t left = end - vhost_user_now_ms();
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		err = vhost_user_set_timeout(fd, path, (int)left);
+		if (err)
+			return err;
+	}
 	err = vhost_user_send(fd, path, &msg, NULL, 0);
 	if (err)
 		return err;
-	r = read_full(fd, buf, VHOST_USER_HDR_LEN);
+	r = read_full(fd, buf, VHOST_USER_HDR_LEN, end);
 	if (r != VHOST_USER_HDR_LEN) {
+		if (r < 0 && errno == EAGAIN && end)
+			return -ETIMEDOUT;   /* the caller says it, once */
 		PP_ERR("vhost-user: no reply to %s from %s: %s",
 		       vhost_user_request_name(request), path,
 		       r < 0 ? (errno == EAGAIN ? "timed out (is the back-end stuck?)" :
@@ -539,8 +571,10 @@ int vhost_user_call(int fd, const char *path, uint32_t request,
 	/* Read no more than the payload we expect; a larger size is
 	 * refused by the parser before anything else is read. */
 	if (size && size <= sizeof(msg.payload)) {
-		r = read_full(fd, buf + len, size);
+		r = read_full(fd, buf + len, size, end);
 		if (r != (ssize_t)size) {
+			if (r < 0 && errno == EAGAIN && end)
+				return -ETIMEDOUT;
 			PP_ERR("vhost-user: reply to %s from %s ends early",
 			       vhost_user_request_name(request), path);
 			return -EPROTO;
@@ -549,6 +583,13 @@ int vhost_user_call(int fd, const char *path, uint32_t request,
 	}
 	/* A larger size stays unread: the parser refuses it by the header. */
 	return vhost_user_reply_parse(buf, len, request, val);
+}
+
+/* Send @request with no payload and read its 64-bit (or state) reply. */
+int vhost_user_call(int fd, const char *path, uint32_t request,
+		    uint64_t *val)
+{
+	return vhost_user_call_until(fd, path, request, val, 0);
 }
 
 int vhost_user_set_u64(int fd, const char *path, uint32_t request, uint64_t v)

@@ -46,8 +46,9 @@
  * reads the back-end's no-notify flag without a barrier).
  *
  * Close: the thread is stopped, GET_VRING_BASE goes out on each ring (the
- * back-end stops the ring before it answers), then the socket closes,
- * then every page still on a ring goes back to its pool.
+ * back-end stops the ring before it answers), all of them within one
+ * deadline (VU_CLOSE_MS), then the socket closes, then every page still
+ * on a ring goes back to its pool.
  *
  * frag=SIZE: each RX buffer is a SIZE-byte fragment of a pool page
  * (pp_page_pool.h "Fragments") instead of the whole page; the back-end's
@@ -83,6 +84,10 @@
 #define VU_QUEUES_MAX 128
 /* How long a reply, or a back-end connecting in server mode, may take. */
 #define VU_TIMEOUT_MS 5000
+/* How long the close waits for the back-end to stop all the rings, in
+ * all: one reply timeout each would hold a close 5 s a ring behind a
+ * slow back-end (21 minutes at 128 queue pairs). */
+#define VU_CLOSE_MS 5000
 /* How often the reconnect thread tries again while the back-end is away. */
 #define VU_RETRY_MS 200
 /* How often it kicks, for a back-end that asks for kicks, the rings whose
@@ -688,10 +693,42 @@ err_free:
 	return err;
 }
 
+/*
+ * Stop each ring: the back-end answers GET_VRING_BASE once it no longer
+ * touches the ring, so its pages may go back to the pools. A back-end
+ * that is gone already has stopped too. All the rings share one deadline
+ * (VU_CLOSE_MS); after it, or after a failed request, the rest are not
+ * asked, and their pages go back with the others, as before a deadline
+ * there was: one message says how many.
+ */
+static void vu_stop_rings(struct vu_port *vp)
+{
+	int64_t end = vhost_user_now_ms() + VU_CLOSE_MS;
+	unsigned int i, n = 2 * vp->nr_qp;
+	int err = 0;
+
+	if (vp->sock < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		uint64_t base = i;
+
+		err = vhost_user_call_until(vp->sock, vp->path,
+					    VHOST_USER_GET_VRING_BASE, &base,
+					    end);
+		if (err)
+			break;
+	}
+	if (err == -ETIMEDOUT)
+		PP_WARN("port %s: the vhost-user back-end on %s did not stop %u of its %u rings within the close's %d ms: the port closes without waiting for them (is the back-end stuck?)",
+			vp->port->name, vp->path, n - i, n, VU_CLOSE_MS);
+	else if (err)
+		PP_WARN("port %s: %u of its %u rings not stopped by the vhost-user back-end on %s (%s): the port closes without them",
+			vp->port->name, n - i, n, vp->path, strerror(-err));
+}
+
 static void virtio_user_remove(struct pp_port *port)
 {
 	struct vu_port *vp = port->priv;
-	unsigned int i;
 
 	if (!vp)
 		return;
@@ -703,16 +740,7 @@ static void virtio_user_remove(struct pp_port *port)
 			pthread_join(vp->watcher, NULL);
 		vp->watching = false;
 	}
-	/* Stop each ring: the back-end answers GET_VRING_BASE once it no
-	 * longer touches the ring, so its pages may go back to the pools.
-	 * A back-end that is gone already has stopped too. */
-	for (i = 0; vp->sock >= 0 && i < 2 * vp->nr_qp; i++) {
-		uint64_t base = i;
-
-		if (vhost_user_call(vp->sock, vp->path,
-				    VHOST_USER_GET_VRING_BASE, &base))
-			break;
-	}
+	vu_stop_rings(vp);
 	vu_free(vp, port);
 	port->priv = NULL;
 }

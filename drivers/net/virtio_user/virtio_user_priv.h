@@ -187,6 +187,13 @@ int vhost_user_send(int fd, const char *path, struct vhost_user_msg *msg,
 		    const int *fds, unsigned int nr_fds);
 int vhost_user_call(int fd, const char *path, uint32_t request,
 		    uint64_t *val);
+/* The same, all of it (send and reply) by @end, a vhost_user_now_ms()
+ * time; -ETIMEDOUT when it is over, without a message: the caller, which
+ * gave up on something, says what. */
+int vhost_user_call_until(int fd, const char *path, uint32_t request,
+			  uint64_t *val, int64_t end);
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t vhost_user_now_ms(void);
 int vhost_user_set_u64(int fd, const char *path, uint32_t request,
 		       uint64_t v);
 int vhost_user_set_state(int fd, const char *path, uint32_t request,
