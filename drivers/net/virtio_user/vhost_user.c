@@ -429,6 +429,13 @@ int vhost_user_accept(struct vhost_user_listener *l, const char *path,
 				       path, wait_ms, path);
 			return err;
 		}
+		/* An error on the listening socket itself: accept() would
+		 * fail at once, and this loop spin on it. */
+		if (!(p.revents & POLLIN)) {
+			PP_ERR("vhost-user: the listening socket %s reports an error (poll events 0x%x)",
+			       path, (unsigned int)p.revents);
+			return -EIO;
+		}
 		fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EAGAIN || errno == EINTR ||
