@@ -73,6 +73,34 @@ void pp_cli_bad_option(const char *tool, int c, char *const argv[],
 	exit(2);
 }
 
+void pp_cli_check_value(const char *tool, int c, char *const argv[],
+			const struct option *longopts)
+{
+	const struct option *lo;
+	const char *word;
+	char name[128];
+
+	/* The value came in a word of its own only if it is that word. */
+	if (c == '?' || c == ':' || !optarg || optind < 2 ||
+	    optarg != argv[optind - 1])
+		return;
+	if (strncmp(optarg, "--", 2) &&
+	    !(optarg[0] == '-' && isalpha((unsigned char)optarg[1])))
+		return;
+	word = argv[optind - 2];
+	lo = long_option(word, c, longopts);
+	if (lo)
+		snprintf(name, sizeof(name), "--%s", lo->name);
+	else if (c > 0 && c < 256)
+		snprintf(name, sizeof(name), "-%c", c);
+	else
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(word, "="),
+			 word);
+	fprintf(stderr, "%s: option '%s' needs a value, not the option '%s' (give it its value right after it; %s --help says what it takes)\n",
+		tool, name, optarg, tool);
+	exit(2);
+}
+
 /* strto*() skip leading blanks and take a sign: the rules here do not. */
 static int plain_start(const char *s, int sign_ok)
 {

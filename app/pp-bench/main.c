@@ -98,6 +98,7 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+		pp_cli_check_value("pp-bench", c, argv, opts);
 		switch (c) {
 		case 'r':
 			cfg->runs = (unsigned int)parse_num("--runs", optarg, 1,

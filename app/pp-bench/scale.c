@@ -884,6 +884,7 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+		pp_cli_check_value("pp-bench scale", c, argv, opts);
 		switch (c) {
 		case 'T':
 			parse_threads(cfg, optarg);

@@ -538,6 +538,7 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+		pp_cli_check_value("pp-bench tlb", c, argv, opts);
 		switch (c) {
 		case 's':
 			parse_sizes(cfg, optarg);

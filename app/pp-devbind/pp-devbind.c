@@ -941,6 +941,7 @@ int main(int argc, char **argv)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":sb:uhV", opts, NULL)) != -1) {
+		pp_cli_check_value("pp-devbind", c, argv, opts);
 		switch (c) {
 		case 'b':
 			driver = optarg;

@@ -1287,6 +1287,7 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":sr:p:n:cm::u::hV", longopts,
 				  NULL)) != -1) {
+		pp_cli_check_value("pp-hugepages", opt, argv, longopts);
 		switch (opt) {
 		case 's': do_show = true; break;
 		case OPT_JSON: json = optarg; break;

@@ -437,6 +437,7 @@ int main(int argc, char **argv)
 	fwd_out = stdout;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+		pp_cli_check_value("fwd", c, argv, opts);
 		switch (c) {
 		case 'p':
 			if (nr_dev == 2) {

@@ -583,6 +583,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = defaults;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
+		pp_cli_check_value(me, c, argv, lo);
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'p': o->port = (unsigned int)pp_cli_uint(me, "--port", optarg, 1, 255); break;

@@ -26,13 +26,20 @@ PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
                      device of a kind): skipped where it has
   --bad-json ARGS    PROGRAM ARGS --json /nonexistent-pp-cli/out.json:
                      exit 2 naming the path, nothing on stdout (no run);
-                     ARGS default to --json's without "--json -"
+                     ARGS default to --json's without "--json -"; and
+                     PROGRAM ARGS --json --help, run in an empty
+                     directory, exits 2 in the wording of --needs-value
+                     and leaves no file '--help' there
   --no-such-option   exit 2, nothing on stdout, and on stderr the one line
   -Z                 every program words alike (pp_cli_bad_option()):
                      "PROG: unknown option 'X' (PROG --help lists them)"
   --needs-value OPT  the same for PROG OPT with no value after it:
                      "PROG: option 'OPT' needs a value (PROG --help says
-                     what it takes)"
+                     what it takes)"; and for PROG OPT --help, where
+                     getopt takes the option after OPT as its value
+                     (pp_cli_check_value()): "PROG: option 'OPT' needs a
+                     value, not the option '--help' (give it its value
+                     right after it; PROG --help says what it takes)"
 and, given --json ARGS (its cheapest run, which writes JSON to stdout with
 '--json -'), exit 0 and print one JSON document on stdout whose tool,
 version, commit, date and machine members are there (version V, date UTC
@@ -48,6 +55,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 
 failures = []
 
@@ -173,10 +181,17 @@ def main():
     if a.needs_value:
         bad.append((a.needs_value, "option '%s' needs a value "
                     "(%%s --help says what it takes)" % a.needs_value))
+    if a.needs_value:
+        bad.append(((a.needs_value, "--help"), "option '%s' needs a value, "
+                    "not the option '--help' (give it its value right "
+                    "after it; %%s --help says what it takes)" %
+                    a.needs_value))
     for arg, want in bad:
         n = len(failures)
         want = "%s: %s\n" % (name, want % name)
-        p = run(prog + [arg])
+        args = list(arg) if isinstance(arg, tuple) else [arg]
+        arg = " ".join(args)
+        p = run(prog + args)
         check(p.returncode == 2,
               "%s %s: exit 2 (got %d)" % (name, arg, p.returncode))
         check(p.stderr == want, "%s %s: says %r" % (name, arg, want))
@@ -215,6 +230,25 @@ def main():
         check(p.returncode == 2 and path in p.stderr and p.stdout == "",
               "%s: refused before the run, exit 2, naming the path (got %d)"
               % (what, p.returncode))
+        if len(failures) > n:
+            show(p)
+        # The option after --json is not its file: the run used to write
+        # its JSON to a file named '--help'.
+        what = "%s %s --json --help" % (name, bad_json)
+        want = ("%s: option '--json' needs a value, not the option '--help' "
+                "(give it its value right after it; %s --help says what it "
+                "takes)\n" % (name, name))
+        n = len(failures)
+        with tempfile.TemporaryDirectory() as d:
+            here = [os.path.abspath(prog[0])] + prog[1:]
+            p = subprocess.run(here + shlex.split(bad_json) +
+                               ["--json", "--help"], capture_output=True,
+                               text=True, timeout=120,
+                               stdin=subprocess.DEVNULL, cwd=d)
+            left = os.listdir(d)
+        check(p.returncode == 2 and p.stderr == want and p.stdout == "",
+              "%s: exit 2, says %r (got %d)" % (what, want, p.returncode))
+        check(not left, "%s: no file written (found %r)" % (what, left))
         if len(failures) > n:
             show(p)
 
