@@ -196,6 +196,26 @@ double pp_cli_double(const char *tool, const char *opt, const char *s,
 	return v;
 }
 
+void pp_cli_fits_memory(const char *tool, const char *opt,
+			unsigned long long bytes)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return;
+	while (!kb && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) != 1)
+			kb = 0;
+	fclose(f);
+	if (!kb || bytes / 1024 <= kb)
+		return;
+	fprintf(stderr, "%s: %s asks for %llu MiB, more than the %llu MiB of memory this machine has (MemTotal in /proc/meminfo): ask for less\n",
+		tool, opt, bytes >> 20, kb >> 10);
+	exit(2);
+}
+
 static long hugepages_2m(const char *leaf)
 {
 	char path[96];

@@ -81,6 +81,17 @@ double pp_cli_double(const char *tool, const char *opt, const char *s,
 		     double min, double max);
 
 /*
+ * Option @opt of @tool asks for @bytes of memory (an arena, a table):
+ * when that is more than the machine has (MemTotal in /proc/meminfo), it
+ * cannot be had, and the kernel would hand the program every free page
+ * on the way (a 4 KiB arena is filled page by page) until the OOM killer
+ * starts: says so on stderr, with both figures, and the program exits 2.
+ * Nothing is checked where /proc/meminfo cannot be read.
+ */
+void pp_cli_fits_memory(const char *tool, const char *opt,
+			unsigned long long bytes);
+
+/*
  * When fewer than @need_mb MiB of 2 MiB hugepages are free (sysfs), a line
  * on stderr that says so and gives the pp-hugepages command that reserves
  * enough: "TOOL: F of the N 2 MiB hugepages it needs are free: reserve K

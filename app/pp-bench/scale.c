@@ -906,6 +906,8 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 		case 'a':
 			cfg->arena_mb = scale_num("--arena-mb", optarg, 16,
 						  1ul << 20);
+			pp_cli_fits_memory("pp-bench scale", "--arena-mb",
+					   (unsigned long long)cfg->arena_mb << 20);
 			break;
 		case 'j':
 			cfg->json_path = optarg;

@@ -466,6 +466,8 @@ int main(int argc, char **argv)
 			break;
 		case 'a':
 			arena_mb = pp_cli_double("fwd", "--arena-mb", optarg, 0, 1 << 24);
+			pp_cli_fits_memory("fwd", "--arena-mb",
+					   (unsigned long long)(arena_mb * (1 << 20)));
 			break;
 		case 'b':
 			bidir = true;

@@ -593,7 +593,10 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 's': o->size = (unsigned int)pp_cli_uint(me, "--size", optarg, sizeof(uint64_t), PP_PAGE_SIZE); break;
 		case 'w': o->window = (unsigned int)pp_cli_uint(me, "--window", optarg, 1, 1u << 20); break;
 		case 'D': o->depth = (unsigned int)pp_cli_uint(me, "--depth", optarg, REFILL, 1u << 20); break;
-		case 'a': o->arena_mb = (unsigned int)pp_cli_uint(me, "--arena-mb", optarg, 1, 1u << 20); break;
+		case 'a':
+			o->arena_mb = (unsigned int)pp_cli_uint(me, "--arena-mb", optarg, 1, 1u << 20);
+			pp_cli_fits_memory(me, "--arena-mb", (unsigned long long)o->arena_mb << 20);
+			break;
 		case 'N': o->naive = true; break;
 		case 'q': o->quiet = true; break;
 		case 'j': o->json = optarg; break;

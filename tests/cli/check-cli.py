@@ -24,6 +24,14 @@ PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
   --exits-without "DIR CODE ARGS"
                      the same, where this machine has nothing in DIR (no
                      device of a kind): skipped where it has
+  --too-big "BYTES ARGS"
+                     PROGRAM ARGS, which asks for BYTES of memory (an
+                     arena, a table), exits 2 before the run with a message
+                     that gives the machine's memory, where BYTES is more
+                     than MemTotal (skipped where it is not). Run under
+                     RLIMIT_AS and RLIMIT_FSIZE of 1 GiB (memory_fence()),
+                     so that a program that tried anyway fails at once
+                     rather than fills the machine (repeatable)
   --bad-json ARGS    PROGRAM ARGS --json /nonexistent-pp-cli/out.json:
                      exit 2 naming the path, nothing on stdout (no run);
                      ARGS default to --json's without "--json -"; and
@@ -51,8 +59,10 @@ import argparse
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -94,6 +104,19 @@ def help_entry(text, opt):
     return ""
 
 
+def memory_fence():
+    """In the child, before exec: at most 1 GiB of address space and of
+    any one file, so that a program that tries to allocate what --too-big
+    asks for fails at once instead of taking the machine's memory (and,
+    through the OOM killer, other processes). A 4 KiB arena is a memfd
+    filled with fallocate(), which RLIMIT_AS does not bound and
+    RLIMIT_FSIZE does (EFBIG; SIGXFSZ ignored, so it is an error, not a
+    kill)."""
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
 def json_doc(cmd, version, what):
     p = run(cmd)
     check(p.returncode == 0, "%s: exit 0 (got %d)" % (what, p.returncode))
@@ -128,6 +151,7 @@ def main():
     ap.add_argument("--defaults", default="")
     ap.add_argument("--exits", action="append", default=[])
     ap.add_argument("--exits-without", action="append", default=[])
+    ap.add_argument("--too-big", action="append", default=[])
     ap.add_argument("--bad-json", default=None)
     ap.add_argument("program", nargs="+")
     a = ap.parse_args()
@@ -212,6 +236,31 @@ def main():
         p = run(prog + shlex.split(args))
         check(p.returncode == int(code) and p.stderr.strip() != "",
               "%s: exit %s with a message (got %d)" % (what, code, p.returncode))
+        if len(failures) > n:
+            show(p)
+
+    # More memory than the machine has: refused before anything is
+    # allocated (pp_cli_fits_memory()).
+    mem_total = 0
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                mem_total = int(line.split()[1]) * 1024
+    for spec in a.too_big:
+        size, _, args = spec.partition(" ")
+        what = "%s %s" % (name, args)
+        if int(size) <= mem_total:
+            print("skip %s: this machine has %d bytes" % (what, mem_total))
+            continue
+        n = len(failures)
+        p = subprocess.run(prog + shlex.split(args), capture_output=True,
+                           text=True, timeout=120, stdin=subprocess.DEVNULL,
+                           preexec_fn=memory_fence)
+        check(p.returncode == 2 and p.stdout == "" and
+              "of memory this machine has (MemTotal in /proc/meminfo)" in
+              p.stderr,
+              "%s: more than the memory, exit 2 before the run (got %d)" %
+              (what, p.returncode))
         if len(failures) > n:
             show(p)
 
