@@ -152,6 +152,35 @@ uint64_t drops(struct pp_port *p)
 	return RX(p, drops) + RX(p, errors) + TX(p, drops) + TX(p, errors);
 }
 
+/*
+ * What an exit before the run must give back, in the reverse order of
+ * creation, so that a refused --port leaves nothing behind (a sanitizer
+ * build would report it as a leak and change the exit status).
+ */
+static struct {
+	struct pp_arena *arena;
+	struct pp_allocator *alloc;
+	struct pp_dma *dma;
+	struct pp_port *port[2];  /* [1]: a second --port; a veth peer
+				   * closes with its first end */
+} held;
+
+static int give_back(int status)
+{
+	for (int i = 1; i >= 0; i--)
+		if (held.port[i])
+			pp_port_close(held.port[i]);
+	if (held.dma) {
+		pp_dma_unmap_arena(held.dma, held.arena);
+		pp_dma_destroy(held.dma);
+	}
+	if (held.alloc)
+		pp_allocator_destroy(held.alloc);
+	if (held.arena)
+		pp_arena_destroy(held.arena);
+	return status;
+}
+
 /* --telemetry: report the allocator, the ports and their RX pools. */
 static int telemetry_start(const char *prefix, struct pp_allocator *alloc,
 			   struct pp_port *const ports[3])
@@ -608,13 +637,16 @@ int main(int argc, char **argv)
 	struct pp_allocator_opts alo = {
 		.sz = sizeof(alo), .arenas = &arena, .nr_arenas = 1,
 	};
+	held.arena = arena;
 	struct pp_allocator *alloc = pp_allocator_create(&alo);
 	if (!alloc) {
 		fprintf(stderr, "fwd: cannot create the allocator: %s\n", strerror(errno));
-		return 1;
+		return give_back(1);
 	}
+	held.alloc = alloc;
 	/* PCI ports (e1000e) DMA through the IOMMU: one domain for all. */
 	struct pp_dma *dma = vfio_domain_create(dev, nr_dev, arena, uses_vfio);
+	held.dma = dma;
 
 	/* Ports: every RX queue gets a page_pool refilled the asked way. */
 	struct pp_port_conf conf = {
@@ -630,18 +662,22 @@ int main(int argc, char **argv)
 	struct pp_port *out = !in ? NULL : nr_dev == 2 ?
 			      pp_port_open(dev[1], &conf_out) :
 			      loop_topo ? in : pp_port_peer(in);
+	int open_err = errno;
+
+	held.port[0] = in;
+	held.port[1] = nr_dev == 2 ? out : NULL;
 	if (in && nr_dev == 1 && !loop_topo && !bidir) {
 		fprintf(stderr, "fwd: one --port that is a veth pair: add --bidir, or give a second --port\n");
-		return 2;
+		return give_back(2);
 	}
 	if (loop_topo)
 		bidir = true;
 	if (!in || !out) {
-		int err = errno;
+		int err = open_err;
 
 		if (in && nr_dev == 1) {
 			fprintf(stderr, "fwd: --bidir with one --port needs a veth pair (veth0,peer=veth1)\n");
-			return 2;
+			return give_back(2);
 		}
 		/*
 		 * pp_port_open() says EINVAL for a device string the drivers
@@ -654,11 +690,11 @@ int main(int argc, char **argv)
 		if (err == EINVAL || err == ENODEV) {
 			fprintf(stderr, "fwd: --port %s: %s (the message above names the bad part)\n",
 				in ? dev[1] : dev[0], strerror(err));
-			return 2;
+			return give_back(2);
 		}
 		fprintf(stderr, "fwd: cannot open port '%s': %s (the message above says why)\n",
 			in ? dev[1] : dev[0], strerror(err));
-		return 1;
+		return give_back(1);
 	}
 	bool pass = !strcmp(mode, "pass");
 	/* The loop topology counts its one port once: run.out is NULL. */
@@ -701,7 +737,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fwd: --telemetry %s: cannot start the server (the message above says why)\n",
 				telemetry);
 			/* -EINVAL: a prefix it does not take, to correct. */
-			return err == -EINVAL ? 2 : 1;
+			return give_back(err == -EINVAL ? 2 : 1);
 		}
 		/* Where a client finds it, and how to ask. */
 		if (!pp_telemetry_socket_path(sock, sizeof(sock)))
@@ -732,7 +768,9 @@ int main(int argc, char **argv)
 			loop_inject(out, tx_first);
 		if (!loop.injected) {
 			fprintf(stderr, "fwd: --tx-first: the ports took no frame (link down? the log above says)\n");
-			return 1;
+			if (telemetry)
+				telemetry_stop(alloc, tm_ports);
+			return give_back(1);
 		}
 	}
 
