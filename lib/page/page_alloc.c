@@ -191,7 +191,7 @@ static PP_NOINLINE void tcache_drain_batch(struct pp_allocator *alloc,
 	zone_lock(z);
 	pp_zone_put_order0(z, &tcz->stack[tcz->count - n], n);
 	zone_unlock(z);
-	tcz->count -= n;
+	tcache_set_count(tcz, tcz->count - n);
 	zone_count(&z->thread_cache_drains, 1);
 }
 
@@ -237,7 +237,7 @@ static PP_NOINLINE unsigned int tcache_refill(struct pp_allocator *alloc,
 		page_on_alloc(z, page, 0);
 		sink_put(s, page);
 	}
-	tcz->count = n;
+	tcache_set_count(tcz, n);
 	return got + take;
 }
 
@@ -284,7 +284,7 @@ static PP_ALWAYS_INLINE unsigned int tcache_take(struct pp_allocator *alloc,
 			pp_page_list_add_tail(s->list, page);
 		}
 	}
-	tcz->count = count;
+	tcache_set_count(tcz, count);
 	if (got < need)
 		got += tcache_refill(alloc, tcz, z, need - got, s);
 	return got;
@@ -301,14 +301,15 @@ static struct pp_page *tcache_take_one(struct pp_allocator *alloc,
 	tcache_lock(tc);
 	if (!tcz->count) {
 		zone_lock(z);
-		tcz->count = pp_zone_take_order0(z, tcz->stack,
-						 alloc->tcache_batch);
+		tcache_set_count(tcz, pp_zone_take_order0(z, tcz->stack,
+							   alloc->tcache_batch));
 		zone_unlock(z);
 		if (tcz->count)
 			zone_count(&z->thread_cache_refills, 1);
 	}
 	if (tcz->count) {
-		page = tcz->stack[--tcz->count];
+		page = tcz->stack[tcz->count - 1];
+		tcache_set_count(tcz, tcz->count - 1);
 		page_on_alloc(z, page, 0);
 	}
 	tcache_unlock(tc);
@@ -342,7 +343,8 @@ static PP_ALWAYS_INLINE void tcache_put(struct pp_allocator *alloc,
 	page_on_free(page, 0);
 	if (PP_UNLIKELY(tcz->count == alloc->tcache_size))
 		tcache_drain_batch(alloc, tcz, z);
-	tcz->stack[tcz->count++] = page;
+	tcz->stack[tcz->count] = page;
+	tcache_set_count(tcz, tcz->count + 1);
 }
 
 /* ---- the single-page and higher-order paths ---- */
@@ -666,7 +668,7 @@ static PP_ALWAYS_INLINE void free_bulk_one_zone(struct pp_allocator *alloc,
 			count += pages[i] != NULL;
 		}
 		freed = count - tcz->count;
-		tcz->count = count;
+		tcache_set_count(tcz, count);
 		COUNT(alloc, tc, 0, pages_freed, freed);
 		return;
 	}
@@ -680,14 +682,14 @@ static PP_ALWAYS_INLINE void free_bulk_one_zone(struct pp_allocator *alloc,
 			continue;
 		page_on_free(page, 0);
 		if (PP_UNLIKELY(count == high)) {
-			tcz->count = count;
+			tcache_set_count(tcz, count);
 			tcache_drain_batch(alloc, tcz, &alloc->zones[0]);
 			count = tcz->count;
 		}
 		stack[count++] = page;
 		freed++;
 	}
-	tcz->count = count;
+	tcache_set_count(tcz, count);
 	COUNT(alloc, tc, 0, pages_freed, freed);
 }
 
