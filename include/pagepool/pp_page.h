@@ -107,7 +107,8 @@ pp_allocator_create(const struct pp_allocator_opts *opts);
 /*
  * pp_allocator_destroy - returns 0, or -EBUSY (and frees nothing) while
  * pages are still allocated; the message says how many, per zone.
- * Thread caches of all threads are returned first.
+ * Thread caches of all threads are returned first. When it frees, it
+ * first unregisters the allocator from telemetry (pp_telemetry.h).
  * Context: no other thread may use the allocator during or after the call.
  */
 PP_API int pp_allocator_destroy(struct pp_allocator *alloc);

@@ -28,6 +28,7 @@
 #include "pp_arena_user.h"
 #include "pp_os_fault.h"
 #include "pp_os.h"
+#include "pp_unregister.h"
 #include "page_alloc_priv.h"
 #include "page_debug_priv.h"
 
@@ -991,6 +992,13 @@ int pp_allocator_destroy(struct pp_allocator *alloc)
 	pthread_key_delete(alloc->key);
 	pp_tcache_free_all(alloc);
 	pthread_mutex_unlock(&alloc->tcache_list_lock);
+	/*
+	 * Out of telemetry's registry before anything is freed, and not
+	 * under the list lock, which a request reading the statistics takes
+	 * (it finishes first, finding no cache). Only now: an allocator
+	 * that refused (-EBUSY) stays alive and registered.
+	 */
+	pp_unregister_obj(alloc);
 	pthread_mutex_destroy(&alloc->tcache_list_lock);
 	if (pp_tcache_memo_.id == alloc->id) {
 		pp_tcache_memo_.id = 0;

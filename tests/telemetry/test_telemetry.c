@@ -10,8 +10,11 @@
  * child process with a lowered RLIMIT_NOFILE, every descriptor taken)
  * refuses a client at once and does not spin: its thread is runnable
  * (on a CPU or waiting for one, /proc schedstat) under a tenth of 2 s.
- * Last, clients and a thread that registers and unregisters at once
- * (suite threads: TSan).
+ * An allocator, a pool and a port destroyed while registered, never
+ * unregistered, while a client asks for them in a loop: no read after
+ * free (ASan), and the replies after each destroy say unknown. Last,
+ * clients and a thread that registers and unregisters at once (suite
+ * threads: TSan).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -575,6 +578,109 @@ static void test_fd_limit(void)
 	close(go[1]);
 }
 
+/* ---- objects destroyed while registered ---- */
+
+static struct {
+	atomic_int stop;
+	atomic_int replies;        /* rounds of the three requests */
+	atomic_int seen[3];        /* the last round's answer: 1 known, 0 not */
+} hammer;
+
+static const char *const doomed_req[3] = {
+	"/pagepool/allocator,doomed", "/pagepool/pool,doomed",
+	"/pagepool/port,null9",
+};
+
+static void *hammer_main(void *arg)
+{
+	static char r[REPLY_MAX + 1];
+	int fd = client(NULL, 0);
+
+	(void)arg;
+	REQUIRE(fd >= 0);
+	while (!atomic_load(&hammer.stop)) {
+		for (int i = 0; i < 3; i++) {
+			ask(fd, doomed_req[i], r);
+			/* Known: its statistics; unknown: null. */
+			atomic_store(&hammer.seen[i], !strstr(r, ":null}"));
+		}
+		atomic_fetch_add(&hammer.replies, 1);
+	}
+	close(fd);
+	return NULL;
+}
+
+/* Let the client finish @n more rounds (their requests meet the next
+ * step); false after 10 s without them. */
+static bool hammer_rounds(int n)
+{
+	int want = atomic_load(&hammer.replies) + n;
+
+	for (int i = 0; i < 10000; i++) {
+		if (atomic_load(&hammer.replies) >= want)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * DPDK's telemetry cannot reach a destroyed object, and neither may
+ * ours: pp_pool_destroy(), pp_port_close() and pp_allocator_destroy()
+ * take the object out of the registry before they free it. Nothing here
+ * unregisters.
+ */
+static void test_destroy_registered(void)
+{
+	struct pp_port_conf conf = { .sz = sizeof(conf),
+				     .nid = PP_NUMA_NODE_ANY };
+	struct pp_arena *arena = pp_test_arena(8 << 20, PP_PAGE_SIZE_4K);
+	struct pp_allocator *alloc = pp_test_allocator(arena);
+	struct pp_pool_params pp = { .sz = sizeof(pp), .allocator = alloc,
+				     .nid = PP_NUMA_NODE_ANY,
+				     .name = "doomed" };
+	struct pp_pool *pool = pp_pool_create(&pp);
+	struct pp_port *port;
+	pthread_t t;
+
+	REQUIRE(pool != NULL);
+	conf.allocator = alloc;
+	port = pp_port_open("null9", &conf);
+	REQUIRE(port != NULL);
+	CHECK_EQ(pp_telemetry_register_allocator(alloc, "doomed"), 0);
+	CHECK_EQ(pp_telemetry_register_pool(pool, "doomed"), 0);
+	CHECK_EQ(pp_telemetry_register_port(port, NULL), 0);
+	REQUIRE(start("pp-destroy") == 0);
+	atomic_store(&hammer.stop, 0);
+	atomic_store(&hammer.replies, 0);
+	REQUIRE(pthread_create(&t, NULL, hammer_main, NULL) == 0);
+
+	CHECK(hammer_rounds(20));
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(atomic_load(&hammer.seen[i]), 1);
+	CHECK_EQ(pp_pool_destroy(pool), 0);
+	CHECK(hammer_rounds(20));
+	CHECK_EQ(atomic_load(&hammer.seen[1]), 0);   /* the pool: unknown */
+	CHECK_EQ(atomic_load(&hammer.seen[2]), 1);
+	CHECK_EQ(pp_port_close(port), 0);
+	CHECK(hammer_rounds(20));
+	CHECK_EQ(atomic_load(&hammer.seen[2]), 0);   /* the port */
+	CHECK_EQ(atomic_load(&hammer.seen[0]), 1);
+	pp_allocator_drain_thread(alloc);
+	CHECK_EQ(pp_allocator_destroy(alloc), 0);
+	CHECK(hammer_rounds(20));
+	CHECK_EQ(atomic_load(&hammer.seen[0]), 0);   /* the allocator */
+
+	atomic_store(&hammer.stop, 1);
+	pthread_join(t, NULL);
+	pp_telemetry_stop();
+	CHECK_EQ(pp_arena_destroy(arena), 0);
+	/* Nothing left to unregister: destroy did it. */
+	CHECK_EQ(pp_telemetry_unregister(pool), 0);
+	CHECK_EQ(pp_telemetry_unregister(port), 0);
+	CHECK_EQ(pp_telemetry_unregister(alloc), 0);
+}
+
 /* Clients query while another thread registers and unregisters. */
 static atomic_int churn_stop;
 
@@ -639,6 +745,7 @@ int main(void)
 	RUN_TEST(test_commands);
 	RUN_TEST(test_security);
 	RUN_TEST(test_fd_limit);
+	RUN_TEST(test_destroy_registered);
 	RUN_TEST(test_threads);
 	pp_telemetry_unregister(net.alloc);
 	pp_telemetry_unregister(pp_port_rxq_pool(net.port, 0));
