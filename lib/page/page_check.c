@@ -51,16 +51,17 @@ int pp_allocator_zone_stats(struct pp_allocator *alloc, unsigned int zone,
 	out->thread_cache_refills = counter_read(&z->thread_cache_refills);
 	out->thread_cache_drains = counter_read(&z->thread_cache_drains);
 	out->remote_drains = counter_read(&z->remote_drains);
-	add_counters(out, &z->retired);
 
 	/*
 	 * The list lock keeps each cache alive and its counters out of
-	 * @retired while we read (a dying cache is unlinked and folded under
-	 * it), so no cache is counted twice or missed, and each counter only
-	 * grows. The stacks' counts move as we read them: a batch between a
-	 * cache and the zone may be seen on both sides, or neither.
+	 * @retired while we read both (a dying cache is unlinked and folded
+	 * under it), so no cache is counted twice or missed, and each
+	 * counter only grows. The stacks' counts move as we read them: a
+	 * batch between a cache and the zone may be seen on both sides, or
+	 * neither.
 	 */
 	pthread_mutex_lock(&alloc->tcache_list_lock);
+	add_counters(out, &z->retired);
 	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next) {
 		cached += __atomic_load_n(&tc->v.z[zone].count,
 					  __ATOMIC_RELAXED);

@@ -358,8 +358,16 @@ static void *read_loop(void *arg)
 		if (pp_allocator_zone_stats(r->alloc, 0, &s) ||
 		    s.free_pages + s.thread_cache_pages > s.managed_pages ||
 		    s.pages_allocated < last_alloc ||
-		    s.pages_freed < last_freed)
-			bad++;
+		    s.pages_freed < last_freed) {
+			if (!bad++)
+				fprintf(stderr, "statistics out of bounds or going back: free %lu + cached %lu of %lu; allocated %llu after %llu, freed %llu after %llu\n",
+					s.free_pages, s.thread_cache_pages,
+					s.managed_pages,
+					(unsigned long long)s.pages_allocated,
+					(unsigned long long)last_alloc,
+					(unsigned long long)s.pages_freed,
+					(unsigned long long)last_freed);
+		}
 		last_alloc = s.pages_allocated;
 		last_freed = s.pages_freed;
 		pp_allocator_stats_json(r->alloc, json, sizeof(json));
