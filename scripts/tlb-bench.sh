@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tlb-bench.sh - the page-size benchmark of huge vmalloc areas:
 # `pp-bench tlb` over tables of 64 MiB, 1 GiB and 4 GiB on 4 KiB, 2 MiB
-# and 1 GiB pages (doc/vmalloc.md; results in doc/benchmarks.md).
+# and 1 GiB pages (doc/vmalloc.md; results in doc/benchmarks-archive.md).
 #
 # The three backings of one table size live at the same time, so that the
 # runs alternate between them: the 4 GiB row holds 4 GiB of base pages,

@@ -73,6 +73,34 @@ void pp_cli_bad_option(const char *tool, int c, char *const argv[],
 	exit(2);
 }
 
+void pp_cli_check_value(const char *tool, int c, char *const argv[],
+			const struct option *longopts)
+{
+	const struct option *lo;
+	const char *word;
+	char name[128];
+
+	/* The value came in a word of its own only if it is that word. */
+	if (c == '?' || c == ':' || !optarg || optind < 2 ||
+	    optarg != argv[optind - 1])
+		return;
+	if (strncmp(optarg, "--", 2) &&
+	    !(optarg[0] == '-' && isalpha((unsigned char)optarg[1])))
+		return;
+	word = argv[optind - 2];
+	lo = long_option(word, c, longopts);
+	if (lo)
+		snprintf(name, sizeof(name), "--%s", lo->name);
+	else if (c > 0 && c < 256)
+		snprintf(name, sizeof(name), "-%c", c);
+	else
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(word, "="),
+			 word);
+	fprintf(stderr, "%s: option '%s' needs a value, not the option '%s' (give it its value right after it; %s --help says what it takes)\n",
+		tool, name, optarg, tool);
+	exit(2);
+}
+
 /* strto*() skip leading blanks and take a sign: the rules here do not. */
 static int plain_start(const char *s, int sign_ok)
 {
@@ -166,6 +194,26 @@ double pp_cli_double(const char *tool, const char *opt, const char *s,
 		exit(2);
 	}
 	return v;
+}
+
+void pp_cli_fits_memory(const char *tool, const char *opt,
+			unsigned long long bytes)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return;
+	while (!kb && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) != 1)
+			kb = 0;
+	fclose(f);
+	if (!kb || bytes / 1024 <= kb)
+		return;
+	fprintf(stderr, "%s: %s asks for %llu MiB, more than the %llu MiB of memory this machine has (MemTotal in /proc/meminfo): ask for less\n",
+		tool, opt, bytes >> 20, kb >> 10);
+	exit(2);
 }
 
 static long hugepages_2m(const char *leaf)

@@ -9,7 +9,8 @@
  *   -V, --version  "TOOL (pagepool) VERSION (commit C)" on stdout, exit 0
  *   a bad option or value: a message on stderr, nothing on stdout, exit 2;
  *               an unknown option or one without its value in the one
- *               wording of pp_cli_bad_option()
+ *               wording of pp_cli_bad_option(), an option given as
+ *               another's value in that of pp_cli_check_value()
  *   --json -    the JSON document on stdout (and human text on stderr)
  */
 #ifndef PP_CLI_H
@@ -44,6 +45,21 @@ void pp_cli_bad_option(const char *tool, int c, char *const argv[],
 	__attribute__((noreturn));
 
 /*
+ * After getopt_long() returned option @c with its value in optarg: when
+ * the value is the word after the option and that word is an option
+ * itself ("--json --quick", "--bind --force DEV": getopt takes the next
+ * word as the value, whatever it is), says so on stderr and exits 2:
+ *   TOOL: option 'X' needs a value, not the option 'Y' (give it its
+ *   value right after it; TOOL --help says what it takes)
+ * A word is an option when it starts with "--", or with '-' and a letter;
+ * "-" (stdout) and negative numbers are values. A value that does start
+ * so can still be given in the same word: --json=./--quick. Does nothing
+ * for an option without a value, or for '?' and ':'.
+ */
+void pp_cli_check_value(const char *tool, int c, char *const argv[],
+			const struct option *longopts);
+
+/*
  * Strict numbers: the whole of @s is one number in [@min, @max] (decimal,
  * or 0x hex for integers), no sign for unsigned, no trailing text, no
  * overflow. Return 0, or -1 with *@v untouched.
@@ -63,6 +79,17 @@ long long pp_cli_int(const char *tool, const char *opt, const char *s,
 		     long long min, long long max);
 double pp_cli_double(const char *tool, const char *opt, const char *s,
 		     double min, double max);
+
+/*
+ * Option @opt of @tool asks for @bytes of memory (an arena, a table):
+ * when that is more than the machine has (MemTotal in /proc/meminfo), it
+ * cannot be had, and the kernel would hand the program every free page
+ * on the way (a 4 KiB arena is filled page by page) until the OOM killer
+ * starts: says so on stderr, with both figures, and the program exits 2.
+ * Nothing is checked where /proc/meminfo cannot be read.
+ */
+void pp_cli_fits_memory(const char *tool, const char *opt,
+			unsigned long long bytes);
 
 /*
  * When fewer than @need_mb MiB of 2 MiB hugepages are free (sysfs), a line

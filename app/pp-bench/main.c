@@ -101,6 +101,7 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+		pp_cli_check_value("pp-bench", c, argv, opts);
 		switch (c) {
 		case 'r':
 			cfg->runs = (unsigned int)parse_num("--runs", optarg, 1,
@@ -115,6 +116,8 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 			/* 16 MiB holds every case's pages many times over. */
 			cfg->arena_mb = parse_num("--arena-mb", optarg, 16,
 						  1ul << 20);
+			pp_cli_fits_memory("pp-bench", "--arena-mb",
+					   (unsigned long long)cfg->arena_mb << 20);
 			break;
 		case 't':
 			cfg->run_ms = pp_cli_double("pp-bench", "--run-ms", optarg,

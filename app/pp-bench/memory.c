@@ -201,6 +201,7 @@ static void parse(int argc, char **argv, struct memory_cfg *cfg)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+		pp_cli_check_value(TOOL, c, argv, opts);
 		switch (c) {
 		case 'n':
 			cfg->frames = (unsigned int)pp_cli_uint(

@@ -884,6 +884,7 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+		pp_cli_check_value("pp-bench scale", c, argv, opts);
 		switch (c) {
 		case 'T':
 			parse_threads(cfg, optarg);
@@ -905,6 +906,8 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 		case 'a':
 			cfg->arena_mb = scale_num("--arena-mb", optarg, 16,
 						  1ul << 20);
+			pp_cli_fits_memory("pp-bench scale", "--arena-mb",
+					   (unsigned long long)cfg->arena_mb << 20);
 			break;
 		case 'j':
 			cfg->json_path = optarg;

@@ -512,6 +512,8 @@ static void parse_sizes(struct tlb_cfg *cfg, const char *arg)
 		if (cfg->nr_sizes == TLB_MAX_SIZES)
 			tlb_bad("--sizes takes at most %d sizes",
 				TLB_MAX_SIZES);
+		/* Each table is written whole, on 4 KiB pages too. */
+		pp_cli_fits_memory("pp-bench tlb", "--sizes", v * mult);
 		cfg->sizes[cfg->nr_sizes++] = v * mult;
 	}
 	free(copy);
@@ -538,6 +540,7 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+		pp_cli_check_value("pp-bench tlb", c, argv, opts);
 		switch (c) {
 		case 's':
 			parse_sizes(cfg, optarg);

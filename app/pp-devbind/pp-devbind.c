@@ -204,10 +204,20 @@ static bool ifname_valid(const char *s)
 	return plain_name(s, IFNAMSIZ) && !strchr(s, ':');
 }
 
-/* A driver as named in /sys/bus/pci/drivers, vfio-pci for one. */
+/*
+ * A driver name as the kernel gives them (vfio-pci, mlx5_core, 3w-9xxx):
+ * letters, digits, '_', '-' and '.', fewer than NAME_LEN bytes, and not
+ * starting with '-', which is an option that getopt took as --bind's
+ * value ("--bind --force DEV"). Checked before anything is read for it.
+ */
 static bool driver_name_valid(const char *s)
 {
-	return plain_name(s, NAME_LEN);
+	if (!plain_name(s, NAME_LEN) || s[0] == '-')
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("_-.", *s))
+			return false;
+	return true;
 }
 
 /*
@@ -931,6 +941,7 @@ int main(int argc, char **argv)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":sb:uhV", opts, NULL)) != -1) {
+		pp_cli_check_value("pp-devbind", c, argv, opts);
 		switch (c) {
 		case 'b':
 			driver = optarg;
@@ -971,9 +982,14 @@ int main(int argc, char **argv)
 		return status();
 	}
 	cmd = op == 'b' ? "--bind" : op == 'u' ? "--unbind" : "--restore";
-	if (driver && !driver_name_valid(driver)) {
-		fprintf(stderr, "pp-devbind: '%.*s%s' is not a driver name: give it as in /sys/bus/pci/drivers (e.g. vfio-pci), one name without '/' or spaces; nothing changed\n",
+	if (driver && driver[0] == '-') {
+		fprintf(stderr, "pp-devbind: '%.*s%s' is not a driver name: it is an option, and --bind takes the driver as the next word: pp-devbind --force --bind DRIVER DEV (e.g. --bind vfio-pci 0000:00:02.0); nothing changed\n",
 			SHOWN(driver));
+		return 2;
+	}
+	if (driver && !driver_name_valid(driver)) {
+		fprintf(stderr, "pp-devbind: '%.*s%s' is not a driver name: give it as in /sys/bus/pci/drivers (e.g. vfio-pci): letters, digits, '_', '-' and '.', at most %d bytes; nothing changed\n",
+			SHOWN(driver), NAME_LEN - 1);
 		return 2;
 	}
 	if (n < 1) {

@@ -18,7 +18,9 @@
  * pages over the nodes that have memory, one at a time in turn; with -n
  * it is that node's count. A reservation sets the count (it may lower
  * it), then reads it back: the kernel gives fewer when memory is too
- * fragmented, and the operator is told so, with the fix.
+ * fragmented, and the operator is told so, with the fix. One that would
+ * put more than 90% of the memory in hugepages is refused first, unless
+ * --force (fits()).
  *
  * PP_HUGEPAGES_ROOT, for tests only: a directory that stands in for / for
  * every file this tool reads or writes (/sys, /proc). mount(2) and
@@ -652,6 +654,154 @@ static int show(const char *json)
 	return rc;
 }
 
+/* ---- how much memory there is ---- */
+
+/*
+ * Hugepages are taken from the memory the kernel and every process live
+ * in, and the kernel turns free memory into hugepages for as long as any
+ * is left when nr_hugepages asks for more than there is: a count of a
+ * million (-r 100T, a mistyped --pages) leaves the machine without
+ * memory, and the OOM killer starts. A reservation is refused when the
+ * hugepages of every size on its node (or machine-wide) would come to
+ * more than the memory there, and above MEM_MARGIN_PCT percent of it
+ * unless --force: what is left is for the kernel and every process.
+ */
+#define MEM_MARGIN_PCT 90
+
+/*
+ * The memory of @node (< 0: the machine), in kB, from MemTotal in the
+ * node's meminfo ("Node 0 MemTotal:   8192000 kB") or /proc/meminfo. A
+ * node without a meminfo file is bounded by the machine's. The file read
+ * goes into @path, for messages, and @node_read says whether it was the
+ * node's. Returns the size, or -errno when there is no MemTotal to read.
+ */
+static long long mem_total_kb(int node, char path[PATH_MAX], bool *node_read)
+{
+	unsigned long long kb;
+	char line[256];
+	FILE *f = NULL;
+	int err;
+
+	*node_read = false;
+	if (node >= 0) {
+		path_of(path, SYS_NODE "/node%d/meminfo", node);
+		f = fopen(path, "re");
+		*node_read = f != NULL;
+	}
+	if (!f) {
+		path_of(path, "/proc/meminfo");
+		f = fopen(path, "re");
+		if (!f)
+			return -errno;
+	}
+	err = -ENOENT;
+	while (err && fgets(line, sizeof(line), f))
+		if (sscanf(line, *node_read ? "Node %*d MemTotal: %llu kB" :
+			   "MemTotal: %llu kB", &kb) == 1 && kb && kb <= LLONG_MAX)
+			err = 0;
+	fclose(f);
+	return err ? err : (long long)kb;
+}
+
+/* @kb as "15.6 GiB", "512 MiB", "100 TiB", for messages. */
+static const char *human_kb(double kb, char *buf, size_t len)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB",
+					    "EiB" };
+	unsigned int u = 0;
+
+	while (kb >= 1024 && u < sizeof(unit) / sizeof(unit[0]) - 1) {
+		kb /= 1024;
+		u++;
+	}
+	if (kb < 1e15 && kb == (double)(unsigned long long)kb)
+		snprintf(buf, len, "%.0f %s", kb, unit[u]);
+	else
+		snprintf(buf, len, "%.1f %s", kb, unit[u]);
+	return buf;
+}
+
+static const char *where_of(int node, char *buf, size_t len);
+
+/*
+ * fits - whether @pages of @kb on @node (machine-wide if < 0), with the
+ * pages of the other sizes reserved there, fit in the memory there: all
+ * of it at most, and MEM_MARGIN_PCT percent unless @force. @cleared:
+ * --clear runs first, of every size (@all_cleared) or of @kb's, so those
+ * counts are 0 by then. A count no higher than the one there now always
+ * fits: lowering it only gives memory back. Says what is wrong and what
+ * to do. Returns 0, 2 (too much) or 1 (the memory cannot be read, and no
+ * --force).
+ */
+static int fits(unsigned long kb, int node, unsigned long long pages,
+		bool cleared, bool all_cleared, bool force)
+{
+	char mpath[PATH_MAX], path[PATH_MAX], where[32], sz[32], ask[32];
+	char sum[32], other[32], mem[32], pct[16], with[96], fix[160];
+	unsigned long long want, others = 0, limit;
+	long long total;
+	bool node_read, over_all;
+	long now;
+
+	total = mem_total_kb(node, mpath, &node_read);
+	if (total < 0) {
+		if (force)
+			return 0;
+		fprintf(stderr, "pp-hugepages: cannot tell how much memory this machine has (%s: %s): pass --force to reserve without that check; nothing changed\n",
+			mpath, strerror((int)-total));
+		return 1;
+	}
+	for (int i = 0; i < nr_sizes && !all_cleared; i++) {
+		long n;
+
+		if (sizes[i] == kb)
+			continue;
+		hp_path(path, sizes[i], node, "nr_hugepages");
+		n = read_count(path);
+		if (n > 0)
+			others += (unsigned long long)n * sizes[i];
+	}
+	/* Saturated: a count near LONG_MAX is more than any machine has. */
+	if (__builtin_mul_overflow(pages, (unsigned long long)kb, &want) ||
+	    __builtin_add_overflow(want, others, &want))
+		want = ULLONG_MAX;
+	limit = (unsigned long long)total;
+	if (!force)
+		limit = limit / 100 * MEM_MARGIN_PCT;
+	if (want <= limit)
+		return 0;
+	/* Read only now: a FIFO in the tests answers one read per write. */
+	hp_path(path, kb, node, "nr_hugepages");
+	now = cleared ? 0 : read_count(path);
+	if (now > 0 && pages <= (unsigned long long)now)
+		return 0;
+
+	over_all = want > (unsigned long long)total;
+	with[0] = '\0';
+	if (others)
+		snprintf(with, sizeof(with), ", %s with the %s already reserved in other page sizes",
+			 human_kb((double)pages * (double)kb + (double)others,
+				  sum, sizeof(sum)),
+			 human_kb((double)others, other, sizeof(other)));
+	if (node_read)
+		where_of(node, mem, sizeof(mem));
+	else
+		snprintf(mem, sizeof(mem), "this machine");
+	snprintf(pct, sizeof(pct), "%d%% of ", MEM_MARGIN_PCT);
+	if (over_all)
+		snprintf(fix, sizeof(fix), "ask for less (pp-hugepages shows what is reserved)");
+	else
+		snprintf(fix, sizeof(fix), "the rest is too little for the kernel and every process (the OOM killer would start): ask for less, or pass --force to reserve more than %d%%",
+			 MEM_MARGIN_PCT);
+	fprintf(stderr, "pp-hugepages: %s: %llu %s pages are %s%s, more than %sthe %s of memory %s has (MemTotal in %s): %s; nothing changed\n",
+		where_of(node, where, sizeof(where)), pages,
+		size_name(kb, sz, sizeof(sz)),
+		human_kb((double)pages * (double)kb, ask, sizeof(ask)), with,
+		over_all ? "" : pct, human_kb((double)total, sum, sizeof(sum)),
+		mem, mpath, fix);
+	return 2;
+}
+
 /* ---- --reserve, --clear ---- */
 
 /* Says why a write of nr_hugepages failed, and what to do. */
@@ -1029,7 +1179,10 @@ static const char help[] =
 	"  -r, --reserve SIZE     set the reservation to SIZE of memory (1G,\n"
 	"                         512M: a multiple of the page size), or to SIZE\n"
 	"                         pages with --pages; the count is read back and\n"
-	"                         a shortfall reported (exit 1)\n"
+	"                         a shortfall reported (exit 1). Refused (exit 2)\n"
+	"                         where the hugepages of every size would come to\n"
+	"                         more than 90% of the memory (MemTotal; the\n"
+	"                         node's with -n): see --force\n"
 	"      --pages            -r gives a page count\n"
 	"  -p, --pagesize 2M|1G   the page size for -r, -m, -c, -u (default 2M\n"
 	"                         for -r and -m; all sizes for -c and -u)\n"
@@ -1042,6 +1195,10 @@ static const char help[] =
 	"                         /dev/hugepages, /dev/hugepages-1G for 1G)\n"
 	"  -u, --unmount [DIR]    unmount the hugetlbfs at DIR, or every one (of\n"
 	"                         -p's size when given)\n"
+	"      --force            with -r: reserve more than 90% of the memory\n"
+	"                         (of node N with -n) in hugepages of all sizes\n"
+	"                         together, or where the memory cannot be read;\n"
+	"                         more than all of it is refused even so\n"
 	"      --persistent       print the sysctl.d line and the kernel command\n"
 	"                         line for the current reservation, or for -r's;\n"
 	"                         changes nothing\n"
@@ -1061,7 +1218,7 @@ usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: pp-hugepages [-s] [--json -|FILE] | -r SIZE [--pages] [-p 2M|1G] [-n N] | -c | -m [DIR] | -u [DIR] | --persistent; pp-hugepages --help says more\n");
+	fprintf(stderr, "\nusage: pp-hugepages [-s] [--json -|FILE] | -r SIZE [--pages] [-p 2M|1G] [-n N] [--force] | -c | -m [DIR] | -u [DIR] | --persistent; pp-hugepages --help says more\n");
 	exit(2);
 }
 
@@ -1094,7 +1251,7 @@ static const char *optional_dir(int argc, char **argv)
 	return NULL;
 }
 
-enum { OPT_JSON = 256, OPT_PAGES, OPT_PERSISTENT };
+enum { OPT_JSON = 256, OPT_PAGES, OPT_PERSISTENT, OPT_FORCE };
 
 static const struct option longopts[] = {
 	{ "show", no_argument, NULL, 's' },
@@ -1107,6 +1264,7 @@ static const struct option longopts[] = {
 	{ "mount", optional_argument, NULL, 'm' },
 	{ "unmount", optional_argument, NULL, 'u' },
 	{ "persistent", no_argument, NULL, OPT_PERSISTENT },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -1118,6 +1276,7 @@ int main(int argc, char **argv)
 	const char *mount_dir = NULL, *umount_dir = NULL;
 	bool do_show = false, as_pages = false, do_clear = false;
 	bool mount_it = false, umount_it = false, persist = false;
+	bool force = false;
 	unsigned long long pages = 0, v;
 	unsigned long kb = 0;
 	char dir[PATH_MAX], list[256];
@@ -1128,6 +1287,7 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":sr:p:n:cm::u::hV", longopts,
 				  NULL)) != -1) {
+		pp_cli_check_value("pp-hugepages", opt, argv, longopts);
 		switch (opt) {
 		case 's': do_show = true; break;
 		case OPT_JSON: json = optarg; break;
@@ -1145,6 +1305,7 @@ int main(int argc, char **argv)
 			umount_dir = optional_dir(argc, argv);
 			break;
 		case OPT_PERSISTENT: persist = true; break;
+		case OPT_FORCE: force = true; break;
 		case 'h': return fputs(help, stdout) < 0;
 		case 'V':
 			pp_cli_print_version("pp-hugepages");
@@ -1158,6 +1319,8 @@ int main(int argc, char **argv)
 		usage("--pages goes with -r COUNT");
 	if (nodearg && !amount)
 		usage("-n goes with -r");
+	if (force && !amount)
+		usage("--force goes with -r");
 	if (persist && (do_clear || mount_it || umount_it || do_show || json))
 		usage("--persistent only prints (with -r, -p, for that reservation); give it alone");
 	if (json && !strcmp(json, ""))
@@ -1228,6 +1391,16 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/*
+	 * Before anything changes. --persistent's counts are machine-wide
+	 * (it drops -n), and what it prints is written at the next boot.
+	 */
+	if (amount) {
+		rc = fits(kb, persist ? -1 : node, pages, do_clear,
+			  do_clear && !psize, force);
+		if (rc)
+			return rc;
+	}
 	if (persist)
 		return persistent(amount ? kb : 0, pages, node);
 

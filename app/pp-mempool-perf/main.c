@@ -473,6 +473,7 @@ int main(int argc, char **argv)
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":d:hV", longopts, NULL)) != -1) {
+		pp_cli_check_value("pp-mempool-perf", opt, argv, longopts);
 		switch (opt) {
 		case 'd': plugin = optarg; break;
 		case 'r':

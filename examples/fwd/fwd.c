@@ -437,6 +437,7 @@ int main(int argc, char **argv)
 	fwd_out = stdout;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+		pp_cli_check_value("fwd", c, argv, opts);
 		switch (c) {
 		case 'p':
 			if (nr_dev == 2) {
@@ -465,6 +466,8 @@ int main(int argc, char **argv)
 			break;
 		case 'a':
 			arena_mb = pp_cli_double("fwd", "--arena-mb", optarg, 0, 1 << 24);
+			pp_cli_fits_memory("fwd", "--arena-mb",
+					   (unsigned long long)(arena_mb * (1 << 20)));
 			break;
 		case 'b':
 			bidir = true;

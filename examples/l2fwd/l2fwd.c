@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #endif
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -165,6 +166,15 @@ int main(int argc, char **argv)
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":q:t:hV", opts, NULL)) != -1) {
+		/* getopt takes the next word as a value, even an option:
+		 * pp_cli_check_value()'s rule and wording. */
+		if ((opt == 'q' || opt == 't') && optarg == argv[optind - 1] &&
+		    optarg[0] == '-' && (optarg[1] == '-' ||
+					 isalpha((unsigned char)optarg[1]))) {
+			fprintf(stderr, "l2fwd: option '-%c' needs a value, not the option '%s' (give it its value right after it; l2fwd --help says what it takes)\n",
+				opt, optarg);
+			return 2;
+		}
 		if (opt == 'q')
 			queues = number("-q", optarg, MAX_QUEUES);
 		else if (opt == 't')

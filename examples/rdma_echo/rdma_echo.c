@@ -583,6 +583,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = defaults;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
+		pp_cli_check_value(me, c, argv, lo);
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'p': o->port = (unsigned int)pp_cli_uint(me, "--port", optarg, 1, 255); break;
@@ -592,7 +593,10 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 's': o->size = (unsigned int)pp_cli_uint(me, "--size", optarg, sizeof(uint64_t), PP_PAGE_SIZE); break;
 		case 'w': o->window = (unsigned int)pp_cli_uint(me, "--window", optarg, 1, 1u << 20); break;
 		case 'D': o->depth = (unsigned int)pp_cli_uint(me, "--depth", optarg, REFILL, 1u << 20); break;
-		case 'a': o->arena_mb = (unsigned int)pp_cli_uint(me, "--arena-mb", optarg, 1, 1u << 20); break;
+		case 'a':
+			o->arena_mb = (unsigned int)pp_cli_uint(me, "--arena-mb", optarg, 1, 1u << 20);
+			pp_cli_fits_memory(me, "--arena-mb", (unsigned long long)o->arena_mb << 20);
+			break;
 		case 'N': o->naive = true; break;
 		case 'q': o->quiet = true; break;
 		case 'j': o->json = optarg; break;

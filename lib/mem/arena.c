@@ -95,8 +95,8 @@ struct shortage {
  */
 static void format_shortage(char *buf, size_t len, const struct shortage *s)
 {
-	char path[160];
-	long total, add;
+	char path[160], cmd[80];
+	long add;
 
 	if (s->unsupported) {
 		pp_os_hugepages_path(path, sizeof(path), s->page_size, -1, "");
@@ -129,25 +129,21 @@ static void format_shortage(char *buf, size_t len, const struct shortage *s)
 			 s->need, s->page_size >> 10, s->avail);
 		return;
 	}
-	pp_os_hugepages_path(path, sizeof(path), s->page_size, s->node,
-			     "nr_hugepages");
-	total = pp_os_hugepages_total(s->page_size, s->node);
-	if (total < 0)
-		total = 0;
 	add = s->need - s->avail;
+	pp_os_hugepages_reserve_cmd(cmd, sizeof(cmd), s->page_size, s->node,
+				    add);
 	if (s->node >= 0)
 		snprintf(buf, len,
-			 "need %ld free %zu kB hugepages on node %d but %ld are free there: reserve %ld more with 'echo %ld > %s'%s",
+			 "need %ld free %zu kB hugepages on node %d but %ld are free there: reserve %ld more with '%s'%s",
 			 s->need, s->page_size >> 10, s->node, s->avail, add,
-			 total + add, path,
+			 cmd,
 			 s->page_size == PP_PAGE_SIZE_1G ?
 				 " (1 GiB pages are surest reserved at boot: hugepagesz=1G hugepages=N)" :
 				 "");
 	else
 		snprintf(buf, len,
-			 "need %ld free %zu kB hugepages but %ld are free on all nodes together: reserve %ld more with 'echo %ld > %s'%s",
-			 s->need, s->page_size >> 10, s->avail, add,
-			 total + add, path,
+			 "need %ld free %zu kB hugepages but %ld are free on all nodes together: reserve %ld more with '%s'%s",
+			 s->need, s->page_size >> 10, s->avail, add, cmd,
 			 s->page_size == PP_PAGE_SIZE_1G ?
 				 " (1 GiB pages are surest reserved at boot: hugepagesz=1G hugepages=N)" :
 				 "");

@@ -203,16 +203,14 @@ static void report_short(const struct pp_vm_area *area,
 			 long avail)
 {
 	long have = avail > 0 ? avail : 0;
-	long total = pp_os_hugepages_total(hs->page_size, o->numa_node);
 	long add = (long)want - have;
-	char path[160];
+	char cmd[80];
 
-	pp_os_hugepages_path(path, sizeof(path), hs->page_size, o->numa_node,
-			     "nr_hugepages");
-	PP_ERR("vmalloc '%s': need %lu free %zu kB hugepages%s but %ld are available: reserve %ld more with 'echo %ld > %s', or drop PP_VMALLOC_F_NO_FALLBACK to map with smaller pages",
+	pp_os_hugepages_reserve_cmd(cmd, sizeof(cmd), hs->page_size,
+				    o->numa_node, add);
+	PP_ERR("vmalloc '%s': need %lu free %zu kB hugepages%s but %ld are available: reserve %ld more with '%s', or drop PP_VMALLOC_F_NO_FALLBACK to map with smaller pages",
 	       area->name, want, hs->page_size >> 10,
-	       o->numa_node >= 0 ? " on the node asked" : "", have, add,
-	       (total > 0 ? total : 0) + add, path);
+	       o->numa_node >= 0 ? " on the node asked" : "", have, add, cmd);
 }
 
 /* Take the file's pages under the policy the options ask for. */

@@ -174,6 +174,20 @@ long pp_os_hugepages_total(size_t page_size, int node)
 	return read_count(page_size, node, "nr_hugepages");
 }
 
+void pp_os_hugepages_reserve_cmd(char *buf, size_t len, size_t page_size,
+				 int node, long more)
+{
+	long total = pp_os_hugepages_total(page_size, node);
+	char on_node[24] = "";
+
+	if (total < 0)
+		total = 0;
+	if (node >= 0)
+		snprintf(on_node, sizeof(on_node), " -n %d", node);
+	snprintf(buf, len, "pp-hugepages -r %ld --pages -p %s%s", total + more,
+		 page_size == (1UL << 30) ? "1G" : "2M", on_node);
+}
+
 long pp_os_hugepages_reserved(size_t page_size)
 {
 	return read_count(page_size, -1, "resv_hugepages");

@@ -24,15 +24,30 @@ PROGRAM (with a subcommand SUB..., e.g. 'pp-bench scale') must:
   --exits-without "DIR CODE ARGS"
                      the same, where this machine has nothing in DIR (no
                      device of a kind): skipped where it has
+  --too-big "BYTES ARGS"
+                     PROGRAM ARGS, which asks for BYTES of memory (an
+                     arena, a table), exits 2 before the run with a message
+                     that gives the machine's memory, where BYTES is more
+                     than MemTotal (skipped where it is not). Run under
+                     RLIMIT_AS and RLIMIT_FSIZE of 1 GiB (memory_fence()),
+                     so that a program that tried anyway fails at once
+                     rather than fills the machine (repeatable)
   --bad-json ARGS    PROGRAM ARGS --json /nonexistent-pp-cli/out.json:
                      exit 2 naming the path, nothing on stdout (no run);
-                     ARGS default to --json's without "--json -"
+                     ARGS default to --json's without "--json -"; and
+                     PROGRAM ARGS --json --help, run in an empty
+                     directory, exits 2 in the wording of --needs-value
+                     and leaves no file '--help' there
   --no-such-option   exit 2, nothing on stdout, and on stderr the one line
   -Z                 every program words alike (pp_cli_bad_option()):
                      "PROG: unknown option 'X' (PROG --help lists them)"
   --needs-value OPT  the same for PROG OPT with no value after it:
                      "PROG: option 'OPT' needs a value (PROG --help says
-                     what it takes)"
+                     what it takes)"; and for PROG OPT --help, where
+                     getopt takes the option after OPT as its value
+                     (pp_cli_check_value()): "PROG: option 'OPT' needs a
+                     value, not the option '--help' (give it its value
+                     right after it; PROG --help says what it takes)"
 and, given --json ARGS (its cheapest run, which writes JSON to stdout with
 '--json -'), exit 0 and print one JSON document on stdout whose tool,
 version, commit, date and machine members are there (version V, date UTC
@@ -44,10 +59,13 @@ import argparse
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 
 failures = []
 
@@ -86,6 +104,19 @@ def help_entry(text, opt):
     return ""
 
 
+def memory_fence():
+    """In the child, before exec: at most 1 GiB of address space and of
+    any one file, so that a program that tries to allocate what --too-big
+    asks for fails at once instead of taking the machine's memory (and,
+    through the OOM killer, other processes). A 4 KiB arena is a memfd
+    filled with fallocate(), which RLIMIT_AS does not bound and
+    RLIMIT_FSIZE does (EFBIG; SIGXFSZ ignored, so it is an error, not a
+    kill)."""
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
 def json_doc(cmd, version, what):
     p = run(cmd)
     check(p.returncode == 0, "%s: exit 0 (got %d)" % (what, p.returncode))
@@ -120,6 +151,7 @@ def main():
     ap.add_argument("--defaults", default="")
     ap.add_argument("--exits", action="append", default=[])
     ap.add_argument("--exits-without", action="append", default=[])
+    ap.add_argument("--too-big", action="append", default=[])
     ap.add_argument("--bad-json", default=None)
     ap.add_argument("program", nargs="+")
     a = ap.parse_args()
@@ -173,10 +205,17 @@ def main():
     if a.needs_value:
         bad.append((a.needs_value, "option '%s' needs a value "
                     "(%%s --help says what it takes)" % a.needs_value))
+    if a.needs_value:
+        bad.append(((a.needs_value, "--help"), "option '%s' needs a value, "
+                    "not the option '--help' (give it its value right "
+                    "after it; %%s --help says what it takes)" %
+                    a.needs_value))
     for arg, want in bad:
         n = len(failures)
         want = "%s: %s\n" % (name, want % name)
-        p = run(prog + [arg])
+        args = list(arg) if isinstance(arg, tuple) else [arg]
+        arg = " ".join(args)
+        p = run(prog + args)
         check(p.returncode == 2,
               "%s %s: exit 2 (got %d)" % (name, arg, p.returncode))
         check(p.stderr == want, "%s %s: says %r" % (name, arg, want))
@@ -200,6 +239,31 @@ def main():
         if len(failures) > n:
             show(p)
 
+    # More memory than the machine has: refused before anything is
+    # allocated (pp_cli_fits_memory()).
+    mem_total = 0
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                mem_total = int(line.split()[1]) * 1024
+    for spec in a.too_big:
+        size, _, args = spec.partition(" ")
+        what = "%s %s" % (name, args)
+        if int(size) <= mem_total:
+            print("skip %s: this machine has %d bytes" % (what, mem_total))
+            continue
+        n = len(failures)
+        p = subprocess.run(prog + shlex.split(args), capture_output=True,
+                           text=True, timeout=120, stdin=subprocess.DEVNULL,
+                           preexec_fn=memory_fence)
+        check(p.returncode == 2 and p.stdout == "" and
+              "of memory this machine has (MemTotal in /proc/meminfo)" in
+              p.stderr,
+              "%s: more than the memory, exit 2 before the run (got %d)" %
+              (what, p.returncode))
+        if len(failures) > n:
+            show(p)
+
     # --json into a directory that is not there: refused before the run
     # (nothing on stdout, where a run prints), exit 2, naming the path.
     bad_json = a.bad_json
@@ -215,6 +279,25 @@ def main():
         check(p.returncode == 2 and path in p.stderr and p.stdout == "",
               "%s: refused before the run, exit 2, naming the path (got %d)"
               % (what, p.returncode))
+        if len(failures) > n:
+            show(p)
+        # The option after --json is not its file: the run used to write
+        # its JSON to a file named '--help'.
+        what = "%s %s --json --help" % (name, bad_json)
+        want = ("%s: option '--json' needs a value, not the option '--help' "
+                "(give it its value right after it; %s --help says what it "
+                "takes)\n" % (name, name))
+        n = len(failures)
+        with tempfile.TemporaryDirectory() as d:
+            here = [os.path.abspath(prog[0])] + prog[1:]
+            p = subprocess.run(here + shlex.split(bad_json) +
+                               ["--json", "--help"], capture_output=True,
+                               text=True, timeout=120,
+                               stdin=subprocess.DEVNULL, cwd=d)
+            left = os.listdir(d)
+        check(p.returncode == 2 and p.stderr == want and p.stdout == "",
+              "%s: exit 2, says %r (got %d)" % (what, want, p.returncode))
+        check(not left, "%s: no file written (found %r)" % (what, left))
         if len(failures) > n:
             show(p)
 

@@ -55,8 +55,31 @@ def free_2m_mib():
 
 CELL = ["--cell", "1,0,1", "--runs", "1", "--ms", "1"]
 
+
+def world_writable_dir(path):
+    """The first directory above @path that anyone may write to (the EAL
+    refuses to load a plugin below one), or None."""
+    d = os.path.dirname(os.path.realpath(path))
+    while True:
+        if os.stat(d).st_mode & 0o002:
+            return d
+        if d == "/":
+            return None
+        d = os.path.dirname(d)
+
+
 # The default plugin.
-if os.geteuid() != 0:
+insecure = world_writable_dir(plugin)
+if insecure:
+    # A build tree under /tmp, say: the EAL refuses the build's plugin,
+    # and the message must say so and point at the fixes, not guess.
+    p = run(CELL + ["--json", "-"])
+    check(p.returncode == 1 and "world-writable" in p.stderr and
+          "see the EAL's message above" in p.stderr and
+          "troubleshooting.md" in p.stderr,
+          f"no -d, the build tree below world-writable {insecure}: the "
+          "EAL's refusal, exit 1, pointing at the fixes", p)
+elif os.geteuid() != 0:
     print("skip the run without -d: not root")
 elif free_2m_mib() < 96:
     print("skip the run without -d: fewer than 96 MiB of free 2 MiB "

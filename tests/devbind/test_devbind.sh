@@ -284,6 +284,35 @@ refused 'dummy0 is not on a PCI device' --unbind dummy0
 for drv in ../x a/b . .. '' 'vfio pci' "$long" ../../../../../../../..$V; do
 	refused 'is not a driver name' --bind "$drv" 0000:00:0a.0
 done
+# What cannot name a driver is a bad argument (exit 2), refused before
+# any file is read for it: a word that starts with '-' (getopt gives
+# --bind the next word, so "--bind --force DEV" named a driver
+# "--force"), and bytes the kernel's names never have. 0000:00:04.0 has
+# a driver (e1000e) and an interface that is up: a name that got as far
+# as the driver's directory would be refused for another reason, exit 1.
+for drv in - -5 'vfio*' 'vfio;pci' 'vfio,pci' \
+	   "vfio'pci" 'vfio$pci' 'vfio\pci' "$(printf 'vfio\tpci')" \
+	   "$(printf 'vfio\302\240pci')" "$(printf '%064d' 0)"; do
+	refused 'is not a driver name' --bind "$drv" 0000:00:04.0
+	if [ $rc -ne 2 ]; then bad "--bind '$drv': exit 2 for a bad argument (got $rc)"; fi
+done
+# An option as the next word: refused as getopt hands it over
+# (pp_cli_check_value()), before the options after it are looked at.
+for drv in --force -f --restore -x --status; do
+	refused "pp-devbind: option '--bind' needs a value, not the option '$drv'" \
+		--bind "$drv" 0000:00:04.0
+	if [ $rc -ne 2 ]; then bad "--bind $drv: exit 2 for a bad argument (got $rc)"; fi
+done
+refused "option '-b' needs a value, not the option '--force'" -b --force eth1
+# In the same word it is meant as the value: still no driver name.
+refused "'--force' is not a driver name: it is an option, and --bind takes the driver as the next word: pp-devbind --force --bind DRIVER DEV" \
+	--bind=--force 0000:00:04.0
+refused "'-x' is not a driver name: it is an option" -b-x eth1
+# Letters, digits, '_', '-' and '.', up to 63 bytes: a name, whether or
+# not the kernel has that driver.
+for drv in a.b_c-9 mlx5_core 3w-9xxx "$(printf '%063d' 0)"; do
+	refused "no driver $drv in /sys/bus/pci/drivers" --bind "$drv" 0000:00:0a.0
+done
 
 # Upper and lower case hex, the short form, the highest device and
 # function: accepted (no driver, so --unbind has nothing to write).

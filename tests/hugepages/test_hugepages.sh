@@ -55,6 +55,9 @@ counts "$N/node0/hugepages/hugepages-1048576kB" 2 1 0
 counts "$N/node1/hugepages/hugepages-1048576kB" 0 0 0
 mkdir -p "$N/node2" # a node without memory: no hugepages directory
 printf 'MemTotal:       16384000 kB\nHugepagesize:       2048 kB\n' > "$R/proc/meminfo"
+# Half of it on each node, as the kernel words a node's meminfo.
+printf 'Node 0 MemTotal:        8192000 kB\nNode 0 MemFree:         4000000 kB\n' > "$N/node0/meminfo"
+printf 'Node 1 MemTotal:        8192000 kB\nNode 1 MemFree:         4000000 kB\n' > "$N/node1/meminfo"
 printf 'processor\t: 0\nflags\t\t: fpu pse pdpe1gb lm\n' > "$R/proc/cpuinfo"
 printf '%s\n' 'sysfs /sys sysfs rw,nosuid 0 0' \
 	'hugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0' \
@@ -269,6 +272,60 @@ run --persistent -r 2M -n 1
 check "--persistent -n: said to be machine-wide" sh -c "[ $rc -eq 0 ] &&
 	grep -qx 'vm.nr_hugepages = 1' '$W/out' && grep -qF 'so -n 1 is not kept' '$W/out'"
 refused 2 'give it alone' --persistent -c
+
+# ---- more than the memory ----
+# The machine has 16384000 kB (15.6 GiB), 90% of it 14745600 kB; each
+# node half. Reserved now: 512 2M pages (1 GiB) and 2 1G pages
+# machine-wide, 512 2M and 2 1G pages on node 0, 300 2M and 3 1G on
+# node 1. A reservation counts the pages of the other size beside it.
+cp -a "$R/sys" "$W/sys.saved"
+big='more than the 15.6 GiB of memory this machine has (MemTotal in'
+most='more than 90% of the 15.6 GiB of memory this machine has'
+refused 2 "machine-wide: 52428800 2M pages are 100 TiB, 100.0 TiB with the 2 GiB already reserved in other page sizes, $big" -r 100T
+refused 2 "$big" -r 100T --force
+refused 2 "$big" -r 52428800 --pages
+refused 2 "$big" -r 9223372036854775807 --pages -p 1G --force
+refused 2 "$big $R/proc/meminfo): ask for less" -r 14G --force
+refused 2 'with the 2 GiB already reserved in other page sizes' -r 14G
+refused 2 'pages are 14 GiB, 15 GiB with the 1 GiB already reserved in other page sizes' -r 14G -p 1G
+refused 2 "$most" -r 13G
+refused 2 'or pass --force to reserve more than 90%' -r 13G
+refused 2 "$most" --persistent -r 13G
+refused 2 "$big" --persistent -r 100T
+refused 2 'node 0: 7 1G pages are 7 GiB, 8 GiB with the 1 GiB already reserved in other page sizes, more than the 7.8 GiB of memory node 0 has' -r 7G -p 1G -n 0 --force
+refused 2 "more than 90% of the 7.8 GiB of memory node 0 has (MemTotal in $N/node0/meminfo)" -r 5200M -n 0
+refused 2 '--force goes with -r' --force
+run -r 12G
+check "-r 12G: 14 GiB of 15.6 in hugepages, below 90%" sh -c "[ $rc -eq 0 ] &&
+	[ \$(cat '$H/hugepages-2048kB/nr_hugepages') = 6144 ]"
+run -r 13G --force
+check "-r 13G --force: above 90%, below all of it" sh -c "[ $rc -eq 0 ] &&
+	[ \$(cat '$H/hugepages-2048kB/nr_hugepages') = 6656 ]"
+# Lower, even while above 90%: never refused.
+run -r 6600 --pages
+check "-r lower than now, above 90%: not refused" sh -c "[ $rc -eq 0 ] &&
+	[ \$(cat '$H/hugepages-2048kB/nr_hugepages') = 6600 ]"
+refused 2 "$most" -r 6700 --pages
+# --clear first: the other sizes are 0 by the time -r writes.
+run -c -r 13G
+check "-c -r 13G: the sizes cleared first do not count" sh -c "[ $rc -eq 0 ] &&
+	[ \$(cat '$H/hugepages-2048kB/nr_hugepages') = 6656 ] &&
+	[ \$(cat '$H/hugepages-1048576kB/nr_hugepages') = 0 ]"
+rm -rf "$R/sys"
+cp -a "$W/sys.saved" "$R/sys"
+# A node without its own meminfo: the machine's memory bounds it.
+mv "$N/node1/meminfo" "$W/node1.meminfo"
+refused 2 "more than 90% of the 15.6 GiB of memory this machine has (MemTotal in $R/proc/meminfo)" -r 12G -n 1
+mv "$W/node1.meminfo" "$N/node1/meminfo"
+# No meminfo at all: refused, unless --force.
+mv "$R/proc/meminfo" "$W/meminfo"
+refused 1 "cannot tell how much memory this machine has ($R/proc/meminfo: No such file or directory): pass --force" -r 2M
+run -r 2M --force
+check "no meminfo, --force: reserved" sh -c "[ $rc -eq 0 ] &&
+	[ \$(cat '$H/hugepages-2048kB/nr_hugepages') = 1 ]"
+mv "$W/meminfo" "$R/proc/meminfo"
+rm -rf "$R/sys"
+cp -a "$W/sys.saved" "$R/sys"
 
 # ---- --clear ----
 run -c

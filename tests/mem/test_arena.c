@@ -394,15 +394,17 @@ static void exhaust_one(size_t page_size, int node)
 	if (node >= 0) {
 		snprintf(want, sizeof(want), "on node %d", node);
 		CHECK(pp_test_log_has(want));
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/node/node%d/hugepages/hugepages-%zukB/nr_hugepages",
-			 node, page_size >> 10);
+		/* The fix is pp-hugepages on that node, not a hand-written
+		 * count (the total it names moves with other processes). */
+		snprintf(path, sizeof(path), " --pages -p %s -n %d'",
+			 page_size == PP_PAGE_SIZE_1G ? "1G" : "2M", node);
 	} else {
-		snprintf(path, sizeof(path),
-			 "/sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages",
-			 page_size >> 10);
+		snprintf(path, sizeof(path), " --pages -p %s'",
+			 page_size == PP_PAGE_SIZE_1G ? "1G" : "2M");
 	}
+	CHECK(pp_test_log_has("more with 'pp-hugepages -r "));
 	CHECK(pp_test_log_has(path));
+	CHECK(!pp_test_log_has("echo"));
 	/* The free figure in the message is one sysfs showed: <= total. */
 	{
 		const char *p = strstr(pp_test_last_log, " but ");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * frag_bench.c - the veth PASS path on one thread, pages against
- * fragments (a tool, not a test: doc/benchmarks.md quotes it).
+ * fragments (a tool, not a test: doc/benchmarks-archive.md quotes it).
  *
  *   frag_bench [ROUNDS]
  *

@@ -10,13 +10,15 @@
  * back intact and in order. Then: accounting balances, nothing of ours is
  * left on the interface, a SIGKILLed owner's program is detached by the
  * next open, a SIGTERMed one detaches its own, and the error paths say
- * what is wrong. Names carry the pid, and an atexit/signal handler
- * deletes the namespace and link on every way out.
+ * what is wrong (out of file descriptors among them: the limit, not
+ * root). Names carry the pid, and an atexit/signal handler deletes the
+ * namespace and link on every way out.
  *
  * Needs root, iproute2, veth and XDP sockets; skips with the reason
  * otherwise.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -26,6 +28,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -731,6 +734,99 @@ static void test_errors(void)
 }
 
 /*
+ * Out of file descriptors: a child whose RLIMIT_NOFILE leaves room for
+ * @room more opens a port of T_QUEUES queues. Returns 0 when the open
+ * succeeded, 1 when it failed and said the process is out of
+ * descriptors and named ulimit -n, 2 when it failed and said something
+ * else (printed), 3 when the child could not be set up.
+ */
+static int t_fd_limit_child(unsigned int room)
+{
+	struct t_env e = t_env_create();
+	struct pp_port *port;
+	struct rlimit rl;
+	struct dirent *de;
+	int top = -1;
+	DIR *d;
+
+	/*
+	 * The limit is on descriptor numbers, not on how many are open: up
+	 * to the highest one open, fill every free number, then let @room
+	 * more be opened.
+	 */
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return 3;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && atoi(de->d_name) > top)
+			top = atoi(de->d_name);
+	closedir(d);
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 3;
+	rl.rlim_cur = (rlim_t)top + 1;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 3;
+	while (open("/dev/null", O_RDONLY | O_CLOEXEC) >= 0)
+		;
+	if (errno != EMFILE)
+		return 3;
+	rl.rlim_cur = (rlim_t)top + 1 + room;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 3;
+	t_log_reset();
+	port = t_open(&e, "", T_QUEUES);
+	if (port) {
+		pp_port_close(port);
+		return 0;
+	}
+	if (t_log_has("out of file descriptors") && t_log_has("ulimit -n"))
+		return 1;
+	fprintf(stderr, "room for %u more descriptors: the open failed without naming the descriptor limit:\n%s",
+		room, t_log);
+	return 2;
+}
+
+/*
+ * With room for 0, 1, 2... more descriptors, the open fails wherever the
+ * limit bites first: the interface's lock file, the XDP program's map
+ * and program, the UMEM's socket, each queue's socket. Each time the
+ * message must say the process is out of descriptors and name ulimit
+ * -n (it used to blame root or BPF), and nothing may stay attached. Ends
+ * at the first room the open succeeds with.
+ */
+static void test_fd_limit(void)
+{
+	unsigned int room, failed = 0;
+
+	for (room = 0; room < 256; room++) {
+		int status, rc;
+		pid_t child;
+
+		fflush(NULL);
+		child = fork();
+		REQUIRE(child >= 0);
+		if (!child) {
+			/* Not ours to clean: only the parent deletes the pair. */
+			t_created = false;
+			_exit(t_fd_limit_child(room));
+		}
+		REQUIRE(waitpid(child, &status, 0) == child);
+		REQUIRE(WIFEXITED(status));
+		rc = WEXITSTATUS(status);
+		REQUIRE(rc != 3);
+		CHECK_EQ(t_xdp_prog_id(t_near), 0);
+		if (rc == 0)
+			break;
+		failed++;
+		CHECK_EQ(rc, 1);
+	}
+	printf("  the open failed at %u descriptor limits, then passed with room for %u\n",
+	       failed, room);
+	CHECK(failed >= 3);
+	CHECK(room < 256);
+}
+
+/*
  * The child opens a port and waits: killed with SIGKILL it cannot clean
  * up, with SIGTERM its handler makes the loop close the port (the
  * forwarder's way).
@@ -1014,6 +1110,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_reopen);
 	RUN_TEST(test_two_ports_share);
 	RUN_TEST(test_errors);
+	RUN_TEST(test_fd_limit);
 	RUN_TEST(test_sigterm_detaches);
 	RUN_TEST(test_sigkill_stale_detached);
 	RUN_TEST(test_fwd_sigint_detaches);

@@ -16,11 +16,19 @@
  * data path itself on the ring addresses the driver sent (SET_VRING_ADDR):
  * in vhost-user they are the front-end's virtual addresses.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pagepool/pp_drivers.h>
@@ -41,6 +49,7 @@ enum fake_mode {
 	FAKE_CLOSE,          /* hang up instead of answering */
 	FAKE_NO_MQ,          /* one queue pair only */
 	FAKE_CLOSE_LATE,     /* hang up at the last step, rings filled */
+	FAKE_SLOW_VRING_BASE, /* answers each GET_VRING_BASE after 4 s */
 };
 
 struct fake {
@@ -58,6 +67,17 @@ struct fake {
 	uint64_t offer;      /* features offered on top of the usual */
 	uint64_t acked;      /* what SET_FEATURES said */
 	int kickfd[4];       /* SET_VRING_KICK's eventfds, kept (-1: none) */
+	uint64_t queue_num;  /* GET_QUEUE_NUM's answer (0: 1) */
+	/* As a client of a server=1 port (fake_connect()): the mode of the
+	 * socket file when it first saw it, and a flag that ends its wait. */
+	mode_t seen_mode;
+	int stop;
+	/* Called once by fake_connect()'s thread when the socket is first
+	 * there, before it connects; status is the hook's to fill. */
+	void (*before_connect)(struct fake *f);
+	int status;
+	unsigned int msgs;   /* messages received */
+	bool quit_on_fd;     /* stop at the first file descriptor received */
 };
 
 static int reply(int fd, uint32_t req, uint32_t flags, uint32_t size,
@@ -105,12 +125,9 @@ static void answer(struct fake *f, int fd, uint32_t req, uint64_t v)
 	}
 }
 
-static void *fake_thread(void *arg)
+/* Play the back-end on connection @fd until it closes; then close it. */
+static void fake_serve(struct fake *f, int fd)
 {
-	struct fake *f = arg;
-	int fd = accept(f->lfd, NULL, NULL);
-
-	__atomic_store_n(&f->conn, fd, __ATOMIC_RELEASE);
 	while (fd >= 0) {
 		struct vhost_user_msg m;
 		char ctl[CMSG_SPACE(sizeof(int) * VHOST_USER_MAX_REGIONS)];
@@ -124,6 +141,8 @@ static void *fake_thread(void *arg)
 		if (recvmsg(fd, &mh, MSG_WAITALL) != VHOST_USER_HDR_LEN)
 			break;
 		int kept = -1;
+
+		f->msgs++;
 
 		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 			int fds[VHOST_USER_MAX_REGIONS];
@@ -171,9 +190,16 @@ static void *fake_thread(void *arg)
 			       1ull << VHOST_USER_PROTOCOL_F_MQ);
 			break;
 		case VHOST_USER_GET_QUEUE_NUM:
-			answer(f, fd, m.request, 1);
+			answer(f, fd, m.request, f->queue_num ? f->queue_num : 1);
 			break;
 		case VHOST_USER_GET_VRING_BASE:
+			if (f->mode == FAKE_SLOW_VRING_BASE) {
+				struct pollfd pf = { .fd = fd, .events = POLLRDHUP };
+
+				/* 4 s, or until the port hangs up. */
+				if (poll(&pf, 1, 4000))
+					break;
+			}
 			answer(f, fd, m.request, (uint64_t)m.payload.state.index);
 			break;
 		case VHOST_USER_SET_MEM_TABLE:
@@ -189,10 +215,32 @@ static void *fake_thread(void *arg)
 		default:
 			break;
 		}
+		if (f->quit_on_fd && f->nr_fds)
+			break;
 	}
 	if (fd >= 0)
 		close(fd);
+}
+
+static void *fake_thread(void *arg)
+{
+	struct fake *f = arg;
+	int fd = accept(f->lfd, NULL, NULL);
+
+	__atomic_store_n(&f->conn, fd, __ATOMIC_RELEASE);
+	fake_serve(f, fd);
 	return NULL;
+}
+
+/* The socket path of every case (one at a time). */
+static const char *sock_path(void)
+{
+	static char path[108];
+
+	if (!path[0])
+		snprintf(path, sizeof(path), "/tmp/pp-vhost-hostile-%d.sock",
+			 (int)getpid());
+	return path;
 }
 
 /* A fake that also offers @offer (feature bits). */
@@ -207,8 +255,7 @@ static void fake_start_offer(struct fake *f, enum fake_mode mode,
 	for (unsigned int i = 0; i < 4; i++)
 		f->kickfd[i] = -1;
 	f->conn = -1;
-	snprintf(f->path, sizeof(f->path), "/tmp/pp-vhost-hostile-%d.sock",
-		 (int)getpid());
+	snprintf(f->path, sizeof(f->path), "%s", sock_path());
 	memcpy(sa.sun_path, f->path, strlen(f->path) + 1);
 	unlink(f->path);
 	f->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -225,14 +272,20 @@ static void fake_start(struct fake *f, enum fake_mode mode)
 
 static void fake_stop(struct fake *f)
 {
-	/* Wakes an accept() that never got a client. */
-	shutdown(f->lfd, SHUT_RDWR);
+	/* Wakes an accept() that never got a client, or a fake_connect()
+	 * that never found a socket. */
+	if (f->lfd >= 0)
+		shutdown(f->lfd, SHUT_RDWR);
+	__atomic_store_n(&f->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(f->tid, NULL);
-	close(f->lfd);
 	for (unsigned int i = 0; i < 4; i++)
 		if (f->kickfd[i] >= 0)
 			close(f->kickfd[i]);
-	unlink(f->path);
+	/* A server=1 port's socket is the port's to remove (checked). */
+	if (f->lfd >= 0) {
+		close(f->lfd);
+		unlink(f->path);
+	}
 }
 
 static struct pp_port *open_on(struct fake *f, const char *extra,
@@ -1036,6 +1089,596 @@ static void test_reconnect_frag(void)
 	reconnect(true, ",frag=1024");
 }
 
+/* ---- server=1: the socket file ---------------------------------------- */
+
+/*
+ * A fake back-end that is the client of a server=1 port: its thread waits
+ * for a socket at the path (up to 10 s, or until fake_stop()), notes the
+ * mode it had when it connected, and plays the back-end.
+ */
+static void *fake_client_thread(void *arg)
+{
+	struct fake *f = arg;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	bool hooked = false;
+	struct stat st;
+	int fd = -1;
+
+	memcpy(sa.sun_path, f->path, strlen(f->path) + 1);
+	for (int i = 0; i < 5000 && !__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE);
+	     i++, usleep(2000)) {
+		if (lstat(f->path, &st) || !S_ISSOCK(st.st_mode))
+			continue;
+		if (f->before_connect && !hooked) {
+			hooked = true;
+			f->before_connect(f);
+			if (lstat(f->path, &st))
+				continue;
+		}
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			f->seen_mode = st.st_mode;
+			break;
+		}
+		close(fd);
+		fd = -1;
+	}
+	__atomic_store_n(&f->conn, fd, __ATOMIC_RELEASE);
+	fake_serve(f, fd);
+	return NULL;
+}
+
+static void fake_connect_at(struct fake *f, const char *path,
+			    enum fake_mode mode,
+			    void (*before_connect)(struct fake *f))
+{
+	memset(f, 0, sizeof(*f));
+	f->mode = mode;
+	f->lfd = -1;
+	f->conn = -1;
+	for (unsigned int i = 0; i < 4; i++)
+		f->kickfd[i] = -1;
+	f->before_connect = before_connect;
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	REQUIRE(pthread_create(&f->tid, NULL, fake_client_thread, f) == 0);
+}
+
+static void fake_connect(struct fake *f, enum fake_mode mode,
+			 void (*before_connect)(struct fake *f))
+{
+	fake_connect_at(f, sock_path(), mode, before_connect);
+}
+
+static struct pp_port *server_open_at(const char *path, const char *extra)
+{
+	char dev[256];
+
+	snprintf(dev, sizeof(dev),
+		 "virtio_user:path=%s,queue_size=64,server=1%s", path, extra);
+	return pp_port_open(dev, &env.conf);
+}
+
+static struct pp_port *server_open(const char *extra)
+{
+	return server_open_at(sock_path(), extra);
+}
+
+/* Whether a program has a socket bound at @path (a datagram connect():
+ * EPROTOTYPE from a stream socket, ECONNREFUSED from a file nobody has
+ * bound), without connecting to it. */
+static bool socket_bound(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool bound;
+
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	bound = !connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+		errno == EPROTOTYPE;
+	close(fd);
+	return bound;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	REQUIRE(fp != NULL);
+	fputs(text, fp);
+	REQUIRE(fclose(fp) == 0);
+}
+
+/* Whether @path is a regular file holding @text. */
+static bool file_holds(const char *path, const char *text)
+{
+	char buf[64] = "";
+	struct stat st;
+	FILE *fp;
+	size_t n;
+
+	if (lstat(path, &st) || !S_ISREG(st.st_mode))
+		return false;
+	fp = fopen(path, "r");
+	if (!fp)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	return !strcmp(buf, text);
+}
+
+/*
+ * Something that is not a socket at a server=1 port's path (a mistyped
+ * path, as root): the open is refused at once with a message that names
+ * what is there, and nothing is removed. A symbolic link too, even to a
+ * socket: neither it nor what it points to is touched.
+ */
+static void test_server_not_a_socket(void)
+{
+	const char *path = sock_path();
+	char target[128];
+	struct pp_port *p;
+	struct stat st;
+
+	unlink(path);
+	write_file(path, "keep me\n");
+	pp_test_log_reset();
+	errno = 0;
+	p = server_open("");
+	CHECK(p == NULL);
+	CHECK_EQ(errno, EEXIST);
+	CHECK(pp_test_log_has("exists and is a regular file"));
+	CHECK(pp_test_log_has(path));
+	CHECK(file_holds(path, "keep me\n"));
+	if (p)
+		pp_port_close(p);
+	unlink(path);
+
+	snprintf(target, sizeof(target), "%s.target", path);
+	write_file(target, "and me\n");
+	REQUIRE(symlink(target, path) == 0);
+	pp_test_log_reset();
+	errno = 0;
+	p = server_open("");
+	CHECK(p == NULL);
+	CHECK_EQ(errno, EEXIST);
+	CHECK(pp_test_log_has("exists and is a symbolic link"));
+	CHECK(!lstat(path, &st) && S_ISLNK(st.st_mode));
+	CHECK(file_holds(target, "and me\n"));
+	if (p)
+		pp_port_close(p);
+	unlink(path);
+	unlink(target);
+	all_pages_home();
+}
+
+/*
+ * A second program given the same path must not take the first one's
+ * socket: another program's listening socket (it sees no connection from
+ * the check, and its clients still reach it), and a server=1 port's own
+ * (its back-end stays, the socket file stays). The port's socket is there
+ * while it is open, and gone after the close.
+ */
+static void test_server_live_socket(void)
+{
+	const char *path = sock_path();
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat before, after;
+	struct pp_port *p, *q;
+	struct fake f;
+	int lfd, c, fd;
+
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	unlink(path);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	REQUIRE(lfd >= 0);
+	REQUIRE(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	REQUIRE(listen(lfd, 4) == 0);
+	REQUIRE(lstat(path, &before) == 0);
+	pp_test_log_reset();
+	errno = 0;
+	p = server_open("");
+	CHECK(p == NULL);
+	CHECK_EQ(errno, EADDRINUSE);
+	CHECK(pp_test_log_has("is the socket of a running program"));
+	CHECK(!lstat(path, &after) && after.st_ino == before.st_ino);
+	/* The check connected to nothing: no connection waits. */
+	CHECK(accept(lfd, NULL, NULL) < 0 && errno == EAGAIN);
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(connect(c, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	fd = accept(lfd, NULL, NULL);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	close(c);
+	close(lfd);
+	unlink(path);
+	if (p)
+		pp_port_close(p);
+
+	fake_connect(&f, FAKE_GOOD, NULL);
+	p = server_open("");
+	REQUIRE(p != NULL);
+	CHECK(!lstat(path, &before) && S_ISSOCK(before.st_mode));
+	CHECK(socket_bound(path));
+	pp_test_log_reset();
+	errno = 0;
+	q = server_open("");
+	CHECK(q == NULL);
+	CHECK_EQ(errno, EADDRINUSE);
+	CHECK(pp_test_log_has("is the socket of a running program"));
+	CHECK(!lstat(path, &after) && after.st_ino == before.st_ino &&
+	      after.st_ctim.tv_nsec == before.st_ctim.tv_nsec);
+	if (q)
+		pp_port_close(q);
+	/* The first port still has its back-end: a burst works. */
+	{
+		struct dev_vq d;
+
+		dev_vq_init(&d, &f, 0);
+		CHECK_EQ(d.avail->idx, 64);
+	}
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	CHECK(lstat(path, &after) && errno == ENOENT);
+	unlink(path);
+	all_pages_home();
+}
+
+/*
+ * A stale socket (a file left by a program that is gone: nothing bound
+ * to it) is the one thing a server=1 port replaces. The port's own socket
+ * is then at the path while the port is open, and removed at its close.
+ */
+static void test_server_stale_socket(void)
+{
+	const char *path = sock_path();
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pp_port *p;
+	struct stat st;
+	struct fake f;
+	int fd;
+
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	REQUIRE(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	close(fd);
+	REQUIRE(!lstat(path, &st) && S_ISSOCK(st.st_mode));
+	REQUIRE(!socket_bound(path));
+	fake_connect(&f, FAKE_GOOD, NULL);
+	p = server_open("");
+	REQUIRE(p != NULL);
+	CHECK(!lstat(path, &st) && S_ISSOCK(st.st_mode));
+	CHECK(socket_bound(path));
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	CHECK(lstat(path, &st) && errno == ENOENT);
+	unlink(path);
+	all_pages_home();
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* The back-end (fake @f) of a server=1 port hangs up; returns when the
+ * port has emptied its RX ring (@d: the device's side of it). */
+static void hang_up(struct fake *f, struct dev_vq *d)
+{
+	dev_vq_init(d, f, 0);
+	CHECK_EQ(d->avail->idx, 64);
+	shutdown(__atomic_load_n(&f->conn, __ATOMIC_ACQUIRE), SHUT_RDWR);
+	pthread_join(f->tid, NULL);
+	for (int i = 0; i < 300 && __atomic_load_n(&d->avail->idx,
+						   __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	CHECK_EQ(d->avail->idx, 0);
+}
+
+/*
+ * server=1 and a back-end that hangs up: the port waits for the next one
+ * on the same socket (the same file all along: no delete and re-create
+ * while it waits), which connects, and the port comes back up.
+ */
+static void test_server_reconnect(void)
+{
+	const char *path = sock_path();
+	struct pp_frame fr[PP_NET_BURST];
+	struct stat before, after;
+	struct pp_port *p;
+	struct dev_vq d;
+	struct fake f;
+	int i;
+
+	unlink(path);
+	fake_connect(&f, FAKE_GOOD, NULL);
+	p = server_open("");
+	REQUIRE(p != NULL);
+	CHECK(lstat(path, &before) == 0);
+	hang_up(&f, &d);
+	/* Over two of the reconnect thread's 200 ms periods. */
+	for (i = 0; i < 10; i++) {
+		usleep(50000);
+		CHECK(!lstat(path, &after) && same_file(&after, &before));
+	}
+	memset(f.desc, 0, sizeof(f.desc));
+	f.conn = -1;
+	REQUIRE(pthread_create(&f.tid, NULL, fake_client_thread, &f) == 0);
+	for (i = 0; i < 300 && !f.desc[0]; i++)
+		usleep(10000);
+	CHECK(f.desc[0] != 0);
+	for (i = 0; f.desc[0] && i < 300; i++) {
+		CHECK_EQ(pp_port_rx_burst(p, 0, fr, PP_NET_BURST), 0);
+		if (__atomic_load_n(&d.avail->idx, __ATOMIC_ACQUIRE) == 64)
+			break;
+		usleep(10000);
+	}
+	CHECK_EQ(d.avail->idx, 64);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	CHECK(lstat(path, &after) && errno == ENOENT);
+	unlink(path);
+	all_pages_home();
+}
+
+/*
+ * Someone puts a file at the path of an open server=1 port (in place of
+ * its socket): the port leaves it alone while it waits for a back-end,
+ * and at its close.
+ */
+static void test_server_path_replaced(void)
+{
+	const char *path = sock_path();
+	struct pp_port *p;
+	struct dev_vq d;
+	struct fake f;
+
+	unlink(path);
+	fake_connect(&f, FAKE_GOOD, NULL);
+	p = server_open("");
+	REQUIRE(p != NULL);
+	hang_up(&f, &d);
+	unlink(path);
+	write_file(path, "not yours\n");
+	usleep(500000);
+	CHECK(file_holds(path, "not yours\n"));
+	/* A fake that waits for a socket there (none comes) until stopped. */
+	f.conn = -1;
+	REQUIRE(pthread_create(&f.tid, NULL, fake_client_thread, &f) == 0);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	CHECK(file_holds(path, "not yours\n"));
+	unlink(path);
+	all_pages_home();
+}
+
+/*
+ * A path of 100 bytes, whose directory is 93: the port's private
+ * directory beside it (where the socket is made before it is linked into
+ * place) has a longer name than a unix socket takes, and is reached
+ * through its descriptor instead. Nothing is left beside the socket.
+ */
+static void test_server_long_path(void)
+{
+	char dir[128], path[sizeof(dir) + 8];
+	struct pp_port *p;
+	struct dirent *de;
+	struct stat st;
+	struct fake f;
+	DIR *d;
+	int n;
+
+	n = snprintf(dir, sizeof(dir), "/tmp/pp-vhost-hostile-%d-", (int)getpid());
+	memset(dir + n, 'd', 93 - (size_t)n);
+	dir[93] = '\0';
+	snprintf(path, sizeof(path), "%s/s.sock", dir);
+	REQUIRE(strlen(path) == 100);
+	REQUIRE(mkdir(dir, 0755) == 0 || errno == EEXIST);
+	fake_connect_at(&f, path, FAKE_GOOD, NULL);
+	p = server_open_at(path, "");
+	CHECK(p != NULL);
+	CHECK(!lstat(path, &st) && S_ISSOCK(st.st_mode) &&
+	      (st.st_mode & 07777) == 0600);
+	d = opendir(dir);
+	REQUIRE(d != NULL);
+	n = 0;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			CHECK(!strcmp(de->d_name, "s.sock"));
+			n++;
+		}
+	closedir(d);
+	CHECK_EQ(n, 1);
+	if (p)
+		CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	CHECK(lstat(path, &st) && errno == ENOENT);
+	unlink(path);
+	CHECK(rmdir(dir) == 0);
+	all_pages_home();
+}
+
+/* ---- server=1: who may connect ---------------------------------------- */
+
+/* The uid and gid of 'nobody' (65534 where it has no entry). */
+static void nobody(uid_t *uid, gid_t *gid)
+{
+	struct passwd *pw = getpwnam("nobody");
+
+	*uid = pw ? pw->pw_uid : 65534;
+	*gid = pw ? pw->pw_gid : 65534;
+}
+
+/*
+ * A child process that turns into 'nobody', connects to the path and
+ * plays the back-end until it receives a file descriptor. Its exit status:
+ * 10: connect() refused with EACCES; 11: refused otherwise; 0: connected
+ * and the port hung up before sending anything; 1: messages but no file
+ * descriptor; 2: a file descriptor (the arena's memory, the first one
+ * sent). Returns it, or -1 if the child did not exit.
+ */
+static int nobody_client(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int status, fd;
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+
+	nobody(&uid, &gid);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct fake c;
+
+		alarm(10);
+		if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
+			_exit(12);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			_exit(errno == EACCES ? 10 : 11);
+		memset(&c, 0, sizeof(c));
+		for (unsigned int i = 0; i < 4; i++)
+			c.kickfd[i] = -1;
+		c.quit_on_fd = true;
+		fake_serve(&c, fd);
+		_exit(c.nr_fds ? 2 : c.msgs ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Before the fake connects: 'nobody' tries, as the socket is. */
+static void nobody_tries(struct fake *f)
+{
+	f->status = nobody_client(f->path);
+}
+
+/* Before the fake connects: 'nobody' tries through a socket someone
+ * made world-writable (the mode no longer keeps it out). */
+static void nobody_tries_0666(struct fake *f)
+{
+	CHECK(chmod(f->path, 0666) == 0);
+	f->status = nobody_client(f->path);
+}
+
+/*
+ * Under umask 000 (containers, some service managers) a server=1 port's
+ * socket is still 0600, so another user cannot connect to it: the
+ * back-end that connects receives the arena's memory file, every pool
+ * and port on the arena.
+ */
+static void test_server_umask(void)
+{
+	const char *path = sock_path();
+	struct pp_port *p;
+	struct stat st;
+	struct fake f;
+	mode_t old;
+	bool root = geteuid() == 0;
+
+	unlink(path);
+	fake_connect(&f, FAKE_GOOD, root ? nobody_tries : NULL);
+	old = umask(0);
+	p = server_open("");
+	umask(old);
+	CHECK(p != NULL);
+	CHECK(!lstat(path, &st) && (st.st_mode & 07777) == 0600);
+	if (p)
+		CHECK_EQ(pp_port_close(p), 0);
+	/* The fake's thread is done with the hook and the mode now. */
+	fake_stop(&f);
+	CHECK_EQ(f.seen_mode & 07777, 0600);
+	if (root)
+		CHECK_EQ(f.status, 10);
+	else
+		pp_test_skip_part("nobody", "not root: cannot become another user");
+	unlink(path);
+	all_pages_home();
+}
+
+/*
+ * A back-end run by another user than root or ours is refused when it
+ * connects (SO_PEERCRED), before anything is sent to it, even through a
+ * socket whose mode would let it in; the port goes on waiting and takes
+ * the next back-end, ours.
+ */
+static void test_server_peer_uid(void)
+{
+	const char *path = sock_path();
+	struct pp_port *p;
+	struct fake f;
+	char who[32];
+	uid_t uid;
+	gid_t gid;
+
+	if (geteuid() != 0) {
+		pp_test_skip_part("peer uid", "not root: cannot become another user");
+		return;
+	}
+	unlink(path);
+	fake_connect(&f, FAKE_GOOD, nobody_tries_0666);
+	pp_test_log_reset();
+	p = server_open("");
+	CHECK(p != NULL);
+	nobody(&uid, &gid);
+	snprintf(who, sizeof(who), "run by uid %u", (unsigned int)uid);
+	CHECK(pp_test_log_has("refused a back-end on"));
+	CHECK(pp_test_log_has(who));
+	if (p)
+		CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	CHECK_EQ(f.status, 0);
+	unlink(path);
+	all_pages_home();
+}
+
+/* ---- close ------------------------------------------------------------ */
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * A slow back-end, which answers each GET_VRING_BASE after 4 s, within
+ * the 5 s a reply may take: the close waits one deadline for all the
+ * rings together (5 s), not up to 5 s for each (32 s here for the 8 rings
+ * of 4 queue pairs; 21 minutes at 128), says how many rings it left, and
+ * every page still goes home.
+ */
+static void test_close_deadline(void)
+{
+	struct pp_port_conf c = env.conf;
+	struct pp_port *p;
+	struct fake f;
+	double t;
+
+	c.nr_rxq = c.nr_txq = 4;
+	fake_start(&f, FAKE_SLOW_VRING_BASE);
+	f.queue_num = 4;
+	p = open_on(&f, ",queues=4", &c);
+	REQUIRE(p != NULL);
+	pp_test_log_reset();
+	t = now_s();
+	CHECK_EQ(pp_port_close(p), 0);
+	t = now_s() - t;
+	printf("     close with a back-end that takes 4 s a ring: %.2f s\n", t);
+	CHECK(t < 2 * 5.0);
+	CHECK(pp_test_log_has("7 of its 8 rings"));
+	fake_stop(&f);
+	all_pages_home();
+}
+
 int main(void)
 {
 	pp_test_capture_log();
@@ -1056,6 +1699,15 @@ int main(void)
 	RUN_TEST(test_rx_frag_in_order);
 	RUN_TEST(test_frag_devarg);
 	RUN_TEST(test_reconnect_frag);
+	RUN_TEST(test_server_not_a_socket);
+	RUN_TEST(test_server_live_socket);
+	RUN_TEST(test_server_stale_socket);
+	RUN_TEST(test_server_reconnect);
+	RUN_TEST(test_server_path_replaced);
+	RUN_TEST(test_server_long_path);
+	RUN_TEST(test_server_umask);
+	RUN_TEST(test_server_peer_uid);
+	RUN_TEST(test_close_deadline);
 	net_env_fini(&env);
 	return pp_test_result();
 }

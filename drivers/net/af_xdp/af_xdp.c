@@ -298,27 +298,31 @@ static void xdp_port_teardown(struct pp_port *port, struct xdp_port *xp)
 	free(xp);
 }
 
-static void xdp_bind_error(const char *devstr, const char *ifname,
-			   unsigned int qid, int err)
+static int xdp_bind_error(const char *devstr, const char *ifname,
+			  unsigned int qid, int err)
 {
-	const char *hint;
+	char why[256];
+	const char *hint = af_xdp_fd_hint(&err, why, sizeof(why));
 
-	switch (err) {
-	case -EBUSY:
-		hint = "another AF_XDP socket holds it: another process, or another port of this one; a socket closed less than a second ago would have been waited for";
-		break;
-	case -EINVAL:
-		hint = "is the queue index below the interface's channel count? (ethtool -l)";
-		break;
-	case -EAFNOSUPPORT:
-		hint = "this kernel has no XDP sockets";
-		break;
-	default:
-		hint = "needs root and a kernel with XDP sockets";
-		break;
+	if (!hint) {
+		switch (err) {
+		case -EBUSY:
+			hint = "another AF_XDP socket holds it: another process, or another port of this one; a socket closed less than a second ago would have been waited for";
+			break;
+		case -EINVAL:
+			hint = "is the queue index below the interface's channel count? (ethtool -l)";
+			break;
+		case -EAFNOSUPPORT:
+			hint = "this kernel has no XDP sockets";
+			break;
+		default:
+			hint = "needs root and a kernel with XDP sockets";
+			break;
+		}
 	}
 	PP_ERR("device '%s': cannot bind an XDP socket to %s queue %u: %s (%s)",
 	       devstr, ifname, qid, strerror(-err), hint);
+	return err;
 }
 
 /* The interface's RX queue count (ethtool channels); 0 when unknown. */
@@ -416,6 +420,7 @@ static int xdp_parse(struct pp_port *port, const struct pp_devargs *da,
 
 static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 {
+	char why[256];
 	unsigned int ring_size = port->conf.ring_size;
 	struct xdp_port *xp;
 	const char *ifname;
@@ -441,6 +446,13 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 	}
 	ifindex = (int)if_nametoindex(ifname);
 	if (!ifindex) {
+		/* It asks the kernel through a socket of its own. */
+		err = -errno;
+		if (af_xdp_fd_hint(&err, why, sizeof(why))) {
+			PP_ERR("device '%s': cannot look up interface '%s': %s (%s)",
+			       da->devstr, ifname, strerror(-err), why);
+			return err;
+		}
 		PP_ERR("device '%s': no interface '%s' here (ip link show)",
 		       da->devstr, ifname);
 		return -ENODEV;
@@ -508,9 +520,13 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 			}
 			if (err && mode == XSK_BIND_ZC) {
 				pthread_mutex_unlock(&af_xdp_lock);
-				PP_ERR("device '%s': %s queue %u has no zero-copy AF_XDP: %s (use mode=copy or mode=auto)",
-				       da->devstr, ifname, xq->qid,
-				       strerror(-err));
+				if (af_xdp_fd_hint(&err, why, sizeof(why)))
+					err = xdp_bind_error(da->devstr, ifname,
+							     xq->qid, err);
+				else
+					PP_ERR("device '%s': %s queue %u has no zero-copy AF_XDP: %s (use mode=copy or mode=auto)",
+					       da->devstr, ifname, xq->qid,
+					       strerror(-err));
 				goto err_teardown;
 			}
 		}
@@ -519,7 +535,7 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		pthread_mutex_unlock(&af_xdp_lock);
 		xp->zero_copy |= xq->zero_copy;
 		if (!xq->xsk) {
-			xdp_bind_error(da->devstr, ifname, xq->qid, err);
+			err = xdp_bind_error(da->devstr, ifname, xq->qid, err);
 			goto err_teardown;
 		}
 		xq->fd = xsk_socket__fd(xq->xsk);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <xdp/libxdp.h>
@@ -83,6 +84,17 @@ extern pthread_mutex_t af_xdp_lock;
 int af_xdp_bpffs_ensure(void);
 /* RLIMIT_MEMLOCK lifted for kernels before 5.11 (BPF maps, the UMEM). */
 void af_xdp_memlock_raise(void);
+
+/*
+ * When a control-path call failed with *@err (-errno): whether the
+ * process (EMFILE) or the system (ENFILE) is out of file descriptors, and
+ * then what to do, in @buf (returned), with *@err made -EMFILE or
+ * -ENFILE; NULL for any other failure. A port takes one descriptor a
+ * queue and, at open, a lock file, the XDP program's, the UMEM's socket
+ * and a few passing ones: a failure there is the descriptor limit, not
+ * root or BPF, whatever errno libxdp made of it.
+ */
+const char *af_xdp_fd_hint(int *err, char *buf, size_t len);
 
 /*
  * The interface's shared state: made by its first port (lock file taken,

@@ -67,6 +67,43 @@ void af_xdp_memlock_raise(void)
 }
 
 /*
+ * The errno is not always the test: libxdp reports a socket() that failed
+ * with EMFILE inside xsk_socket__create_shared() (glibc's if_nametoindex)
+ * as ENOENT (libxdp 1.3.1), and libbpf may pass on another. So where the
+ * errno is something else, see whether a descriptor can be had now: the
+ * failed call has let go of what it took, and at the limit none can.
+ */
+const char *af_xdp_fd_hint(int *err, char *buf, size_t len)
+{
+	char limit[48];
+	struct rlimit rl;
+	int fd;
+
+	if (*err != -EMFILE && *err != -ENFILE) {
+		fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
+		if (fd >= 0) {
+			close(fd);
+			return NULL;
+		}
+		if (errno != EMFILE && errno != ENFILE)
+			return NULL;
+		*err = -errno;
+	}
+	if (*err == -ENFILE) {
+		snprintf(buf, len, "the system is out of file descriptors: its limit, fs.file-max, is reached: close files elsewhere or raise /proc/sys/fs/file-max");
+		return buf;
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		limit[0] = '\0';
+	else
+		snprintf(limit, sizeof(limit), ", at its limit of %llu",
+			 (unsigned long long)rl.rlim_cur);
+	snprintf(buf, len, "this process is out of file descriptors%s: raise the limit (RLIMIT_NOFILE) with ulimit -n, or LimitNOFILE= for a service; an af_xdp port takes one a queue and a few more while it opens",
+		 limit);
+	return buf;
+}
+
+/*
  * The interface lock: held (flock) for as long as this process has the
  * program attached. flock dies with the process, so finding our program
  * attached while we can take the lock means its owner was killed. The
@@ -98,11 +135,13 @@ static int xdp_lock_take(const char *ifname)
 		fd = XDP_FAIL_RC(EMFILE, open(path, O_RDWR | O_CREAT |
 						     O_CLOEXEC, 0600));
 		if (fd < 0) {
-			int err = errno;
+			int err = -errno;
+			char why[256];
+			const char *hint = af_xdp_fd_hint(&err, why, sizeof(why));
 
-			PP_ERR("af_xdp: cannot open %s: %s (run as root)",
-			       path, strerror(err));
-			return -err;
+			PP_ERR("af_xdp: cannot open %s: %s (%s)", path,
+			       strerror(-err), hint ? hint : "run as root");
+			return err;
 		}
 		if (XDP_FAIL_RC(ENOLCK, flock(fd, LOCK_EX | LOCK_NB))) {
 			int err = errno;
@@ -262,8 +301,12 @@ static int xdp_prog_attach(struct xdp_iface *ifc)
 	err = XDP_FAIL_RC(EPERM, xdp_program__attach(ifc->prog, ifc->ifindex,
 						     XDP_MODE_UNSPEC, 0));
 	if (err) {
-		PP_ERR("af_xdp: cannot attach an XDP program to %s: %s (needs root, a kernel with BPF and XDP sockets, and no other XDP program on the interface)",
-		       ifc->name, strerror(-err));
+		char why[256];
+		const char *hint = af_xdp_fd_hint(&err, why, sizeof(why));
+
+		PP_ERR("af_xdp: cannot attach an XDP program to %s: %s (%s)",
+		       ifc->name, strerror(-err), hint ? hint :
+		       "needs root, a kernel with BPF and XDP sockets, and no other XDP program on the interface");
 		xdp_prog_close(ifc->prog);
 		ifc->prog = NULL;
 		return err;

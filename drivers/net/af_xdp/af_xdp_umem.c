@@ -89,9 +89,13 @@ struct xdp_umem *af_xdp_umem_get(struct pp_allocator *alloc,
 						   um->size, &um->fill0,
 						   &um->comp0, &cfg));
 	if (err) {
-		PP_ERR("af_xdp: cannot register arena %s (%llu MiB) as a UMEM: %s (needs root or a large enough RLIMIT_MEMLOCK)",
+		char why[256];
+		const char *hint = af_xdp_fd_hint(&err, why, sizeof(why));
+
+		PP_ERR("af_xdp: cannot register arena %s (%llu MiB) as a UMEM: %s (%s)",
 		       pp_arena_name(arena),
-		       (unsigned long long)(um->size >> 20), strerror(-err));
+		       (unsigned long long)(um->size >> 20), strerror(-err),
+		       hint ? hint : "needs root or a large enough RLIMIT_MEMLOCK");
 		free(um);
 		*errp = err;
 		return NULL;

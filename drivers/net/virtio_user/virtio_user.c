@@ -10,7 +10,10 @@
  *       [,mac=02:00:00:00:00:01][,mrg_rxbuf=0|1][,in_order=0|1]
  *       [,frag=<bytes>]
  *
- * Open: connect (or, with server=1, listen and accept one back-end),
+ * Open: connect (or, with server=1, listen and accept one back-end: the
+ * socket is made at the path only where nothing is, or a stale socket no
+ * program has, and stays until the close, which removes it if it is still
+ * the one the port made),
  * SET_OWNER, negotiate features (VERSION_1 required; MRG_RXBUF only with
  * mrg_rxbuf=1: each RX buffer is a page, larger than any frame without
  * GSO, so merging buffers gains nothing, and without it RX need not read
@@ -43,8 +46,9 @@
  * reads the back-end's no-notify flag without a barrier).
  *
  * Close: the thread is stopped, GET_VRING_BASE goes out on each ring (the
- * back-end stops the ring before it answers), then the socket closes,
- * then every page still on a ring goes back to its pool.
+ * back-end stops the ring before it answers), all of them within one
+ * deadline (VU_CLOSE_MS), then the socket closes, then every page still
+ * on a ring goes back to its pool.
  *
  * frag=SIZE: each RX buffer is a SIZE-byte fragment of a pool page
  * (pp_page_pool.h "Fragments") instead of the whole page; the back-end's
@@ -80,6 +84,10 @@
 #define VU_QUEUES_MAX 128
 /* How long a reply, or a back-end connecting in server mode, may take. */
 #define VU_TIMEOUT_MS 5000
+/* How long the close waits for the back-end to stop all the rings, in
+ * all: one reply timeout each would hold a close 5 s a ring behind a
+ * slow back-end (21 minutes at 128 queue pairs). */
+#define VU_CLOSE_MS 5000
 /* How often the reconnect thread tries again while the back-end is away. */
 #define VU_RETRY_MS 200
 /* How often it kicks, for a back-end that asks for kicks, the rings whose
@@ -91,6 +99,8 @@ struct vu_port {
 	char devstr[256];       /* for messages */
 	int sock;               /* -1 while the back-end is away */
 	bool server;
+	/* server=1: the listening socket, from open to close. */
+	struct vhost_user_listener listener;
 	bool protocol;          /* PROTOCOL_FEATURES negotiated */
 	bool mrg;               /* mrg_rxbuf=1 */
 	bool in_order;          /* in_order=1 (default): ask for IN_ORDER */
@@ -501,33 +511,42 @@ static void vu_went_away(struct vu_port *vp)
 		vq_take_down(&vp->vq[i], vp->port->allocator);
 }
 
-static void vu_try_reconnect(struct vu_port *vp)
+static int vu_try_reconnect(struct vu_port *vp)
 {
 	unsigned int i;
-	int fd;
+	int fd, err;
 
-	if (vhost_user_connect(vp->path, vp->server,
-			       vp->server ? VU_RETRY_MS : VU_TIMEOUT_MS, true,
-			       &fd))
-		return;
+	if (vp->server)
+		err = vhost_user_accept(&vp->listener, vp->path, 0,
+					VU_TIMEOUT_MS, true, &fd);
+	else
+		err = vhost_user_connect(vp->path, VU_TIMEOUT_MS, true, &fd);
+	if (err)
+		return err;
 	vp->sock = fd;
-	if (vu_handshake(vp, false)) {
+	err = vu_handshake(vp, false);
+	if (err) {
 		close(vp->sock);
 		vp->sock = -1;
-		return;
+		return err;
 	}
 	for (i = 0; i < 2 * vp->nr_qp; i++)
 		vq_up(&vp->vq[i]);
 	PP_INFO("port %s: reconnected to the vhost-user back-end on %s",
 		vp->port->name, vp->path);
+	return 0;
 }
 
 /*
  * The reconnect thread: watches the socket while a back-end is there
  * (nothing is due from it between our requests, so anything readable
- * is its end of the socket closing), and tries again every VU_RETRY_MS
- * while it is away. Only this thread uses the socket between open and
- * close.
+ * is its end of the socket closing), and while it is away connects again
+ * every VU_RETRY_MS, or with server=1 sleeps on the listening socket
+ * until a back-end connects (the socket file stays as it is: nothing is
+ * removed or made again while the port waits); there a failed attempt
+ * waits VU_RETRY_MS before the next, so that an accept() that fails at
+ * once (out of descriptors) does not spin. Only this thread uses the
+ * socket between open and close.
  */
 static void *vu_watch(void *arg)
 {
@@ -551,9 +570,15 @@ static void *vu_watch(void *arg)
 		}
 		if (!vp->server && vu_wait_stop(vp, -1, VU_RETRY_MS, &ev))
 			break;
-		if (vp->server && vu_wait_stop(vp, -1, 0, &ev))
+		if (vp->server) {
+			if (vu_wait_stop(vp, vp->listener.fd, -1, &ev))
+				break;
+			if (!ev)
+				continue;
+		}
+		if (vu_try_reconnect(vp) && vp->server &&
+		    vu_wait_stop(vp, -1, VU_RETRY_MS, &ev))
 			break;
-		vu_try_reconnect(vp);
 	}
 	return NULL;
 }
@@ -575,6 +600,7 @@ static void vu_free(struct vu_port *vp, struct pp_port *port)
 
 	if (vp->sock >= 0)
 		close(vp->sock);
+	vhost_user_unlisten(&vp->listener, vp->path);
 	for (i = 0; vp->vq && i < 2 * vp->nr_qp; i++)
 		vq_free(&vp->vq[i], port->allocator);
 	free(vp->vq);
@@ -594,6 +620,7 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 		return -ENOMEM;
 	}
 	vp->sock = -1;
+	vp->listener.fd = -1;
 	vp->port = port;
 	snprintf(vp->devstr, sizeof(vp->devstr), "%s", da->devstr);
 	vp->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -632,8 +659,16 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 		port->txq[i].priv = &vp->vq[2 * i + 1];
 	}
 
-	err = vhost_user_connect(vp->path, vp->server, VU_TIMEOUT_MS, false,
-				 &vp->sock);
+	if (vp->server) {
+		err = vhost_user_listen(vp->path, &vp->listener);
+		if (!err)
+			err = vhost_user_accept(&vp->listener, vp->path,
+						VU_TIMEOUT_MS, VU_TIMEOUT_MS,
+						false, &vp->sock);
+	} else {
+		err = vhost_user_connect(vp->path, VU_TIMEOUT_MS, false,
+					 &vp->sock);
+	}
 	if (err)
 		goto err_free;
 	err = vu_handshake(vp, true);
@@ -658,10 +693,42 @@ err_free:
 	return err;
 }
 
+/*
+ * Stop each ring: the back-end answers GET_VRING_BASE once it no longer
+ * touches the ring, so its pages may go back to the pools. A back-end
+ * that is gone already has stopped too. All the rings share one deadline
+ * (VU_CLOSE_MS); after it, or after a failed request, the rest are not
+ * asked, and their pages go back with the others, as before a deadline
+ * there was: one message says how many.
+ */
+static void vu_stop_rings(struct vu_port *vp)
+{
+	int64_t end = vhost_user_now_ms() + VU_CLOSE_MS;
+	unsigned int i, n = 2 * vp->nr_qp;
+	int err = 0;
+
+	if (vp->sock < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		uint64_t base = i;
+
+		err = vhost_user_call_until(vp->sock, vp->path,
+					    VHOST_USER_GET_VRING_BASE, &base,
+					    end);
+		if (err)
+			break;
+	}
+	if (err == -ETIMEDOUT)
+		PP_WARN("port %s: the vhost-user back-end on %s did not stop %u of its %u rings within the close's %d ms: the port closes without waiting for them (is the back-end stuck?)",
+			vp->port->name, vp->path, n - i, n, VU_CLOSE_MS);
+	else if (err)
+		PP_WARN("port %s: %u of its %u rings not stopped by the vhost-user back-end on %s (%s): the port closes without them",
+			vp->port->name, n - i, n, vp->path, strerror(-err));
+}
+
 static void virtio_user_remove(struct pp_port *port)
 {
 	struct vu_port *vp = port->priv;
-	unsigned int i;
 
 	if (!vp)
 		return;
@@ -673,16 +740,7 @@ static void virtio_user_remove(struct pp_port *port)
 			pthread_join(vp->watcher, NULL);
 		vp->watching = false;
 	}
-	/* Stop each ring: the back-end answers GET_VRING_BASE once it no
-	 * longer touches the ring, so its pages may go back to the pools.
-	 * A back-end that is gone already has stopped too. */
-	for (i = 0; vp->sock >= 0 && i < 2 * vp->nr_qp; i++) {
-		uint64_t base = i;
-
-		if (vhost_user_call(vp->sock, vp->path,
-				    VHOST_USER_GET_VRING_BASE, &base))
-			break;
-	}
+	vu_stop_rings(vp);
 	vu_free(vp, port);
 	port->priv = NULL;
 }

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <pagepool/pp_net_driver.h>
 
@@ -157,13 +158,42 @@ int vhost_user_reply_parse(const void *buf, size_t len, uint32_t request,
 			   uint64_t *val);
 
 /* The socket side (vhost_user.c). Each returns 0 or -errno, with a
- * message naming @path. */
-int vhost_user_connect(const char *path, bool server, int timeout_ms,
-		       bool quiet, int *fdp);
+ * message naming @path. @timeout_ms: what each reply and send on the
+ * connection may take. @quiet: no message when there is no back-end. */
+int vhost_user_connect(const char *path, int timeout_ms, bool quiet,
+		       int *fdp);
+int vhost_user_set_timeout(int fd, const char *path, int timeout_ms);
+
+/*
+ * server=1: the listening socket, kept from open to close, so that the
+ * path is the port's while it is open and a back-end reconnects to the
+ * same socket. vhost_user_listen() refuses a path that holds anything but
+ * a socket no program has bound (a stale one, which it removes), and
+ * remembers the file it made; vhost_user_unlisten() closes the socket
+ * and removes that file, only if it is still the one at @path.
+ */
+struct vhost_user_listener {
+	int fd;        /* -1: not listening */
+	dev_t dev;     /* the socket file made at the path */
+	ino_t ino;
+};
+
+int vhost_user_listen(const char *path, struct vhost_user_listener *l);
+/* Wait up to @wait_ms (0: do not wait) for a back-end and accept it. */
+int vhost_user_accept(struct vhost_user_listener *l, const char *path,
+		      int wait_ms, int timeout_ms, bool quiet, int *fdp);
+void vhost_user_unlisten(struct vhost_user_listener *l, const char *path);
 int vhost_user_send(int fd, const char *path, struct vhost_user_msg *msg,
 		    const int *fds, unsigned int nr_fds);
 int vhost_user_call(int fd, const char *path, uint32_t request,
 		    uint64_t *val);
+/* The same, all of it (send and reply) by @end, a vhost_user_now_ms()
+ * time; -ETIMEDOUT when it is over, without a message: the caller, which
+ * gave up on something, says what. */
+int vhost_user_call_until(int fd, const char *path, uint32_t request,
+			  uint64_t *val, int64_t end);
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t vhost_user_now_ms(void);
 int vhost_user_set_u64(int fd, const char *path, uint32_t request,
 		       uint64_t v);
 int vhost_user_set_state(int fd, const char *path, uint32_t request,

@@ -205,6 +205,16 @@ long pp_os_hugepages_free(size_t page_size, int node);
 long pp_os_hugepages_total(size_t page_size, int node);
 
 /*
+ * pp_os_hugepages_reserve_cmd - the pp-hugepages command that reserves
+ * @more pages of @page_size beyond today's reservation, on @node (or the
+ * whole machine for a negative @node), written into @buf: the one hint
+ * every hugepage shortage message gives (pp-hugepages sets the total and
+ * reads back what the kernel gave, which a hand-written echo does not).
+ */
+void pp_os_hugepages_reserve_cmd(char *buf, size_t len, size_t page_size,
+				 int node, long more);
+
+/*
  * pp_os_hugepages_reserved - resv_hugepages of @page_size: pages counted
  * free that mappings have reserved but not yet touched. Machine-wide only
  * (sysfs keeps no per-node figure). Returns the count or -errno.
