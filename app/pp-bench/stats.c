@@ -300,6 +300,7 @@ static void parse(int argc, char **argv, struct stats_cfg *cfg)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+		pp_cli_check_value(TOOL, c, argv, opts);
 		switch (c) {
 		case 'r':
 			cfg->runs = (unsigned int)pp_cli_uint(
@@ -327,6 +328,8 @@ static void parse(int argc, char **argv, struct stats_cfg *cfg)
 		case 'a':
 			cfg->arena_mb = pp_cli_uint(TOOL, "--arena-mb", optarg,
 						    16, 1ul << 20);
+			pp_cli_fits_memory(TOOL, "--arena-mb",
+					   (unsigned long long)cfg->arena_mb << 20);
 			break;
 		case 'j':
 			cfg->json_path = optarg;
