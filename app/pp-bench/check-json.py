@@ -64,6 +64,27 @@ def check_memory(doc):
     print(f"ok: memory, frames {doc['frames']}")
 
 
+def check_stats(doc):
+    """pp-bench stats: every workload beside every kind of second thread
+    measured, and the two ratios of each workload."""
+    for key in ("machine", "parameters", "cases", "ratios"):
+        if key not in doc:
+            fail(f"stats: JSON has no '{key}'")
+    seen = {(c["workload"], c["mode"]): c for c in doc["cases"]}
+    for w in ("single", "bulk64"):
+        for m in ("idle", "rate", "spin", "full"):
+            c = seen.get((w, m))
+            if c is None or not c["ns_per_page"]["median"] > 0:
+                fail(f"stats: no figure for {w} beside {m}")
+        for r, b in (("rate", "idle"), ("full", "spin")):
+            if not any(x["workload"] == w and x["reader"] == r and
+                       x["baseline"] == b and x["median"] > 0
+                       for x in doc["ratios"]):
+                fail(f"stats: no {r}/{b} ratio for {w}")
+    print(f"ok: stats, {len(doc['cases'])} cases, "
+          f"{len(doc['ratios'])} ratios")
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: check-json.py PP-BENCH [ARGS...] --json -")
@@ -85,6 +106,9 @@ def main():
         return
     if doc.get("benchmark") == "memory":
         check_memory(doc)
+        return
+    if doc.get("benchmark") == "stats":
+        check_stats(doc)
         return
     for key in ("machine", "build", "parameters", "dpdk", "baselines",
                 "cases"):

@@ -20,6 +20,7 @@
 #include "pp_cli.h"
 #include "memory.h"
 #include "scale.h"
+#include "stats.h"
 #include "tlb.h"
 
 #define DEFAULT_RUNS 7
@@ -55,7 +56,9 @@ static void usage(FILE *f)
 		"pp-bench scale [options]: thread scaling of the allocator and\n"
 		"page_pool beside rte_mempool; 'pp-bench scale --help'.\n"
 		"pp-bench memory [options]: arena bytes per in-flight frame,\n"
-		"pages and fragments beside DPDK mbufs; 'pp-bench memory --help'.\n",
+		"pages and fragments beside DPDK mbufs; 'pp-bench memory --help'.\n"
+		"pp-bench stats [options]: the allocator's fast path beside a\n"
+		"statistics reader, as speed ratios; 'pp-bench stats --help'.\n",
 		DEFAULT_RUNS, DEFAULT_ARENA_MB, DEFAULT_RUN_MS, QUICK_RUNS);
 }
 
@@ -267,6 +270,8 @@ int main(int argc, char **argv)
 		return bench_scale_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "memory"))
 		return bench_memory_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "stats"))
+		return bench_stats_main(argc - 1, argv + 1);
 	parse_args(argc, argv, &cfg);
 	pin_cpu(&cfg);
 	if (cfg.json_path && !strcmp(cfg.json_path, "-")) {

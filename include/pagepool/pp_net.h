@@ -365,7 +365,9 @@ struct pp_port_conf {
  * pools; then each RX pool is destroyed. Returns 0, or -EBUSY when some
  * pool still has pages in flight elsewhere (another port's ring, a stack
  * consumer): the port is gone all the same, and those pools are freed
- * when their last page returns (the pool logs how many were out).
+ * when their last page returns (the pool logs how many were out). The
+ * port, its peer and its pools are unregistered from telemetry first
+ * (pp_telemetry.h).
  * Context: no thread may poll or send on the port (or its peer).
  */
 PP_API int pp_port_close(struct pp_port *port);

@@ -107,7 +107,8 @@ pp_allocator_create(const struct pp_allocator_opts *opts);
 /*
  * pp_allocator_destroy - returns 0, or -EBUSY (and frees nothing) while
  * pages are still allocated; the message says how many, per zone.
- * Thread caches of all threads are returned first.
+ * Thread caches of all threads are returned first. When it frees, it
+ * first unregisters the allocator from telemetry (pp_telemetry.h).
  * Context: no other thread may use the allocator during or after the call.
  */
 PP_API int pp_allocator_destroy(struct pp_allocator *alloc);
@@ -283,14 +284,33 @@ struct pp_zone_stats {
 };
 
 PP_API unsigned int pp_allocator_zone_count(const struct pp_allocator *alloc);
-/* Returns 0, or -EINVAL for an index past the last zone. */
+/*
+ * pp_allocator_zone_stats - zone @zone's statistics: its own counters
+ * plus every thread cache's. Any thread, at any time, at no cost to the
+ * threads that allocate: the figures are read with plain (relaxed)
+ * loads, holding only a lock that allocations and frees do not take; no
+ * thread is stopped and no IPI is sent, so a monitor may poll it.
+ *
+ * While other threads use the allocator the figures are approximate:
+ * each is whole, and a counter never goes back between two reads, but
+ * they are not one snapshot. free_pages + thread_cache_pages may miss or
+ * count twice a batch on its way between a cache and the zone
+ * (thread_cache_pages is clamped so that the sum never exceeds
+ * managed_pages). Once those threads are quiescent (joined, or waiting on
+ * something the caller synchronised with), the figures are exact. For an
+ * exact picture of a running allocator use pp_allocator_check(), which
+ * stops every thread. Returns 0, or -EINVAL for an index past the last
+ * zone.
+ */
 PP_API int pp_allocator_zone_stats(struct pp_allocator *alloc,
 				   unsigned int zone,
 				   struct pp_zone_stats *out);
 
 /*
  * pp_allocator_stats_json - write all zones' statistics as one JSON object
- * into @buf. Returns the length snprintf would write (may be >= @len).
+ * into @buf, read as pp_allocator_zone_stats() reads them (any thread,
+ * approximate while threads run). Returns the length snprintf would
+ * write (may be >= @len).
  */
 PP_API int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf,
 				   size_t len);
@@ -299,7 +319,8 @@ PP_API int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf,
  * pp_allocator_check - the invariant walker: every page is in exactly one
  * of buddy lists, thread caches or allocated; buddies are aligned and not
  * mergeable; counters match the lists. Returns 0 or -EFAULT with a message
- * naming the first broken invariant. Takes every lock: slow, tests only.
+ * naming the first broken invariant. Takes every lock and holds every
+ * thread's cache (a membarrier() IPI): slow, for tests, never a monitor.
  * @allocated_out (may be NULL) receives the number of pages allocated.
  */
 PP_API int pp_allocator_check(struct pp_allocator *alloc,

@@ -157,6 +157,8 @@ PP_API struct pp_pool *pp_pool_create(const struct pp_pool_params *params);
  * the pool is freed; returns -EBUSY when pages are still in flight, after a
  * warning that says how many: the pool is then freed by whichever thread
  * returns the last of them, and the caller must not use @pool again.
+ * Either way the pool is first unregistered from telemetry
+ * (pp_telemetry.h).
  * Context: the owner thread; nobody may allocate from the pool afterwards.
  */
 PP_API int pp_pool_destroy(struct pp_pool *pool);

@@ -49,7 +49,7 @@ struct pp_tcache_counters_ {
 
 /* One zone's part of a thread cache: a stack of order-0 pages. */
 struct pp_tcache_zone_ {
-	unsigned int count;             /* pages on @stack */
+	unsigned int count;             /* pages on @stack (see set_count_) */
 	struct pp_page **stack;         /* top is stack[count - 1] */
 	struct pp_tcache_counters_ c;
 };
@@ -116,6 +116,17 @@ static inline void pp_tcache_count_(uint64_t *counter, uint64_t n)
 			 __ATOMIC_RELAXED);
 }
 
+/*
+ * The stack's count, written by whoever holds the cache (the owner, or a
+ * drainer) and read by the statistics, which do not hold it: a relaxed
+ * store, so that they read it whole (a plain store on x86).
+ */
+static inline void pp_tcache_set_count_(struct pp_tcache_zone_ *z,
+					unsigned int n)
+{
+	__atomic_store_n(&z->count, n, __ATOMIC_RELAXED);
+}
+
 /* One page off the cache, or NULL: the caller asks the library. */
 static inline struct pp_page *pp_tcache_alloc_one_(struct pp_allocator *alloc)
 {
@@ -127,7 +138,7 @@ static inline struct pp_page *pp_tcache_alloc_one_(struct pp_allocator *alloc)
 
 		if (PP_LIKELY(n != 0)) {
 			page = tc->z[0].stack[n - 1];
-			tc->z[0].count = n - 1;
+			pp_tcache_set_count_(&tc->z[0], n - 1);
 			pp_tcache_count_(&tc->z[0].c.alloc_calls, 1);
 			pp_tcache_count_(&tc->z[0].c.pages_allocated, 1);
 		}
@@ -151,7 +162,7 @@ static inline bool pp_tcache_free_one_(struct pp_allocator *alloc,
 
 		if (PP_LIKELY(n < a->tcache_size)) {
 			tc->z[0].stack[n] = page;
-			tc->z[0].count = n + 1;
+			pp_tcache_set_count_(&tc->z[0], n + 1);
 			pp_tcache_count_(&tc->z[0].c.pages_freed, 1);
 			done = true;
 		}
@@ -239,8 +250,10 @@ pp_tcache_alloc_array_(struct pp_allocator *alloc, int n,
 	    PP_UNLIKELY(!pp_tcache_enter_(tc)))
 		return 0;
 	if (PP_LIKELY(z0->count >= (unsigned int)n)) {
-		z0->count -= (unsigned int)n;
-		pp_tcache_copy_(array, &z0->stack[z0->count], (unsigned long)n);
+		unsigned int left = z0->count - (unsigned int)n;
+
+		pp_tcache_set_count_(z0, left);
+		pp_tcache_copy_(array, &z0->stack[left], (unsigned long)n);
 		pp_tcache_count_(&z0->c.bulk_calls, 1);
 		pp_tcache_count_(&z0->c.pages_allocated, (uint64_t)n);
 		got = (unsigned long)n;
@@ -268,7 +281,8 @@ static inline bool pp_tcache_free_array_(struct pp_allocator *alloc,
 	if (PP_LIKELY(nr <= a->tcache_size - tc->z[0].count) &&
 	    PP_LIKELY(!pp_tcache_copy_(&tc->z[0].stack[tc->z[0].count], pages,
 				       nr))) {
-		tc->z[0].count += (unsigned int)nr;
+		pp_tcache_set_count_(&tc->z[0],
+				     tc->z[0].count + (unsigned int)nr);
 		pp_tcache_count_(&tc->z[0].c.pages_freed, nr);
 		done = true;
 	}

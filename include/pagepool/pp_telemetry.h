@@ -16,7 +16,11 @@
  * Registration, unregistration, start and stop may be called from any
  * thread. A request is answered under the registry's lock, so once
  * pp_telemetry_unregister() returns the server no longer touches the
- * object: unregister before destroying it.
+ * object. pp_pool_destroy(), pp_port_close() (the port, its peer and its
+ * pools) and pp_allocator_destroy() (when it frees) unregister the
+ * object themselves before they free it, as DPDK's telemetry cannot
+ * reach a freed object either; calling pp_telemetry_unregister() first
+ * remains allowed.
  */
 #ifndef PAGEPOOL_PP_TELEMETRY_H
 #define PAGEPOOL_PP_TELEMETRY_H
@@ -88,7 +92,8 @@ PP_API int pp_telemetry_register_port(struct pp_port *port, const char *name);
 /*
  * pp_telemetry_unregister - remove every registration of @obj (an
  * allocator, pool or port). Waits for a request that reads it. Returns
- * how many were removed.
+ * how many were removed. The destroy calls run it for their object.
+ * Context: not while holding a lock that a statistics call takes.
  */
 PP_API int pp_telemetry_unregister(const void *obj);
 

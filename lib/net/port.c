@@ -13,6 +13,7 @@
 #include "pp_opts.h"
 #include "net_priv.h"
 #include "pp_os_fault.h"
+#include "pp_unregister.h"
 
 __thread char net_thread_marker __attribute__((tls_model("initial-exec")));
 __thread struct pp_pool *net_napi_pool
@@ -240,11 +241,15 @@ int pp_port_close(struct pp_port *port)
 
 	if (!port)
 		return 0;
+	peer = port->peer;
+	/* Out of telemetry's registry before the drivers stop and the
+	 * memory goes (its pools leave it as they are destroyed). */
+	pp_unregister_obj(port);
+	pp_unregister_obj(peer);
 	/*
 	 * Both ends' drivers give back what their rings hold before either
 	 * end's pools go: a veth ring holds pages of the other end's pools.
 	 */
-	peer = port->peer;
 	if (port->drv->ops.remove)
 		port->drv->ops.remove(port);
 	if (peer && peer->drv->ops.remove)

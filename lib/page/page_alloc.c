@@ -28,6 +28,7 @@
 #include "pp_arena_user.h"
 #include "pp_os_fault.h"
 #include "pp_os.h"
+#include "pp_unregister.h"
 #include "page_alloc_priv.h"
 #include "page_debug_priv.h"
 
@@ -191,7 +192,7 @@ static PP_NOINLINE void tcache_drain_batch(struct pp_allocator *alloc,
 	zone_lock(z);
 	pp_zone_put_order0(z, &tcz->stack[tcz->count - n], n);
 	zone_unlock(z);
-	tcz->count -= n;
+	tcache_set_count(tcz, tcz->count - n);
 	zone_count(&z->thread_cache_drains, 1);
 }
 
@@ -237,7 +238,7 @@ static PP_NOINLINE unsigned int tcache_refill(struct pp_allocator *alloc,
 		page_on_alloc(z, page, 0);
 		sink_put(s, page);
 	}
-	tcz->count = n;
+	tcache_set_count(tcz, n);
 	return got + take;
 }
 
@@ -284,7 +285,7 @@ static PP_ALWAYS_INLINE unsigned int tcache_take(struct pp_allocator *alloc,
 			pp_page_list_add_tail(s->list, page);
 		}
 	}
-	tcz->count = count;
+	tcache_set_count(tcz, count);
 	if (got < need)
 		got += tcache_refill(alloc, tcz, z, need - got, s);
 	return got;
@@ -301,14 +302,15 @@ static struct pp_page *tcache_take_one(struct pp_allocator *alloc,
 	tcache_lock(tc);
 	if (!tcz->count) {
 		zone_lock(z);
-		tcz->count = pp_zone_take_order0(z, tcz->stack,
-						 alloc->tcache_batch);
+		tcache_set_count(tcz, pp_zone_take_order0(z, tcz->stack,
+							   alloc->tcache_batch));
 		zone_unlock(z);
 		if (tcz->count)
 			zone_count(&z->thread_cache_refills, 1);
 	}
 	if (tcz->count) {
-		page = tcz->stack[--tcz->count];
+		page = tcz->stack[tcz->count - 1];
+		tcache_set_count(tcz, tcz->count - 1);
 		page_on_alloc(z, page, 0);
 	}
 	tcache_unlock(tc);
@@ -342,7 +344,8 @@ static PP_ALWAYS_INLINE void tcache_put(struct pp_allocator *alloc,
 	page_on_free(page, 0);
 	if (PP_UNLIKELY(tcz->count == alloc->tcache_size))
 		tcache_drain_batch(alloc, tcz, z);
-	tcz->stack[tcz->count++] = page;
+	tcz->stack[tcz->count] = page;
+	tcache_set_count(tcz, tcz->count + 1);
 }
 
 /* ---- the single-page and higher-order paths ---- */
@@ -666,7 +669,7 @@ static PP_ALWAYS_INLINE void free_bulk_one_zone(struct pp_allocator *alloc,
 			count += pages[i] != NULL;
 		}
 		freed = count - tcz->count;
-		tcz->count = count;
+		tcache_set_count(tcz, count);
 		COUNT(alloc, tc, 0, pages_freed, freed);
 		return;
 	}
@@ -680,14 +683,14 @@ static PP_ALWAYS_INLINE void free_bulk_one_zone(struct pp_allocator *alloc,
 			continue;
 		page_on_free(page, 0);
 		if (PP_UNLIKELY(count == high)) {
-			tcz->count = count;
+			tcache_set_count(tcz, count);
 			tcache_drain_batch(alloc, tcz, &alloc->zones[0]);
 			count = tcz->count;
 		}
 		stack[count++] = page;
 		freed++;
 	}
-	tcz->count = count;
+	tcache_set_count(tcz, count);
 	COUNT(alloc, tc, 0, pages_freed, freed);
 }
 
@@ -989,6 +992,13 @@ int pp_allocator_destroy(struct pp_allocator *alloc)
 	pthread_key_delete(alloc->key);
 	pp_tcache_free_all(alloc);
 	pthread_mutex_unlock(&alloc->tcache_list_lock);
+	/*
+	 * Out of telemetry's registry before anything is freed, and not
+	 * under the list lock, which a request reading the statistics takes
+	 * (it finishes first, finding no cache). Only now: an allocator
+	 * that refused (-EBUSY) stays alive and registered.
+	 */
+	pp_unregister_obj(alloc);
 	pthread_mutex_destroy(&alloc->tcache_list_lock);
 	if (pp_tcache_memo_.id == alloc->id) {
 		pp_tcache_memo_.id = 0;

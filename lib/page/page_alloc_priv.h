@@ -108,7 +108,8 @@ struct pp_zone {
  * a CPU's data without restartable sequences).
  *
  * The owner uses it on every call; another thread only to drain it when
- * its zones ran dry, for statistics, the invariant walker and destroy.
+ * its zones ran dry, for the invariant walker and destroy. The statistics
+ * only read its counters and counts (page_check.c), without holding it.
  * Two ways to keep them apart, chosen once per process (thread_cache.c):
  *
  *   - asymmetric (@asym, where membarrier(PRIVATE_EXPEDITED) works): the
@@ -351,6 +352,14 @@ static inline void counter_add(uint64_t *c, uint64_t n)
 static inline uint64_t counter_read(const uint64_t *c)
 {
 	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/* Every write of a stack's count (the cache held): the statistics read
+ * it without holding the cache (pp_tcache_set_count_()). */
+static inline void tcache_set_count(struct pp_tcache_zone_ *tcz,
+				    unsigned int n)
+{
+	pp_tcache_set_count_(tcz, n);
 }
 
 #endif /* PP_PAGE_ALLOC_PRIV_H */

@@ -10,9 +10,10 @@
  * the allocator's pthread key (whose destructor returns it at thread
  * exit), with a one-entry thread-local memo in front (tcache_get()). Every
  * cache is also on the allocator's list, so that a starving thread, the
- * statistics, the invariant walker and pp_allocator_destroy() can reach
- * caches of other threads: they hold a cache with pp_tcache_hold(), which
- * keeps its owner out (page_alloc_priv.h, struct pp_tcache, says how).
+ * invariant walker and pp_allocator_destroy() can reach caches of other
+ * threads: they hold a cache with pp_tcache_hold(), which keeps its owner
+ * out (page_alloc_priv.h, struct pp_tcache, says how). The statistics
+ * walk the list too, but only read (page_check.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -220,7 +221,7 @@ void pp_tcache_drain_locked(struct pp_tcache *tc, bool remote)
 		pp_zone_put_order0(z, tcz->stack, tcz->count);
 		zone_unlock(z);
 		zone_count(remote ? &z->remote_drains : &z->thread_cache_drains, 1);
-		tcz->count = 0;
+		tcache_set_count(tcz, 0);
 	}
 }
 

@@ -105,6 +105,7 @@
 #include "pp_log.h"
 #include "pp_opts.h"
 #include "pp_os_fault.h"
+#include "pp_unregister.h"
 #include "page_pool_priv.h"
 
 /* The kernel caps its ptr_ring at 32768 entries; so do we. */
@@ -792,6 +793,9 @@ int pp_pool_destroy(struct pp_pool *pool)
 
 	if (!pool)
 		return 0;
+	/* Out of telemetry's registry first: it reads the pool's counters,
+	 * and a returner may free the pool once the count drops below. */
+	pp_unregister_obj(pool);
 	c = &pool->alloc;
 	/* The block being split: unused, it joins the cache; else its
 	 * fragments are in flight like pages. */

@@ -27,6 +27,7 @@
 #include "pp_pool_json.h"
 #include "pp_port_json.h"
 #include "pp_strbuf.h"
+#include "pp_unregister.h"
 #include "telemetry_priv.h"
 
 enum kind { K_ALLOCATOR, K_POOL, K_PORT, NR_KINDS };
@@ -78,6 +79,11 @@ static int reg_add(enum kind kind, const void *obj, const char *name)
 		       PP_TELEMETRY_NAME_MAX);
 		return -EINVAL;
 	}
+	/*
+	 * Destroying a registered object unregisters it (pp_unregister.h):
+	 * the hook is in place before the object can be found.
+	 */
+	pp_unregister_hook_set(pp_telemetry_unregister);
 	pthread_mutex_lock(&reg_lock);
 	for (unsigned int i = 0; i < TELEMETRY_MAX_OBJECTS; i++) {
 		struct entry *e = &reg[i];

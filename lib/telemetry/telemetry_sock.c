@@ -12,6 +12,13 @@
  * else. The prefix directory is then ours alone, so the socket path in it
  * cannot be swapped. A file at the socket path is replaced only when it
  * is a socket that refuses connections (a dead program's).
+ *
+ * accept() can fail with the connection still queued (out of descriptors
+ * or memory): the listener then stays readable, and polling it again at
+ * once would spin. The thread keeps a spare descriptor to accept and
+ * close such a connection with an error, as some servers do, so that the
+ * client is told instead of left waiting for a greeting, and the listener
+ * rests a moment (ACCEPT_REST_MS) before it is polled again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +32,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pp_log.h"
@@ -33,14 +41,23 @@
 
 #define SOCKET_NAME "dpdk_telemetry.v2"
 #define MAX_CLIENTS 16
+/* The listener's rest after a failed accept(): a few tries a second. */
+#define ACCEPT_REST_MS 100
+/* At most one message a minute while accept() keeps failing. */
+#define ACCEPT_LOG_EVERY_S 60
 
 struct server {
 	pthread_t thread;
 	int listen_fd;
 	int wake[2];               /* pipe: stop() writes, the thread polls */
+	int spare_fd;              /* /dev/null, given up to refuse a client */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t dev;                 /* the socket file we made, removed by */
 	ino_t ino;                 /* stop() only if it is still there */
+	/* The thread's own: failed accepts since the last message. */
+	unsigned long refused;
+	bool logged;
+	int64_t logged_at;         /* CLOCK_MONOTONIC, ms */
 };
 
 static pthread_mutex_t server_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -169,7 +186,9 @@ static int sock_listen(struct server *s)
 	struct stat st;
 	int fd, err;
 
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	/* Non-blocking: a connection that went away between poll() and
+	 * accept() must not block the thread away from its wake-up pipe. */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	memcpy(a.sun_path, s->path, strlen(s->path) + 1);
@@ -204,12 +223,126 @@ static bool send_reply(int fd, const char *buf, size_t len)
 	return n == (ssize_t)len;
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* accept() failed and the connection may still be queued: say so, at
+ * most once a minute, with how many were refused meanwhile. */
+static void accept_failed(struct server *s, int err)
+{
+	int64_t now = now_ms();
+
+	s->refused++;
+	if (s->logged && now - s->logged_at < ACCEPT_LOG_EVERY_S * 1000)
+		return;
+	if (err == EMFILE || err == ENFILE)
+		PP_WARN("telemetry: cannot accept a client: %s (%lu refused): raise the descriptor limit (ulimit -n) or close descriptors",
+			strerror(err), s->refused);
+	else
+		PP_WARN("telemetry: cannot accept a client: %s (%lu refused)",
+			strerror(err), s->refused);
+	s->logged = true;
+	s->logged_at = now;
+	s->refused = 0;
+}
+
+/* The listener polled in error without a client (POLLERR, POLLHUP). */
+static int listener_error(const struct server *s)
+{
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (getsockopt(s->listen_fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		err = errno;
+	return err ? err : EIO;
+}
+
+/*
+ * Out of descriptors: free the spare for a moment, take the queued
+ * connection with it, answer with an error and close it, then take the
+ * spare back. Another thread may take the freed slot first; the spare is
+ * then reopened at the next failure, and until then the listener only
+ * rests.
+ */
+static void refuse_client(struct server *s, char *out)
+{
+	int fd;
+
+	if (s->spare_fd < 0)
+		s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (s->spare_fd < 0)
+		return;
+	close(s->spare_fd);
+	fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd >= 0) {
+		size_t len = (size_t)snprintf(out, TELEMETRY_MAX_OUTPUT,
+			"{\"error\":\"the server is out of file descriptors\"}");
+
+		send_reply(fd, out, len);
+		close(fd);
+	}
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * The listener is readable: take one client. False when
+ * accept() failed in a way that leaves the connection queued, or with
+ * an error that does not go away by itself: the listener then rests.
+ */
+static bool accept_client(struct server *s, int *clients, unsigned int *nr,
+			  char *out)
+{
+	int fd = accept4(s->listen_fd, NULL, NULL,
+			 SOCK_CLOEXEC | SOCK_NONBLOCK);
+	size_t len;
+
+	if (fd < 0) {
+		int err = errno;
+
+		switch (err) {
+		case EAGAIN:          /* nothing queued after all */
+		case EINTR:
+		case ECONNABORTED:    /* the client gave up: dequeued */
+		case EPROTO:
+			return true;
+		case EMFILE:
+		case ENFILE:
+			refuse_client(s, out);
+			break;
+		default:              /* ENOBUFS, ENOMEM, or a bug */
+			break;
+		}
+		accept_failed(s, err);
+		return false;
+	}
+	if (*nr == MAX_CLIENTS) {
+		len = (size_t)snprintf(out, TELEMETRY_MAX_OUTPUT,
+			"{\"error\":\"too many connections\"}");
+		send_reply(fd, out, len);
+		close(fd);
+		return true;
+	}
+	len = telemetry_greeting(out, TELEMETRY_MAX_OUTPUT);
+	if (!send_reply(fd, out, len)) {
+		close(fd);
+		return true;
+	}
+	clients[(*nr)++] = fd;
+	return true;
+}
+
 static void *server_main(void *arg)
 {
 	struct server *s = arg;
 	struct pollfd pfd[2 + MAX_CLIENTS];
 	int clients[MAX_CLIENTS];
 	unsigned int nr = 0;
+	int64_t rest_until = 0;    /* the listener is not polled till then */
 	char *req = malloc(TELEMETRY_MAX_REQUEST + 1);
 	char *out = malloc(TELEMETRY_MAX_OUTPUT);
 
@@ -218,12 +351,18 @@ static void *server_main(void *arg)
 		goto done;
 	}
 	for (;;) {
+		int64_t rest = rest_until ? rest_until - now_ms() : 0;
+
+		if (rest <= 0)
+			rest_until = rest = 0;
 		pfd[0] = (struct pollfd){ .fd = s->wake[0], .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
+		/* A negative descriptor is skipped by poll(). */
+		pfd[1] = (struct pollfd){ .fd = rest ? -1 : s->listen_fd,
+					  .events = POLLIN };
 		for (unsigned int i = 0; i < nr; i++)
 			pfd[2 + i] = (struct pollfd){ .fd = clients[i],
 						      .events = POLLIN };
-		if (poll(pfd, 2 + nr, -1) < 0) {
+		if (poll(pfd, 2 + nr, rest ? (int)rest : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			PP_ERR("telemetry: poll: %s: the server stops",
@@ -263,26 +402,13 @@ static void *server_main(void *arg)
 				clients[i] = clients[--nr];
 			}
 		}
+		/* Never poll at once a listener that failed: it would spin. */
 		if (pfd[1].revents & POLLIN) {
-			int fd = accept4(s->listen_fd, NULL, NULL,
-					 SOCK_CLOEXEC | SOCK_NONBLOCK);
-			size_t len;
-
-			if (fd < 0)
-				continue;
-			if (nr == MAX_CLIENTS) {
-				len = (size_t)snprintf(out, TELEMETRY_MAX_OUTPUT,
-					"{\"error\":\"too many connections\"}");
-				send_reply(fd, out, len);
-				close(fd);
-				continue;
-			}
-			len = telemetry_greeting(out, TELEMETRY_MAX_OUTPUT);
-			if (!send_reply(fd, out, len)) {
-				close(fd);
-				continue;
-			}
-			clients[nr++] = fd;
+			if (!accept_client(s, clients, &nr, out))
+				rest_until = now_ms() + ACCEPT_REST_MS;
+		} else if (pfd[1].revents) {
+			accept_failed(s, listener_error(s));
+			rest_until = now_ms() + ACCEPT_REST_MS;
 		}
 	}
 done:
@@ -310,6 +436,8 @@ static void server_free(struct server *s)
 		close(s->wake[0]);
 	if (s->wake[1] >= 0)
 		close(s->wake[1]);
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
 	free(s);
 }
 
@@ -334,6 +462,8 @@ int pp_telemetry_start(const struct pp_telemetry_opts *opts)
 	if (!s)
 		return -ENOMEM;
 	s->listen_fd = s->wake[0] = s->wake[1] = -1;
+	/* The spare (refuse_client()); without one the listener only rests. */
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	pthread_mutex_lock(&server_lock);
 	if (server) {

@@ -3,12 +3,19 @@
  * test_page_threads.c - the allocator across threads: pages freed by
  * another thread than the one that allocated them, a thread's cache
  * returned when it exits, a dry zone draining another thread's cache
- * before a call fails, and a short mixed run of several threads. Run with
- * "4k" or "2m" like test_bulk.
+ * before a call fails, and a short mixed run of several threads. The
+ * statistics: they never wait for a thread inside a call (one parked in
+ * its cache), and read beside running threads they stay within bounds,
+ * only grow, and are exact once the threads are done. Run with "4k" or
+ * "2m" like test_bulk.
  */
+#include <stdatomic.h>
 #include <stddef.h>
+#include <unistd.h>
 
 #include "page_test.h"
+/* To park a thread inside its cache, as if preempted in a call. */
+#include "../../lib/page/page_alloc_priv.h"
 
 #define NR_PASS 512
 
@@ -262,6 +269,147 @@ static void test_mixed_threads(void)
 	test_done(alloc);
 }
 
+/* ---- statistics beside threads ---- */
+
+static void *park_in_cache(void *arg)
+{
+	struct pp_allocator *alloc = arg;
+	struct pp_tcache *tc;
+
+	/* The cache exists and holds pages. */
+	pp_free_page(alloc, pp_alloc_page(alloc));
+	tc = pp_tcache_memo_.tc;
+	if (!tc)
+		return (void *)1;
+	/* Inside a call, as the owner enters one, and stays there. */
+	tcache_lock(tc);
+	stage_set(1);
+	stage_wait(2);
+	tcache_unlock(tc);
+	return NULL;
+}
+
+struct reader {
+	struct pp_allocator *alloc;
+	struct pp_zone_stats s;
+	atomic_int done;
+	atomic_ulong reads;
+};
+
+static void *read_stats(void *arg)
+{
+	struct reader *r = arg;
+	char json[1024];
+
+	pp_allocator_stats_json(r->alloc, json, sizeof(json));
+	pp_allocator_zone_stats(r->alloc, 0, &r->s);
+	atomic_store(&r->done, 1);
+	return NULL;
+}
+
+/*
+ * Statistics are for any thread at any time: they never wait for an
+ * owner to leave its cache (nor stop it; the stop-the-world reader
+ * cut another thread's fast path to 0.01x). Here the owner never
+ * leaves until the reader is done: a reader that waits would hang.
+ */
+static void test_stats_never_wait(void)
+{
+	struct pp_allocator *alloc = test_alloc(NULL);
+	struct reader r = { .alloc = alloc };
+	pthread_t owner, reader;
+	void *ret;
+
+	stage_set(0);
+	REQUIRE(pthread_create(&owner, NULL, park_in_cache, alloc) == 0);
+	stage_wait(1);
+	REQUIRE(pthread_create(&reader, NULL, read_stats, &r) == 0);
+	for (int i = 0; i < 2000 && !atomic_load(&r.done); i++)
+		usleep(1000);
+	if (!atomic_load(&r.done))
+		fprintf(stderr, "the statistics waited 2 s for a thread inside a call\n");
+	CHECK(atomic_load(&r.done));
+	if (atomic_load(&r.done)) {
+		/* What the parked cache holds is counted, not lost. */
+		CHECK(r.s.thread_cache_pages > 0);
+		CHECK_EQ(r.s.free_pages + r.s.thread_cache_pages,
+			 r.s.managed_pages);
+		CHECK_EQ(r.s.pages_allocated, 1);
+	}
+	stage_set(2);
+	pthread_join(owner, &ret);
+	CHECK(ret == NULL);
+	pthread_join(reader, NULL);
+	test_done(alloc);
+}
+
+static atomic_int readers_stop;
+
+/* Reads in a loop beside running threads: bounded, never shrinking. */
+static void *read_loop(void *arg)
+{
+	struct reader *r = arg;
+	uint64_t last_alloc = 0, last_freed = 0;
+	unsigned long bad = 0;
+	char json[1024];
+
+	while (!atomic_load(&readers_stop)) {
+		struct pp_zone_stats s;
+
+		if (pp_allocator_zone_stats(r->alloc, 0, &s) ||
+		    s.free_pages + s.thread_cache_pages > s.managed_pages ||
+		    s.pages_allocated < last_alloc ||
+		    s.pages_freed < last_freed) {
+			if (!bad++)
+				fprintf(stderr, "statistics out of bounds or going back: free %lu + cached %lu of %lu; allocated %llu after %llu, freed %llu after %llu\n",
+					s.free_pages, s.thread_cache_pages,
+					s.managed_pages,
+					(unsigned long long)s.pages_allocated,
+					(unsigned long long)last_alloc,
+					(unsigned long long)s.pages_freed,
+					(unsigned long long)last_freed);
+		}
+		last_alloc = s.pages_allocated;
+		last_freed = s.pages_freed;
+		pp_allocator_stats_json(r->alloc, json, sizeof(json));
+		atomic_fetch_add(&r->reads, 1);
+	}
+	return (void *)(uintptr_t)(bad ? 1 : 0);
+}
+
+static void test_stats_beside_threads(void)
+{
+	struct pp_allocator_opts o = { .sz = sizeof(o), .thread_cache_size = 64,
+				       .thread_cache_batch = 16 };
+	struct pp_allocator *alloc = test_alloc(&o);
+	struct reader r = { .alloc = alloc };
+	pthread_t t[MIX_THREADS], rd;
+	struct pp_zone_stats s;
+	void *ret;
+
+	atomic_store(&readers_stop, 0);
+	REQUIRE(pthread_create(&rd, NULL, read_loop, &r) == 0);
+	/* Reading before the threads start, so that it overlaps them even
+	 * on a loaded machine. */
+	while (!atomic_load(&r.reads))
+		usleep(100);
+	for (int i = 0; i < MIX_THREADS; i++)
+		REQUIRE(pthread_create(&t[i], NULL, mix_thread, alloc) == 0);
+	for (int i = 0; i < MIX_THREADS; i++)
+		pthread_join(t[i], NULL);
+	atomic_store(&readers_stop, 1);
+	pthread_join(rd, &ret);
+	CHECK(ret == NULL);
+	pp_free_pages_bulk(alloc, mix.slot, MIX_SLOTS);
+	memset(mix.slot, 0, sizeof(mix.slot));
+	/* Quiescent: exact. */
+	CHECK_EQ(pp_allocator_zone_stats(alloc, 0, &s), 0);
+	CHECK_EQ(s.pages_allocated, s.pages_freed);
+	CHECK_EQ(s.free_pages + s.thread_cache_pages, s.managed_pages);
+	CHECK_ALLOCATED(alloc, 0);
+	test_done(alloc);
+}
+
 int main(int argc, char **argv)
 {
 	test_setup(argc, argv);
@@ -269,6 +417,8 @@ int main(int argc, char **argv)
 	RUN_TEST(test_cache_returned_at_exit);
 	RUN_TEST(test_dry_zone_drains_other_cache);
 	RUN_TEST(test_mixed_threads);
+	RUN_TEST(test_stats_never_wait);
+	RUN_TEST(test_stats_beside_threads);
 	test_teardown();
 	return pp_test_result();
 }

@@ -6,9 +6,17 @@
  * port's allocator, pool and port, the replies to bad requests, and that
  * the port's counters move between two queries. Then the socket's
  * security: modes, a stale socket replaced, a live one, a file, a symlink
- * and a shared directory refused. Last, clients and a thread that
- * registers and unregisters at once (suite threads: TSan).
+ * and a shared directory refused. A server at its descriptor limit (a
+ * child process with a lowered RLIMIT_NOFILE, every descriptor taken)
+ * refuses a client at once and does not spin: its thread is runnable
+ * (on a CPU or waiting for one, /proc schedstat) under a tenth of 2 s.
+ * An allocator, a pool and a port destroyed while registered, never
+ * unregistered, while a client asks for them in a loop: no read after
+ * free (ASan), and the replies after each destroy say unknown. Last,
+ * clients and a thread that registers and unregisters at once (suite
+ * threads: TSan).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,9 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pagepool/pp_drivers.h>
@@ -407,6 +420,267 @@ static void test_security(void)
 	CHECK_EQ(pp_telemetry_start(&o), -ENAMETOOLONG);
 }
 
+/* ---- the server at the process's descriptor limit ---- */
+
+/* The thread of this process that is not the calling one: the server's. */
+static pid_t other_thread(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	pid_t self = (pid_t)syscall(SYS_gettid), tid = -1;
+	struct dirent *e;
+
+	REQUIRE(d != NULL);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && atoi(e->d_name) != self)
+			tid = atoi(e->d_name);
+	closedir(d);
+	return tid;
+}
+
+/*
+ * A thread's time on a CPU and waiting for one, in ns, from an open
+ * /proc/self/task/TID/schedstat (pread: read again from the start, no
+ * new descriptor). A thread that never blocks is always one or the
+ * other, however loaded the machine; one asleep in poll() is neither.
+ */
+static bool sched_times(int fd, unsigned long long *run,
+			unsigned long long *wait)
+{
+	char buf[128];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return sscanf(buf, "%llu %llu", run, wait) == 2;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+#define FD_LIMIT_WINDOW_S 2.0
+
+/*
+ * The child: a server, then every descriptor up to a lowered
+ * RLIMIT_NOFILE taken; tells the parent (@ready), which connects and
+ * says so (@go); then the server thread's time over the window. Exit
+ * status 0 when the thread was runnable under a tenth of it.
+ */
+static int fd_limit_child(int ready, int go)
+{
+	unsigned long long run0, wait0, run1, wait1;
+	struct rlimit rl;
+	char path[64], c;
+	double t0, t1, busy;
+	int statfd, ok;
+	pid_t tid;
+
+	pp_test_capture_log();
+	if (start("pp-fdlimit"))
+		return 2;
+	tid = other_thread();
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tid);
+	statfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (tid < 0 || statfd < 0) {
+		pp_telemetry_stop();
+		return 77;   /* the parent says so */
+	}
+	/* Every descriptor below the limit taken: accept() gets EMFILE. */
+	REQUIRE(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+	rl.rlim_cur = 64;
+	REQUIRE(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	while (dup(statfd) >= 0)
+		;
+	if (errno != EMFILE)
+		return 3;
+	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
+		return 4;
+
+	t0 = now_s();
+	ok = sched_times(statfd, &run0, &wait0);
+	usleep((useconds_t)(FD_LIMIT_WINDOW_S * 1e6));
+	ok = ok && sched_times(statfd, &run1, &wait1);
+	t1 = now_s();
+	if (!ok)
+		return 5;
+	busy = (double)(run1 - run0 + wait1 - wait0) / 1e9;
+	printf("     server thread over %.2f s at the descriptor limit: %.3f s on a CPU, %.3f s runnable\n",
+	       t1 - t0, (double)(run1 - run0) / 1e9, busy);
+	fflush(stdout);
+	pp_telemetry_stop();
+	/* Said once, with what to do. */
+	CHECK(pp_test_log_has("ulimit -n"));
+	return busy < 0.1 * (t1 - t0) ? 0 : 1;
+}
+
+/*
+ * accept() failing for want of descriptors leaves the connection
+ * queued: the server must neither spin on the listener nor leave the
+ * client waiting for a greeting that never comes.
+ */
+static void test_fd_limit(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 3 };
+	int ready[2], go[2], st, fd;
+	char c, buf[256];
+	ssize_t n;
+	pid_t pid;
+
+	REQUIRE(pipe(ready) == 0 && pipe(go) == 0);
+	fflush(stdout);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		st = fd_limit_child(ready[1], go[0]);
+		fflush(stdout);
+		_exit(st ? st : pp_test_failures ? 6 : 0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	REQUIRE(read(ready[0], &c, 1) == 1);
+
+	/* The parent is not at the limit: its client connects (queued). */
+	set_path("pp-fdlimit");
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	REQUIRE(fd >= 0);
+	memcpy(a.sun_path, sockpath, sizeof(a.sun_path));
+	CHECK_EQ(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	REQUIRE(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0);
+	REQUIRE(write(go[1], "g", 1) == 1);
+
+	/* Told at once: an error, then the end; never a silent wait. */
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0)
+		fprintf(stderr, "client at the limit: %s\n", strerror(errno));
+	CHECK(n >= 0);
+	if (n > 0) {
+		buf[n] = '\0';
+		CHECK(starts(buf, "{\"error\":\""));
+		CHECK_EQ(recv(fd, buf, sizeof(buf), 0), 0);
+	}
+	close(fd);
+
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		pp_test_skip_part("fd limit", "no schedstat for the server thread");
+	else
+		CHECK_EQ(WEXITSTATUS(st), 0);
+	close(ready[0]);
+	close(go[1]);
+}
+
+/* ---- objects destroyed while registered ---- */
+
+static struct {
+	atomic_int stop;
+	atomic_int replies;        /* rounds of the three requests */
+	atomic_int seen[3];        /* the last round's answer: 1 known, 0 not */
+} hammer;
+
+static const char *const doomed_req[3] = {
+	"/pagepool/allocator,doomed", "/pagepool/pool,doomed",
+	"/pagepool/port,null9",
+};
+
+static void *hammer_main(void *arg)
+{
+	static char r[REPLY_MAX + 1];
+	int fd = client(NULL, 0);
+
+	(void)arg;
+	REQUIRE(fd >= 0);
+	while (!atomic_load(&hammer.stop)) {
+		for (int i = 0; i < 3; i++) {
+			ask(fd, doomed_req[i], r);
+			/* Known: its statistics; unknown: null. */
+			atomic_store(&hammer.seen[i], !strstr(r, ":null}"));
+		}
+		atomic_fetch_add(&hammer.replies, 1);
+	}
+	close(fd);
+	return NULL;
+}
+
+/* Let the client finish @n more rounds (their requests meet the next
+ * step); false after 10 s without them. */
+static bool hammer_rounds(int n)
+{
+	int want = atomic_load(&hammer.replies) + n;
+
+	for (int i = 0; i < 10000; i++) {
+		if (atomic_load(&hammer.replies) >= want)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * DPDK's telemetry cannot reach a destroyed object, and neither may
+ * ours: pp_pool_destroy(), pp_port_close() and pp_allocator_destroy()
+ * take the object out of the registry before they free it. Nothing here
+ * unregisters.
+ */
+static void test_destroy_registered(void)
+{
+	struct pp_port_conf conf = { .sz = sizeof(conf),
+				     .nid = PP_NUMA_NODE_ANY };
+	struct pp_arena *arena = pp_test_arena(8 << 20, PP_PAGE_SIZE_4K);
+	struct pp_allocator *alloc = pp_test_allocator(arena);
+	struct pp_pool_params pp = { .sz = sizeof(pp), .allocator = alloc,
+				     .nid = PP_NUMA_NODE_ANY,
+				     .name = "doomed" };
+	struct pp_pool *pool = pp_pool_create(&pp);
+	struct pp_port *port;
+	pthread_t t;
+
+	REQUIRE(pool != NULL);
+	conf.allocator = alloc;
+	port = pp_port_open("null9", &conf);
+	REQUIRE(port != NULL);
+	CHECK_EQ(pp_telemetry_register_allocator(alloc, "doomed"), 0);
+	CHECK_EQ(pp_telemetry_register_pool(pool, "doomed"), 0);
+	CHECK_EQ(pp_telemetry_register_port(port, NULL), 0);
+	REQUIRE(start("pp-destroy") == 0);
+	atomic_store(&hammer.stop, 0);
+	atomic_store(&hammer.replies, 0);
+	REQUIRE(pthread_create(&t, NULL, hammer_main, NULL) == 0);
+
+	CHECK(hammer_rounds(20));
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(atomic_load(&hammer.seen[i]), 1);
+	CHECK_EQ(pp_pool_destroy(pool), 0);
+	CHECK(hammer_rounds(20));
+	CHECK_EQ(atomic_load(&hammer.seen[1]), 0);   /* the pool: unknown */
+	CHECK_EQ(atomic_load(&hammer.seen[2]), 1);
+	CHECK_EQ(pp_port_close(port), 0);
+	CHECK(hammer_rounds(20));
+	CHECK_EQ(atomic_load(&hammer.seen[2]), 0);   /* the port */
+	CHECK_EQ(atomic_load(&hammer.seen[0]), 1);
+	pp_allocator_drain_thread(alloc);
+	CHECK_EQ(pp_allocator_destroy(alloc), 0);
+	CHECK(hammer_rounds(20));
+	CHECK_EQ(atomic_load(&hammer.seen[0]), 0);   /* the allocator */
+
+	atomic_store(&hammer.stop, 1);
+	pthread_join(t, NULL);
+	pp_telemetry_stop();
+	CHECK_EQ(pp_arena_destroy(arena), 0);
+	/* Nothing left to unregister: destroy did it. */
+	CHECK_EQ(pp_telemetry_unregister(pool), 0);
+	CHECK_EQ(pp_telemetry_unregister(port), 0);
+	CHECK_EQ(pp_telemetry_unregister(alloc), 0);
+}
+
 /* Clients query while another thread registers and unregisters. */
 static atomic_int churn_stop;
 
@@ -470,6 +744,8 @@ int main(void)
 	RUN_TEST(test_socket_path);
 	RUN_TEST(test_commands);
 	RUN_TEST(test_security);
+	RUN_TEST(test_fd_limit);
+	RUN_TEST(test_destroy_registered);
 	RUN_TEST(test_threads);
 	pp_telemetry_unregister(net.alloc);
 	pp_telemetry_unregister(pp_port_rxq_pool(net.port, 0));
