@@ -104,15 +104,27 @@ def help_entry(text, opt):
     return ""
 
 
-def memory_fence():
-    """In the child, before exec: at most 1 GiB of address space and of
-    any one file, so that a program that tries to allocate what --too-big
-    asks for fails at once instead of taking the machine's memory (and,
-    through the OOM killer, other processes). A 4 KiB arena is a memfd
-    filled with fallocate(), which RLIMIT_AS does not bound and
-    RLIMIT_FSIZE does (EFBIG; SIGXFSZ ignored, so it is an error, not a
-    kill)."""
-    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+def sanitized(path):
+    """Whether @path was built with ASan or TSan: they reserve terabytes
+    of shadow address space at start, which RLIMIT_AS would refuse."""
+    try:
+        with open(shutil.which(path) or path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    return b"__asan_init" in data or b"__tsan_init" in data
+
+
+def memory_fence(limit_as=True):
+    """In the child, before exec: at most 1 GiB of address space (unless
+    the program is sanitized, see sanitized()) and of any one file, so
+    that a program that tries to allocate what --too-big asks for fails
+    at once instead of taking the machine's memory (and, through the OOM
+    killer, other processes). A 4 KiB arena is a memfd filled with
+    fallocate(), which RLIMIT_AS does not bound and RLIMIT_FSIZE does
+    (EFBIG; SIGXFSZ ignored, so it is an error, not a kill)."""
+    if limit_as:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
     resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
@@ -253,9 +265,10 @@ def main():
             print("skip %s: this machine has %d bytes" % (what, mem_total))
             continue
         n = len(failures)
+        limit_as = not sanitized(prog[0])
         p = subprocess.run(prog + shlex.split(args), capture_output=True,
                            text=True, timeout=120, stdin=subprocess.DEVNULL,
-                           preexec_fn=memory_fence)
+                           preexec_fn=lambda: memory_fence(limit_as))
         check(p.returncode == 2 and p.stdout == "" and
               "of memory this machine has (MemTotal in /proc/meminfo)" in
               p.stderr,
