@@ -67,27 +67,41 @@ void af_xdp_memlock_raise(void)
 }
 
 /*
+ * Descriptors an open may still need after the step that failed: libxdp's
+ * object, maps, program and link while it attaches (about a dozen), then a
+ * socket a queue. With fewer than this free, a failure is the limit's.
+ */
+#define AF_XDP_FD_SLACK 16
+
+/*
  * The errno is not always the test: libxdp reports a socket() that failed
  * with EMFILE inside xsk_socket__create_shared() (glibc's if_nametoindex)
- * as ENOENT (libxdp 1.3.1), and libbpf may pass on another. So where the
- * errno is something else, see whether a descriptor can be had now: the
- * failed call has let go of what it took, and at the limit none can.
+ * as ENOENT (libxdp 1.3.1), and attaching on Linux 6.1 near the limit
+ * fails with EINVAL or EBADF (a descriptor it could not get, passed on).
+ * So where the errno is something else, count the descriptors that can be
+ * had now, up to AF_XDP_FD_SLACK: the failed call has let go of what it
+ * took, and near the limit there are fewer than the open needs.
  */
 const char *af_xdp_fd_hint(int *err, char *buf, size_t len)
 {
+	int fds[AF_XDP_FD_SLACK], fd_errno = 0;
+	unsigned int n, i;
 	char limit[48];
 	struct rlimit rl;
-	int fd;
 
 	if (*err != -EMFILE && *err != -ENFILE) {
-		fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
-		if (fd >= 0) {
-			close(fd);
-			return NULL;
+		for (n = 0; n < AF_XDP_FD_SLACK; n++) {
+			fds[n] = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
+			if (fds[n] < 0) {
+				fd_errno = errno;
+				break;
+			}
 		}
-		if (errno != EMFILE && errno != ENFILE)
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+		if (fd_errno != EMFILE && fd_errno != ENFILE)
 			return NULL;
-		*err = -errno;
+		*err = -fd_errno;
 	}
 	if (*err == -ENFILE) {
 		snprintf(buf, len, "the system is out of file descriptors: its limit, fs.file-max, is reached: close files elsewhere or raise /proc/sys/fs/file-max");
