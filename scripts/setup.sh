@@ -51,10 +51,11 @@ bench_packages=(
 # Only the tests: the qemu and rdma suites' guests (QEMU, a static
 # busybox, cpio, xz for the kernel's modules), the verbs DMA mode
 # (rdma-core's libibverbs and its soft-RoCE provider), the fuzzers'
-# libFuzzer and llvm-symbolizer, and numactl for a look at the nodes.
+# libFuzzer and llvm-symbolizer, numactl for a look at the nodes, and
+# procps for the vhost suite's pkill (a minimal Debian has none).
 test_packages=(
 	"${bench_packages[@]}"
-	numactl
+	numactl procps
 	llvm libclang-rt-dev
 	qemu-system-x86 busybox-static cpio xz-utils
 	rdma-core libibverbs-dev ibverbs-providers
