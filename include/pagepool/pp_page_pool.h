@@ -252,6 +252,18 @@ static inline unsigned int pp_pool_alloc_bulk(struct pp_pool *pool,
 }
 
 /*
+ * Whether the returner is @page's only user: a whole page, or the last
+ * fragment of a split one; either way it may go to the cache without an
+ * atomic. The acquire pairs with the release of the other fragments'
+ * returns, so that their accesses come before reuse.
+ */
+static inline bool pp_pool_page_sole_(struct pp_page *page)
+{
+	return pp_page_ref_count(page) == 1 &&
+	       __atomic_load_n(&page->pp_ref_count, __ATOMIC_ACQUIRE) == 1;
+}
+
+/*
  * pp_pool_put_page - return a page of this pool, or one fragment of it
  * (see "Fragments" below: the last fragment's return recycles the page as
  * described here). With @allow_direct (only
@@ -269,18 +281,10 @@ static inline void pp_pool_put_page(struct pp_pool *pool, struct pp_page *page,
 	struct pp_pool_alloc_cache *c = pp_pool_cache_(pool);
 
 	/* Non-owners pass allow_direct false and never read the cache. */
-	/*
-	 * A pp_ref_count of 1 is a whole page, or the last fragment of a
-	 * split one: either way the caller is its only user, which needs no
-	 * atomic. The acquire pairs with the release of the other
-	 * fragments' returns, so that their accesses come before reuse.
-	 */
 	if (PP_LIKELY(allow_direct && c->count < PP_POOL_CACHE_SIZE &&
 		      !(c->flags & (PP_POOL_F_DMA_SYNC_DEV |
 				    PP_POOL_F_NO_DIRECT_)) &&
-		      pp_page_ref_count(page) == 1 &&
-		      __atomic_load_n(&page->pp_ref_count,
-				      __ATOMIC_ACQUIRE) == 1)) {
+		      pp_pool_page_sole_(page))) {
 		unsigned int n = c->count;
 
 		PP_POOL_STAT_INC_(c->recycle_cached);

@@ -160,9 +160,7 @@ void pp_pool_recycle_direct_bulk(struct pp_pool *pool, struct pp_page **pages,
 		for (; i < n; i++) {
 			struct pp_page *page = pages[i];
 
-			if (PP_UNLIKELY(pp_page_ref_count(page) != 1 ||
-					__atomic_load_n(&page->pp_ref_count,
-							__ATOMIC_ACQUIRE) != 1))
+			if (PP_UNLIKELY(!pp_pool_page_sole_(page)))
 				break;
 			c->cache[top++] = page;
 		}
