@@ -265,9 +265,9 @@ static inline bool pp_pool_page_sole_(struct pp_page *page)
 
 /*
  * pp_pool_put_page - return a page of this pool, or one fragment of it
- * (see "Fragments" below: the last fragment's return recycles the page as
- * described here). With @allow_direct (only
- * the owner thread may pass true) it goes straight to the alloc cache;
+ * (the last fragment's return recycles the page as described here). With
+ * @allow_direct (only the owner thread may pass true) it goes straight to
+ * the alloc cache;
  * otherwise into the recycle ring; when both are full, back to the
  * allocator. A page whose refcount is above 1 is still used elsewhere: it is
  * released from the pool (unmapped) and its reference dropped.
@@ -372,72 +372,18 @@ PP_API void pp_pool_release_pages_bulk(struct pp_pool *pool,
 				       struct pp_page **pages, unsigned int n);
 
 /*
- * Fragments (the kernel's page_pool_alloc_frag(), under our names)
- * -----------------------------------------------------------------
- * A pool may also hand out parts of a block, for frames much smaller than
- * it. The owner carves fragments off one block at a time, each at the
- * next free offset, its size rounded up to a cache line, until the next
- * does not fit; then it starts another block.
- *
- * The count: page->pp_ref_count is 1 for a whole page. When the owner
- * starts splitting a block it sets the count once, to the number of
- * fragments of that first size the block holds, and hands them out
- * without touching it again; the last one the count allows closes the
- * block. A smaller fragment that leaves room for more raises the count
- * first (one atomic), and a block the owner leaves before its count is
- * used up gives back the rest (one atomic). From then on the count is
- * the number of fragments still out. So fragments of one size cost no
- * atomic to hand out, and at most one to return:
- *  - the owner taking back (allow_direct) a fragment of the block it is
- *    still splitting only lowers its own count of users, with no atomic;
- *    when that reaches 0 every fragment of the block is back (another
- *    thread's return would have left the owner's count above 0), and
- *    the owner splits the block again from its start. An owner that
- *    takes one fragment and gives it back before the next (XDP_DROP)
- *    never touches the count;
- *  - the owner's returns of fragments of an earlier block are gathered
- *    per page and dropped from the count together, when it returns a
- *    fragment of another page, refills, runs pp_pool_check() or destroys
- *    the pool (until then the page is in flight); the return after which
- *    the owner holds all that is out (a plain load tells) recycles the
- *    page at once, with no atomic;
- *  - a return that finds the count at 1 is the only user left and
- *    recycles the page with no atomic (so does a whole page), and one
- *    that takes the count to 0 puts it back to 1 and recycles the page;
- *  - pp_pool_put_pages_bulk() drops a run of one page's fragments in one
- *    step, with no atomic when the run holds all that are out;
- *  - any other return is one atomic subtraction.
- * When all of a block's fragments came back before the owner moved on,
- * the subtraction finds the page unused and the owner splits it again at
- * once, no recycling in between.
- *
- * The rules:
- *  - Only the owner thread allocates fragments, as it allocates pages;
- *    whole pages and fragments may be mixed on one pool.
- *  - Every fragment is returned with pp_pool_put_page() (or
- *    pp_pool_put_pages_bulk()) on its page, by whoever holds it, from any
- *    thread, in any order, exactly once. Returning a fragment twice is
- *    the same bug as freeing a buffer twice.
- *  - allow_direct is true only on the owner thread, as for pages. It
- *    lets the owner take back a fragment of its current block without an
- *    atomic, and lets the return that turns out to be a page's last
- *    recycle the page into the alloc cache; other returns only drop the
- *    count, wherever they come from.
- *  - With PP_POOL_F_DMA_SYNC_DEV, a fragment's return passes -1 as
- *    @dma_sync_size: the return that recycles the page cannot tell
- *    whether it is the page's only user or its last fragment, and the
- *    device may have written into any fragment, so the page is synced as
- *    a whole (params.offset and max_len; a pool that hands out fragments
- *    leaves both 0). A block whose fragments all came back before the
- *    owner moved on is split again in place, unsynced: then each
- *    fragment's own range (offset, rounded size) is synced for device as
- *    it is handed out.
- *  - A fragment cannot leave the pool: pp_pool_release_page() of a split
- *    page reports the misuse and returns the fragment instead (the last
- *    fragment out, alone in its page, leaves as the page). Nor may a
- *    split page's refcount be raised (pp_page_ref_inc()).
- *  - pp_pool_destroy() gives up the block being split; fragments still
- *    out count as their page in flight, freed with their last return.
+ * Fragments (the kernel's page_pool_alloc_frag()): a pool also hands out
+ * parts of a block, cut at rising offsets, each rounded up to a cache
+ * line. The caller's rules:
+ *  - only the owner thread allocates fragments; whole pages and fragments
+ *    may be mixed on one pool;
+ *  - every fragment goes back exactly once, with pp_pool_put_page() or a
+ *    bulk form, from any thread, allow_direct only on the owner; with
+ *    PP_POOL_F_DMA_SYNC_DEV, @dma_sync_size -1 (the page is synced whole);
+ *  - a fragment never leaves the pool (pp_pool_release_page() of a split
+ *    page returns it instead) and its page's refcount is never raised.
+ * How the per-page count costs no atomic in the common cases: doc/design.md,
+ * "Fragments".
  */
 /*
  * pp_pool_alloc_frag - a fragment of @size bytes (rounded up to a cache

@@ -211,14 +211,13 @@ static inline bool pp_tcache_copy_(struct pp_page **__restrict dst,
 }
 
 /*
- * @n pages into an all-NULL @array from the cache, if it holds them and
- * zone 0 is above its bulk watermark plus @n (the bulk call's rule);
- * returns @n, or 0: the caller asks the library, which keeps the bulk
- * call's every other rule.
+ * @n pages into @array[0..n) from the cache, whatever @array held, if
+ * the cache holds them and zone 0 is above its bulk watermark plus @n
+ * (the bulk call's rule); returns @n, or 0: the caller asks the library.
+ * page_pool's refill calls it directly: its array is scratch space.
  */
-static inline unsigned long
-pp_tcache_alloc_array_(struct pp_allocator *alloc, int n,
-		       struct pp_page **array)
+static inline unsigned long pp_tcache_take_(struct pp_allocator *alloc,
+					    int n, struct pp_page **array)
 {
 	const struct pp_allocator_view_ *a =
 		(const struct pp_allocator_view_ *)(const void *)alloc;
@@ -229,6 +228,34 @@ pp_tcache_alloc_array_(struct pp_allocator *alloc, int n,
 	if (PP_UNLIKELY(tc == NULL || n < 2))
 		return 0;
 	z0 = &tc->z[0];
+	if (PP_UNLIKELY(__atomic_load_n(a->z0_free, __ATOMIC_RELAXED) <
+			a->z0_wmark_low + (unsigned long)n) ||
+	    PP_UNLIKELY(!pp_tcache_enter_(tc)))
+		return 0;
+	if (PP_LIKELY(z0->count >= (unsigned int)n)) {
+		unsigned int left = z0->count - (unsigned int)n;
+
+		pp_tcache_set_count_(z0, left);
+		pp_tcache_copy_(array, &z0->stack[left], (unsigned long)n);
+		pp_tcache_count_(&z0->c.bulk_calls, 1);
+		pp_tcache_count_(&z0->c.pages_allocated, (uint64_t)n);
+		got = (unsigned long)n;
+	}
+	pp_tcache_exit_(tc);
+	return got;
+}
+
+/*
+ * The array form's inline case: @n pages into an all-NULL @array, as
+ * pp_tcache_take_(); an array with any entry set goes to the library,
+ * which fills only the NULL entries.
+ */
+static inline unsigned long
+pp_tcache_alloc_array_(struct pp_allocator *alloc, int n,
+		       struct pp_page **array)
+{
+	if (PP_UNLIKELY(n < 2))
+		return 0;
 	/*
 	 * The last entry first, then eight at a time, so that a partly
 	 * filled array (the SUNRPC refill's holes) is turned away after a
@@ -245,21 +272,7 @@ pp_tcache_alloc_array_(struct pp_allocator *alloc, int n,
 		if (PP_UNLIKELY(set != 0))
 			return 0;
 	}
-	if (PP_UNLIKELY(__atomic_load_n(a->z0_free, __ATOMIC_RELAXED) <
-			a->z0_wmark_low + (unsigned long)n) ||
-	    PP_UNLIKELY(!pp_tcache_enter_(tc)))
-		return 0;
-	if (PP_LIKELY(z0->count >= (unsigned int)n)) {
-		unsigned int left = z0->count - (unsigned int)n;
-
-		pp_tcache_set_count_(z0, left);
-		pp_tcache_copy_(array, &z0->stack[left], (unsigned long)n);
-		pp_tcache_count_(&z0->c.bulk_calls, 1);
-		pp_tcache_count_(&z0->c.pages_allocated, (uint64_t)n);
-		got = (unsigned long)n;
-	}
-	pp_tcache_exit_(tc);
-	return got;
+	return pp_tcache_take_(alloc, n, array);
 }
 
 /*

@@ -588,6 +588,18 @@ static struct pp_page *refill_from_allocator(struct pp_pool *pool)
 
 	switch (pool->refill) {
 	case PP_REFILL_ARRAY:
+		/*
+		 * The thread cache's inline path first, as a caller of
+		 * pp_alloc_pages_bulk_array() gets it: the cache is scratch
+		 * space, so it need not be cleared for it.
+		 */
+		if (PP_LIKELY(pool->refill_inline)) {
+			n = (unsigned int)pp_tcache_take_(
+				pool->allocator, PP_POOL_CACHE_REFILL,
+				c->cache);
+			if (PP_LIKELY(n))
+				break;
+		}
 		/* The array form fills only NULL entries. */
 		memset(c->cache, 0, PP_POOL_CACHE_REFILL * sizeof(c->cache[0]));
 		n = (unsigned int)pp_alloc_pages_bulk(
@@ -654,6 +666,21 @@ struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool)
 }
 
 /* ---- create, destroy, owner ---- */
+
+/*
+ * Whether the allocator's inline bulk path serves this pool's refills:
+ * it serves one zone, so the pool must take any node's pages or that
+ * zone's (anything else is the library's to refuse or place).
+ */
+static bool refill_inline_ok(struct pp_allocator *alloc, int nid)
+{
+	struct pp_zone_stats z;
+
+	if (nid == PP_NUMA_NODE_ANY)
+		return true;
+	return pp_allocator_zone_count(alloc) == 1 &&
+	       !pp_allocator_zone_stats(alloc, 0, &z) && z.node == nid;
+}
 
 static int params_check(const struct pp_pool_params *p)
 {
@@ -772,6 +799,7 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 		(unsigned int)((PP_PAGE_SIZE << params->order) -
 			       params->offset);
 	pool->nid = params->nid;
+	pool->refill_inline = refill_inline_ok(params->allocator, params->nid);
 	pool->dma_dir = params->dma_dir;
 	pool->refill = params->refill;
 	pool->owner = pool_thread_id();

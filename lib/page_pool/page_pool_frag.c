@@ -3,9 +3,10 @@
  * page_pool_frag.c - splitting pool blocks into fragments (the kernel's
  * page_pool_alloc_frag() and pp_ref_count, under our names).
  *
- * pp_page_pool.h states the rules and holds the fast paths: a fragment
- * carved off the block being split, and the owner taking one back. This
- * file has the rest: starting a block, leaving it, syncing fragments of
+ * pp_page_pool.h states the caller's rules and holds the fast paths: a
+ * fragment carved off the block being split, and the owner taking one
+ * back; doc/design.md ("Fragments") explains the count. This file has
+ * the rest: starting a block, leaving it, syncing fragments of
  * a block reused in place, and the per-page count that every other
  * return drops. The count lives in page->pp_ref_count, and every access
  * to it is atomic: the fragments of one page may be returned by several

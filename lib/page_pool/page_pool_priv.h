@@ -39,6 +39,7 @@ struct pp_pool {
 	int nid;
 	enum pp_dma_dir dma_dir;
 	enum pp_pool_refill refill;
+	bool refill_inline;    /* array refill may take the inline path */
 	uint64_t owner;        /* pool_thread_id() of the owner, 0 once
 				  destroyed; relaxed atomic */
 	bool owner_warned;
