@@ -2,9 +2,10 @@
 # check-design.py ROOT [DOC] - the map in doc/design.md names real code.
 # Every `code span` of DOC (default doc/design.md) that names a function,
 # `name()`, must be defined in the sources (a function or a function-like
-# macro: a definition line, not a call or a prototype), and every span
-# that is a path of the tree (lib/..., include/..., drivers/..., app/...,
-# examples/..., tests/..., scripts/..., doc/...) must exist. A map whose
+# macro: a definition line, not a call or a prototype), and every path of
+# the tree the page names, in a span or not (lib/..., include/...,
+# drivers/..., app/..., examples/..., tests/..., scripts/..., doc/...),
+# must exist. A map whose
 # functions were renamed or whose files moved fails here, so the walk
 # cannot drift from the code unnoticed. A function the page cites as the
 # kernel's ("the kernel's `page_pool_put_page()`", "Linux 5.13's
@@ -16,8 +17,9 @@ import sys
 
 SPAN = re.compile(r'`([^`\n]+)`')
 FUNC = re.compile(r'^([A-Za-z_][A-Za-z0-9_]*)\(\)$')
-PATH = re.compile(r'^(?:lib|include|drivers|app|examples|tests|scripts|doc)'
-                  r'/[A-Za-z0-9_./-]*$')
+PATH = re.compile(r'(?<![A-Za-z0-9_./-])'
+                  r'(?:lib|include|drivers|app|examples|tests|scripts|doc)'
+                  r'/[A-Za-z0-9_./-]*[A-Za-z0-9_]')
 SOURCES = ('lib', 'include', 'drivers', 'app', 'examples')
 
 
@@ -71,12 +73,12 @@ def main():
                     print(f'{doc.name}:{no}: names {span}, which no source '
                           'file defines: follow the code (renamed? gone?)')
                     bad += 1
-            elif PATH.match(span):
-                paths += 1
-                if not (root / span.rstrip('/')).exists():
-                    print(f'{doc.name}:{no}: names {span}, which is not in '
-                          'the tree: follow the code (moved? gone?)')
-                    bad += 1
+        for path in PATH.findall(line):
+            paths += 1
+            if not (root / path).exists():
+                print(f'{doc.name}:{no}: names {path}, which is not in '
+                      'the tree: follow the code (moved? gone?)')
+                bad += 1
     if not bad:
         print(f'{doc.name}: all {funcs} functions and {paths} paths it '
               'names exist')
