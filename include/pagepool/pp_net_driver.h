@@ -166,14 +166,14 @@ PP_API struct pp_arena *pp_net_port_arena(struct pp_port *port,
 					  const char *why);
 
 /*
- * pp_net_return_pages - give pages back to their pools from a driver:
+ * pp_net_put_pages - give pages back to their pools from a driver:
  * pages of @napi_pool (may be NULL) are recycled directly, pages of other
  * pools go through the pool's ring in one bulk call per run of pages of
  * one pool, and pages of no pool are freed to @alloc.
  */
-PP_API void pp_net_return_pages(struct pp_allocator *alloc,
-				struct pp_pool *napi_pool,
-				struct pp_page **pages, unsigned int n);
+PP_API void pp_net_put_pages(struct pp_allocator *alloc,
+			     struct pp_pool *napi_pool,
+			     struct pp_page **pages, unsigned int n);
 
 /*
  * pp_net_buf_color - where a driver starts the buffer in an order-0 page:
@@ -210,7 +210,7 @@ static inline void pp_net_stat_add(uint64_t *ctr, uint64_t v)
 static inline void pp_net_tx_drop(struct pp_txq *txq, struct pp_page **pages,
 				  unsigned int n)
 {
-	pp_net_return_pages(txq->port->allocator, txq->napi_pool, pages, n);
+	pp_net_put_pages(txq->port->allocator, txq->napi_pool, pages, n);
 	pp_net_stat_add(&txq->stats.errors, n);
 }
 

@@ -69,7 +69,7 @@ static void flush_tx(struct pp_rxq *rxq, struct pp_port *port,
 		return;
 	for (i = sent; i < n; i++)
 		rest[i - sent] = frames[i].page;
-	pp_net_return_pages(port->allocator, rxq->pool, rest, n - sent);
+	pp_net_put_pages(port->allocator, rxq->pool, rest, n - sent);
 	pp_net_stat_add(&txq->stats.drops, n - sent);
 }
 
@@ -112,7 +112,7 @@ pass_frags(struct pp_port *port, struct pp_rxq *rxq, struct pp_frame *frames,
 	/* NULL entries (the fragments) are skipped. */
 	if (k)
 		pp_free_pages_bulk(port->allocator, pages, n);
-	pp_net_return_pages(port->allocator, rxq->pool, frags, nr_frag);
+	pp_net_put_pages(port->allocator, rxq->pool, frags, nr_frag);
 }
 
 static void pass_to_stack(struct pp_port *port, struct pp_rxq *rxq,

@@ -350,7 +350,7 @@ static void frame_free_burst(struct pp_allocator *alloc,
 		pp_free_pages_bulk(alloc, pages, n);
 	/* Inside a poll's stack call, its own pool's directly. */
 	if (nr_pooled)
-		pp_net_return_pages(alloc, net_napi_pool, pooled, nr_pooled);
+		pp_net_put_pages(alloc, net_napi_pool, pooled, nr_pooled);
 }
 
 void pp_frame_free_bulk_slow(struct pp_allocator *alloc,
@@ -417,8 +417,8 @@ struct pp_arena *pp_net_port_arena(struct pp_port *port, const char *why)
 	return arena;
 }
 
-void pp_net_return_pages(struct pp_allocator *alloc, struct pp_pool *napi_pool,
-			 struct pp_page **pages, unsigned int n)
+void pp_net_put_pages(struct pp_allocator *alloc, struct pp_pool *napi_pool,
+		      struct pp_page **pages, unsigned int n)
 {
 	unsigned int i = 0;
 

@@ -224,7 +224,7 @@ static void test_fwd(unsigned int nr)
 			struct pp_page *pg = mid[i].page;
 
 			/* TX ring full: not expected at this rate. */
-			pp_net_return_pages(e.alloc, NULL, &pg, 1);
+			pp_net_put_pages(e.alloc, NULL, &pg, 1);
 			lost++;
 		}
 		/* Port 0 gets them back and checks every byte. */
@@ -234,7 +234,7 @@ static void test_fwd(unsigned int nr)
 
 			if (!frame_ok(&back[i], seq_back++))
 				bad++;
-			pp_net_return_pages(e.alloc, NULL, &pg, 1);
+			pp_net_put_pages(e.alloc, NULL, &pg, 1);
 		}
 	}
 	printf("fwd: sent %u, forwarded %u, back %u, bad %u, lost %u\n", sent,
@@ -323,7 +323,7 @@ static void test_untrusted(void)
 	send_and_wait(p0, p1, 99);
 	CHECK_EQ(pp_port_rx_burst(p1, 0, f, 32), 1);
 	CHECK(frame_ok(&f[0], 99));
-	pp_net_return_pages(e.alloc, NULL, &f[0].page, 1);
+	pp_net_put_pages(e.alloc, NULL, &f[0].page, 1);
 	CHECK_EQ(pp_port_close(p0), 0);
 	CHECK_EQ(pp_port_close(p1), 0);
 	pp_allocator_drain_thread(e.alloc);
@@ -477,7 +477,7 @@ static void test_tx_bounds(void)
 		for (i = 0; i < n; i++) {
 			if (!frame_ok(&in[i], 7))
 				bad++;
-			pp_net_return_pages(e.alloc, NULL, &in[i].page, 1);
+			pp_net_put_pages(e.alloc, NULL, &in[i].page, 1);
 		}
 		if (n && !got)
 			deadline = now_s() + 0.5;

@@ -235,8 +235,8 @@ static void xdp_complete(struct xdp_queue *xq, struct pp_txq *txq)
 	 */
 	xq->tx_outstanding -= k;
 	if (k)
-		pp_net_return_pages(txq->port->allocator, txq->napi_pool,
-				    pages, k);
+		pp_net_put_pages(txq->port->allocator, txq->napi_pool,
+				 pages, k);
 }
 
 unsigned int af_xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
@@ -340,12 +340,12 @@ void af_xdp_queue_reclaim(struct xdp_queue *xq, struct pp_allocator *alloc)
 		page->private_data = 0;
 		batch[k++] = page;
 		if (k == PP_NET_BURST) {
-			pp_net_return_pages(alloc, NULL, batch, k);
+			pp_net_put_pages(alloc, NULL, batch, k);
 			k = 0;
 		}
 	}
 	if (k)
-		pp_net_return_pages(alloc, NULL, batch, k);
+		pp_net_put_pages(alloc, NULL, batch, k);
 }
 
 /* Wait a little for queued TX frames to complete, so they go back to

@@ -155,8 +155,8 @@ static void tx_clean(struct pp_txq *txq, struct e1000e_port *ep)
 			done[nr++] = ep->tx_page[i];
 			ep->tx_page[i] = NULL;
 			if (nr == PP_NET_BURST) {
-				pp_net_return_pages(txq->port->allocator,
-						    txq->napi_pool, done, nr);
+				pp_net_put_pages(txq->port->allocator,
+						 txq->napi_pool, done, nr);
 				nr = 0;
 			}
 			i = (i + 1) & RING_MASK;
@@ -164,8 +164,8 @@ static void tx_clean(struct pp_txq *txq, struct e1000e_port *ep)
 	}
 	ep->tx_clean = i;
 	if (nr)
-		pp_net_return_pages(txq->port->allocator, txq->napi_pool, done,
-				    nr);
+		pp_net_put_pages(txq->port->allocator, txq->napi_pool, done,
+				 nr);
 }
 
 unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
@@ -293,7 +293,7 @@ void e1000e_rings_release(struct pp_port *port, struct e1000e_port *ep)
 		ep->tx_page[i] = NULL;
 	}
 	if (nr)
-		pp_net_return_pages(port->allocator, NULL, pages, nr);
+		pp_net_put_pages(port->allocator, NULL, pages, nr);
 	for (i = 0; i < 2; i++) {
 		if (ep->ring_page[i])
 			pp_free_page(port->allocator, ep->ring_page[i]);

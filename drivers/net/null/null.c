@@ -149,16 +149,16 @@ static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		}
 		other[nr_other++] = page;
 		if (nr_other == PP_NET_BURST) {
-			pp_net_return_pages(txq->port->allocator, NULL, other,
-					    nr_other);
+			pp_net_put_pages(txq->port->allocator, NULL, other,
+					 nr_other);
 			nr_other = 0;
 		}
 	}
 	if (nr_own)
 		pp_pool_recycle_direct_bulk(napi, own, nr_own);
 	if (nr_other)
-		pp_net_return_pages(txq->port->allocator, NULL, other,
-				    nr_other);
+		pp_net_put_pages(txq->port->allocator, NULL, other,
+				 nr_other);
 	if (PP_UNLIKELY(bad))
 		pp_net_stat_add(&txq->stats.errors, bad);
 	return n;

@@ -386,7 +386,7 @@ rx_copy(struct pp_rxq *rxq, struct pp_frame *frames, struct pp_page **in,
 	/* Sender pages go home in one ring operation per pool; bad ones of
 	 * our own pool are recycled directly (this thread owns it). */
 	if (nr_ret)
-		pp_net_return_pages(port->allocator, pool, ret, nr_ret);
+		pp_net_put_pages(port->allocator, pool, ret, nr_ret);
 	if (PP_UNLIKELY(nobuf))
 		pp_net_stat_add(&rxq->stats.drops, nobuf);
 	if (PP_UNLIKELY(bad))
@@ -485,7 +485,7 @@ static void veth_remove(struct pp_port *port)
 		/* In-flight frames go back to their pools (any thread). */
 		while ((got = ring_take(vp->rings[q], pages, metas,
 					&frag_mask, PP_NET_BURST)))
-			pp_net_return_pages(port->allocator, NULL, pages, got);
+			pp_net_put_pages(port->allocator, NULL, pages, got);
 		pp_ring_free(vp->rings[q]);
 		port->rxq[q].priv = NULL;
 	}

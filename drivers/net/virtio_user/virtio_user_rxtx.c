@@ -700,8 +700,8 @@ static void vq_tx_complete(struct vq *vq, struct pp_txq *txq)
 		vq->last_used = (uint16_t)(vq->last_used + got);
 		left = (uint16_t)(left - got);
 		if (k)
-			pp_net_return_pages(txq->port->allocator, NULL,
-					    pages, k);
+			pp_net_put_pages(txq->port->allocator, NULL,
+					 pages, k);
 	}
 }
 
@@ -797,15 +797,15 @@ static void vq_tx_complete_in_order(struct vq *vq, struct pp_txq *txq)
 		}
 		pages[k++] = page;
 		if (k == PP_NET_BURST) {
-			pp_net_return_pages(txq->port->allocator, NULL, pages,
-					    k);
+			pp_net_put_pages(txq->port->allocator, NULL, pages,
+					 k);
 			k = 0;
 		}
 	}
 	vq->last_used = pos;
 	vq->nr_free = (uint16_t)(vq->nr_free + n);
 	if (k)
-		pp_net_return_pages(txq->port->allocator, NULL, pages, k);
+		pp_net_put_pages(txq->port->allocator, NULL, pages, k);
 }
 
 static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
@@ -949,11 +949,11 @@ void vq_reclaim(struct vq *vq, struct pp_allocator *alloc)
 		batch[k++] = vq->pages[i];
 		vq->pages[i] = NULL;
 		if (k == PP_NET_BURST) {
-			pp_net_return_pages(alloc, NULL, batch, k);
+			pp_net_put_pages(alloc, NULL, batch, k);
 			k = 0;
 		}
 	}
 	if (k)
-		pp_net_return_pages(alloc, NULL, batch, k);
+		pp_net_put_pages(alloc, NULL, batch, k);
 	vq->nr_free = vq->size;
 }
