@@ -324,7 +324,7 @@ static void stack_consume(void *arg, struct pp_port *port,
 		seq_sum += seq;
 	}
 	/* Whole pages to the allocator, fragments (--frag) to their pool. */
-	pp_frame_free_bulk(pp_port_allocator(port), frames, n);
+	pp_frame_put_bulk(pp_port_allocator(port), frames, n);
 }
 /* [/doc:stack] */
 

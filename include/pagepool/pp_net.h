@@ -299,7 +299,7 @@ struct pp_prog {
  * in the kernel, where an skb holding page_pool fragments returns them to
  * their pool when it is freed (skb_mark_for_recycle): its page stays in
  * the pool and the consumer returns it there. The consumer owns the
- * frames and frees them with pp_frame_free_bulk(), which does the right
+ * frames and puts them back with pp_frame_put_bulk(), which does the right
  * thing for each, now or later, from any thread. (A consumer that knows
  * its port makes no fragments may still free pages with
  * pp_free_pages_bulk().) It runs on the polling thread. Without a
@@ -308,13 +308,13 @@ struct pp_prog {
 typedef void (*pp_stack_fn)(void *arg, struct pp_port *port,
 			    struct pp_frame *frames, unsigned int n);
 
-/* Out of line: what pp_frame_free_bulk() does not do in place. */
-PP_API void pp_frame_free_bulk_slow(struct pp_allocator *alloc,
-				    const struct pp_frame *frames,
-				    unsigned int n);
+/* Out of line: what pp_frame_put_bulk() does not do in place. */
+PP_API void pp_frame_put_bulk_slow(struct pp_allocator *alloc,
+				   const struct pp_frame *frames,
+				   unsigned int n);
 
 /*
- * pp_frame_free_bulk - free @n frames the stack consumer got: pages of no
+ * pp_frame_put_bulk - give back @n frames the stack consumer got: pages of no
  * pool (released whole pages) go to @alloc, fragments back to their pool
  * (the last fragment's return recycles the page). Any thread; called from
  * the consumer during a poll, fragments of the polled queue's pool go
@@ -322,16 +322,16 @@ PP_API void pp_frame_free_bulk_slow(struct pp_allocator *alloc,
  * their pool's ring (pp_pool_put_pages_bulk()). Inline when no frame is
  * a fragment: one thread-cache operation, as pp_free_pages_bulk().
  */
-static inline void pp_frame_free_bulk(struct pp_allocator *alloc,
-				      const struct pp_frame *frames,
-				      unsigned int n)
+static inline void pp_frame_put_bulk(struct pp_allocator *alloc,
+				     const struct pp_frame *frames,
+				     unsigned int n)
 {
 	struct pp_page *pages[PP_NET_BURST];
 	bool pooled = false;
 	unsigned int i;
 
 	if (PP_UNLIKELY(n > PP_NET_BURST)) {
-		pp_frame_free_bulk_slow(alloc, frames, n);
+		pp_frame_put_bulk_slow(alloc, frames, n);
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -342,7 +342,7 @@ static inline void pp_frame_free_bulk(struct pp_allocator *alloc,
 		pp_free_pages_bulk(alloc, pages, n);
 		return;
 	}
-	pp_frame_free_bulk_slow(alloc, frames, n);
+	pp_frame_put_bulk_slow(alloc, frames, n);
 }
 
 struct pp_port_conf {

@@ -24,7 +24,7 @@ static inline const void *net_self(void)
 /*
  * The pool whose NAPI context the calling thread is in: set by
  * pp_port_poll around the stack consumer's call, NULL elsewhere. A frame
- * freed there (pp_frame_free_bulk) whose page belongs to it is recycled
+ * freed there (pp_frame_put_bulk) whose page belongs to it is recycled
  * directly, as the kernel's napi_pp_put_page() does when the pool's NAPI
  * runs on the freeing CPU.
  */

@@ -14,7 +14,7 @@
  *   PASS      released from the pool (unmapped, counted as released) and
  *             handed to the stack consumer, who frees it to the allocator;
  *             a fragment cannot leave its pool: it goes to the consumer
- *             still in it, and the consumer's pp_frame_free_bulk()
+ *             still in it, and the consumer's pp_frame_put_bulk()
  *             returns it there (without a consumer, recycled here);
  *   a frame the program left outside its page (bad offset, headroom
  *             or length): PASS recycles it and counts an RX error, so the
@@ -77,7 +77,7 @@ static void flush_tx(struct pp_rxq *rxq, struct pp_port *port,
  * A PASS burst with fragments in it: release the whole pages, one bulk
  * call per run of one pool, and leave the fragments in theirs (a
  * fragment cannot leave its pool); the consumer frees both with
- * pp_frame_free_bulk(), fragments of this thread's pool directly.
+ * pp_frame_put_bulk(), fragments of this thread's pool directly.
  */
 static __attribute__((cold, noinline)) void
 pass_frags(struct pp_port *port, struct pp_rxq *rxq, struct pp_frame *frames,

@@ -330,9 +330,9 @@ void pp_port_set_stack(struct pp_port *port, pp_stack_fn fn, void *arg)
 	port->stack_arg = arg;
 }
 
-/* Free up to PP_NET_BURST frames, some in a pool: pp_frame_free_bulk(). */
-static void frame_free_burst(struct pp_allocator *alloc,
-			     const struct pp_frame *frames, unsigned int n)
+/* Put back up to PP_NET_BURST frames, some in a pool: pp_frame_put_bulk(). */
+static void frame_put_burst(struct pp_allocator *alloc,
+			    const struct pp_frame *frames, unsigned int n)
 {
 	struct pp_page *pages[PP_NET_BURST], *pooled[PP_NET_BURST];
 	unsigned int i, nr_pooled = 0;
@@ -353,13 +353,13 @@ static void frame_free_burst(struct pp_allocator *alloc,
 		pp_net_put_pages(alloc, net_napi_pool, pooled, nr_pooled);
 }
 
-void pp_frame_free_bulk_slow(struct pp_allocator *alloc,
-			     const struct pp_frame *frames, unsigned int n)
+void pp_frame_put_bulk_slow(struct pp_allocator *alloc,
+			    const struct pp_frame *frames, unsigned int n)
 {
 	while (n) {
 		unsigned int k = n < PP_NET_BURST ? n : PP_NET_BURST;
 
-		frame_free_burst(alloc, frames, k);
+		frame_put_burst(alloc, frames, k);
 		frames += k;
 		n -= k;
 	}

@@ -8,7 +8,7 @@
  * For each of page, frag=2048 and frag=auto on the veth pair: null0 RX
  * (a page per frame) -> veth0 TX -> veth1 RX (the copy into a page or a
  * fragment) -> PASS -> a stack that reads a byte of each frame and frees
- * them with pp_frame_free_bulk(). The three alternate, ROUNDS times
+ * them with pp_frame_put_bulk(). The three alternate, ROUNDS times
  * (default 5) 40000 bursts of 64 each; the figure is the best round's
  * thread CPU time per frame, which waiting for the CPU does not inflate.
  * A table, then one JSON line.
@@ -51,7 +51,7 @@ static void stack(void *arg, struct pp_port *port, struct pp_frame *frames,
 	(void)arg;
 	for (unsigned int i = 0; i < n; i++)
 		frag_bench_sink += *(const uint8_t *)pp_frame_data(&frames[i]);
-	pp_frame_free_bulk(pp_port_allocator(port), frames, n);
+	pp_frame_put_bulk(pp_port_allocator(port), frames, n);
 }
 
 /* One round of one configuration: ns of thread CPU per frame passed. */

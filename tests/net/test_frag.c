@@ -79,7 +79,7 @@ static void stack_check(void *arg, struct pp_port *port,
 		s->next_seq++;
 		s->seen++;
 	}
-	pp_frame_free_bulk(pp_port_allocator(port), frames, n);
+	pp_frame_put_bulk(pp_port_allocator(port), frames, n);
 }
 
 static void prog_pass(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
