@@ -35,7 +35,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
@@ -893,6 +892,11 @@ static const char help[] =
 	"refused (device in use, DRIVER not loaded), 2 bad command line or\n"
 	"argument (no such DEV, nothing to --restore).\n";
 
+static void print_help(FILE *f)
+{
+	fputs(help, f);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -937,11 +941,15 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct pp_cli_opts cli = {
+		.tool = "pp-devbind",
+		.shortopts = "sb:u",
+		.longopts = opts,
+		.usage = print_help,
+	};
 	int c, op = 0;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":sb:uhV", opts, NULL)) != -1) {
-		pp_cli_check_value("pp-devbind", c, argv, opts);
+	while ((c = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case 'b':
 			driver = optarg;
@@ -958,13 +966,6 @@ int main(int argc, char **argv)
 		case 'f':
 			force = true;
 			break;
-		case 'h':
-			return fputs(help, stdout) < 0;
-		case 'V':
-			pp_cli_print_version("pp-devbind");
-			return 0;
-		default:
-			pp_cli_bad_option("pp-devbind", c, argv, opts);
 		}
 	}
 	if (!op)

@@ -33,7 +33,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1270,6 +1269,18 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+static void print_help(FILE *f)
+{
+	fputs(help, f);
+}
+
+static const struct pp_cli_opts cli = {
+	.tool = "pp-hugepages",
+	.shortopts = "sr:p:n:cm::u::",
+	.longopts = longopts,
+	.usage = print_help,
+};
+
 int main(int argc, char **argv)
 {
 	const char *json = NULL, *amount = NULL, *psize = NULL, *nodearg = NULL;
@@ -1284,10 +1295,7 @@ int main(int argc, char **argv)
 
 	if (set_root())
 		return 2;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":sr:p:n:cm::u::hV", longopts,
-				  NULL)) != -1) {
-		pp_cli_check_value("pp-hugepages", opt, argv, longopts);
+	while ((opt = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (opt) {
 		case 's': do_show = true; break;
 		case OPT_JSON: json = optarg; break;
@@ -1306,15 +1314,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PERSISTENT: persist = true; break;
 		case OPT_FORCE: force = true; break;
-		case 'h': return fputs(help, stdout) < 0;
-		case 'V':
-			pp_cli_print_version("pp-hugepages");
-			return 0;
-		default: pp_cli_bad_option("pp-hugepages", opt, argv, longopts);
 		}
 	}
-	if (optind < argc)
-		usage("unexpected argument '%s'", argv[optind]);
+	pp_cli_no_operands(&cli, argc, argv);
 	if (as_pages && !amount)
 		usage("--pages goes with -r COUNT");
 	if (nodearg && !amount)
