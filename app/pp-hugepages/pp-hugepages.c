@@ -23,7 +23,8 @@
  * --force (fits()).
  *
  * PP_HUGEPAGES_ROOT, for tests only: a directory that stands in for / for
- * every file this tool reads or writes (/sys, /proc). mount(2) and
+ * every file this tool reads or writes (/sys, /proc), each named through
+ * pp_cli_root_path() (app/common). mount(2) and
  * umount(2) cannot act on a fake tree, so under it --mount and --unmount
  * make the directory and edit ROOT/proc/mounts instead, which is what
  * --show and the tests read. Every write opens with O_NOFOLLOW, so a link
@@ -45,14 +46,13 @@
 #include <unistd.h>
 
 #include "pp_cli.h"
+#include "pp_cli_root.h"
 
 
 #define SYS_NODE "/sys/devices/system/node"
 #define SYS_HUGEPAGES "/sys/kernel/mm/hugepages"
 #define PROC_MOUNTS "/proc/mounts"
 
-/* The longest PP_HUGEPAGES_ROOT: leaves PATH_MAX room for every path. */
-#define ROOT_MAX 1024
 /* Page sizes and nodes this tool keeps track of; more are ignored. */
 #define MAX_SIZES 16
 #define MAX_NODES 1024
@@ -60,41 +60,19 @@
 #define KB_2M 2048UL
 #define KB_1G 1048576UL
 
-static const char *root = "";
-
 /* What the machine offers: page sizes (kB, ascending), nodes (ascending). */
 static unsigned long sizes[MAX_SIZES];
 static int nr_sizes;
 static int nodes[MAX_NODES];
 static int nr_nodes;
 
-/*
- * path_of - @fmt, under the root, into @buf (PATH_MAX bytes). Every file
- * pp-hugepages touches is named here. Should a path not fit, it is left
- * empty, which fails to open (ENOENT) rather than naming a shorter path.
- */
-static __attribute__((format(printf, 2, 3))) void
-path_of(char *buf, const char *fmt, ...)
-{
-	size_t n = strlen(root);
-	va_list ap;
-	int m;
-
-	memcpy(buf, root, n);
-	va_start(ap, fmt);
-	m = vsnprintf(buf + n, PATH_MAX - n, fmt, ap);
-	va_end(ap);
-	if (m < 0 || (size_t)m >= PATH_MAX - n)
-		buf[0] = '\0';
-}
-
 /* The sysfs file @leaf for @kb pages on @node (machine-wide if < 0). */
 static void hp_path(char *buf, unsigned long kb, int node, const char *leaf)
 {
 	if (node < 0)
-		path_of(buf, SYS_HUGEPAGES "/hugepages-%lukB/%s", kb, leaf);
+		pp_cli_root_path(buf, SYS_HUGEPAGES "/hugepages-%lukB/%s", kb, leaf);
 	else
-		path_of(buf, SYS_NODE "/node%d/hugepages/hugepages-%lukB/%s",
+		pp_cli_root_path(buf, SYS_NODE "/node%d/hugepages/hugepages-%lukB/%s",
 			node, kb, leaf);
 }
 
@@ -241,7 +219,7 @@ static int discover(void)
 	struct stat st;
 	DIR *dir;
 
-	path_of(path, SYS_HUGEPAGES);
+	pp_cli_root_path(path, SYS_HUGEPAGES);
 	dir = opendir(path);
 	if (!dir)
 		return -errno;
@@ -259,7 +237,7 @@ static int discover(void)
 	closedir(dir);
 	qsort(sizes, (size_t)nr_sizes, sizeof(sizes[0]), cmp_ulong);
 
-	path_of(path, SYS_NODE);
+	pp_cli_root_path(path, SYS_NODE);
 	dir = opendir(path);
 	if (!dir)
 		return 0;
@@ -267,7 +245,7 @@ static int discover(void)
 		if (strncmp(de->d_name, "node", 4) ||
 		    !parse_uint(de->d_name + 4, INT_MAX, &v))
 			continue;
-		path_of(path, SYS_NODE "/node%llu/hugepages", v);
+		pp_cli_root_path(path, SYS_NODE "/node%llu/hugepages", v);
 		if (!stat(path, &st) && S_ISDIR(st.st_mode))
 			nodes[nr_nodes++] = (int)v;
 	}
@@ -336,7 +314,7 @@ static bool cpu_has_gig_pages(void)
 	bool yes = false;
 	FILE *f;
 
-	path_of(path, "/proc/cpuinfo");
+	pp_cli_root_path(path, "/proc/cpuinfo");
 	f = fopen(path, "re");
 	if (!f)
 		return true; /* cannot tell: blame nothing on the CPU */
@@ -364,7 +342,7 @@ static unsigned long default_size(void)
 	unsigned long kb = KB_2M;
 	FILE *f;
 
-	path_of(path, "/proc/meminfo");
+	pp_cli_root_path(path, "/proc/meminfo");
 	f = fopen(path, "re");
 	if (!f)
 		return kb;
@@ -435,7 +413,7 @@ static int hugetlbfs_mounts(struct mnt **out)
 	FILE *f;
 
 	*out = NULL;
-	path_of(path, PROC_MOUNTS);
+	pp_cli_root_path(path, PROC_MOUNTS);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -602,7 +580,7 @@ static int show(const char *json)
 	if (nm < 0) {
 		char path[PATH_MAX];
 
-		path_of(path, PROC_MOUNTS);
+		pp_cli_root_path(path, PROC_MOUNTS);
 		fprintf(stderr, "pp-hugepages: cannot read %s: %s (is /proc mounted?); mounts not shown\n",
 			path, strerror(-nm));
 		nm = 0;
@@ -640,7 +618,7 @@ static int show(const char *json)
 	}
 	if (!nr_sizes)
 		printf("(no hugepage sizes in %s%s: a kernel without hugetlb)\n",
-		       root, SYS_HUGEPAGES);
+		       pp_cli_root, SYS_HUGEPAGES);
 	printf("\nhugetlbfs mounts (default page size %s):\n",
 	       size_name(default_size(), sz, sizeof(sz)));
 	for (int i = 0; i < nm; i++)
@@ -683,12 +661,12 @@ static long long mem_total_kb(int node, char path[PATH_MAX], bool *node_read)
 
 	*node_read = false;
 	if (node >= 0) {
-		path_of(path, SYS_NODE "/node%d/meminfo", node);
+		pp_cli_root_path(path, SYS_NODE "/node%d/meminfo", node);
 		f = fopen(path, "re");
 		*node_read = f != NULL;
 	}
 	if (!f) {
-		path_of(path, "/proc/meminfo");
+		pp_cli_root_path(path, "/proc/meminfo");
 		f = fopen(path, "re");
 		if (!f)
 			return -errno;
@@ -936,7 +914,7 @@ static int fake_mounts_append(const char *line)
 	int fd, err = 0;
 	size_t len = strlen(line);
 
-	path_of(path, PROC_MOUNTS);
+	pp_cli_root_path(path, PROC_MOUNTS);
 	fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -952,7 +930,7 @@ static bool dir_valid(const char *d)
 {
 	const char *p;
 
-	if (d[0] != '/' || strlen(d) >= PATH_MAX - ROOT_MAX)
+	if (d[0] != '/' || strlen(d) >= PATH_MAX - PP_CLI_ROOT_MAX)
 		return false;
 	for (p = d; *p; p++)
 		if (p[0] == '/' && p[1] == '.' &&
@@ -968,7 +946,7 @@ static bool dir_valid(const char *d)
  */
 static int mkdir_p(char *path)
 {
-	size_t skip = strlen(root);
+	size_t skip = strlen(pp_cli_root);
 
 	for (char *p = path + skip + 1; *p; p++) {
 		if (*p != '/')
@@ -1007,7 +985,7 @@ static int do_mount(const char *dir, unsigned long kb)
 		return 0;
 	}
 	free(m);
-	path_of(path, "%s", dir);
+	pp_cli_root_path(path, "%s", dir);
 	if (mkdir_p(path)) {
 		fprintf(stderr, "pp-hugepages: cannot make %s: %s%s\n", path,
 			strerror(errno),
@@ -1015,18 +993,18 @@ static int do_mount(const char *dir, unsigned long kb)
 		return 1;
 	}
 	snprintf(opts, sizeof(opts), "pagesize=%s", sz);
-	if (root[0]) {
+	if (pp_cli_root[0]) {
 		snprintf(line, sizeof(line),
 			 "nodev %s hugetlbfs rw,relatime,%s 0 0\n", dir, opts);
 		err = fake_mounts_append(line);
 		if (err) {
-			path_of(path, PROC_MOUNTS);
+			pp_cli_root_path(path, PROC_MOUNTS);
 			fprintf(stderr, "pp-hugepages: cannot record the mount in %s: %s\n",
 				path, strerror(-err));
 			return 1;
 		}
 		printf("pp-hugepages: PP_HUGEPAGES_ROOT is set: %s not mounted, only recorded in %s" PROC_MOUNTS "\n",
-		       dir, root);
+		       dir, pp_cli_root);
 		return 0;
 	}
 	if (mount("nodev", dir, "hugetlbfs", 0, opts)) {
@@ -1053,7 +1031,7 @@ static int fake_mounts_remove(const char *dir)
 	FILE *f, *mem;
 	int err;
 
-	path_of(path, PROC_MOUNTS);
+	pp_cli_root_path(path, PROC_MOUNTS);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -1085,7 +1063,7 @@ static int do_unmount(const char *dir, unsigned long kb)
 	nm = hugetlbfs_mounts(&m);
 	if (nm < 0) {
 		fprintf(stderr, "pp-hugepages: cannot read %s" PROC_MOUNTS ": %s\n",
-			root, strerror(-nm));
+			pp_cli_root, strerror(-nm));
 		return 1;
 	}
 	for (int i = 0; i < nm; i++) {
@@ -1094,7 +1072,7 @@ static int do_unmount(const char *dir, unsigned long kb)
 		if (dir ? strcmp(m[i].dir, dir) != 0 : (kb && mkb != kb))
 			continue;
 		done++;
-		if (root[0])
+		if (pp_cli_root[0])
 			err = fake_mounts_remove(m[i].dir);
 		else
 			err = umount2(m[i].dir, 0) ? -errno : 0;
@@ -1107,7 +1085,7 @@ static int do_unmount(const char *dir, unsigned long kb)
 			continue;
 		}
 		printf("pp-hugepages: unmounted %s%s\n", m[i].dir,
-		       root[0] ? " (from the fake " PROC_MOUNTS ")" : "");
+		       pp_cli_root[0] ? " (from the fake " PROC_MOUNTS ")" : "");
 	}
 	free(m);
 	if (!done && dir) {
@@ -1221,22 +1199,6 @@ usage(const char *fmt, ...)
 	exit(2);
 }
 
-/* PP_HUGEPAGES_ROOT (tests only): see the top of this file. */
-static int set_root(void)
-{
-	const char *r = getenv("PP_HUGEPAGES_ROOT");
-
-	if (!r || !r[0])
-		return 0;
-	if (r[0] != '/' || strlen(r) > ROOT_MAX) {
-		fprintf(stderr, "pp-hugepages: PP_HUGEPAGES_ROOT must be an absolute path of at most %d bytes; it is for tests only: unset it to work on this machine\n",
-			ROOT_MAX);
-		return -EINVAL;
-	}
-	root = r;
-	return 0;
-}
-
 /*
  * An optional argument may be the next word too: -m DIR as --mount=DIR,
  * unless that word is an option.
@@ -1293,7 +1255,7 @@ int main(int argc, char **argv)
 	char dir[PATH_MAX], list[256];
 	int opt, node = -1, rc = 0, err;
 
-	if (set_root())
+	if (pp_cli_root_set("pp-hugepages", "PP_HUGEPAGES_ROOT"))
 		return 2;
 	while ((opt = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (opt) {
@@ -1337,7 +1299,7 @@ int main(int argc, char **argv)
 	err = discover();
 	if (err) {
 		fprintf(stderr, "pp-hugepages: cannot read %s%s: %s: this kernel has no hugetlb support (CONFIG_HUGETLBFS), or sysfs is not mounted\n",
-			root, SYS_HUGEPAGES, strerror(-err));
+			pp_cli_root, SYS_HUGEPAGES, strerror(-err));
 		return 1;
 	}
 
@@ -1354,7 +1316,7 @@ int main(int argc, char **argv)
 					sizes_list(list, sizeof(list)));
 			else
 				fprintf(stderr, "pp-hugepages: the kernel offers no %s pages (no %s%s/hugepages-%lukB); sizes here: %s\n",
-					psize, root, SYS_HUGEPAGES, kb,
+					psize, pp_cli_root, SYS_HUGEPAGES, kb,
 					sizes_list(list, sizeof(list)));
 			return 2;
 		}
@@ -1367,7 +1329,7 @@ int main(int argc, char **argv)
 			kb = KB_2M;
 		if (!size_offered(kb)) {
 			fprintf(stderr, "pp-hugepages: the kernel offers no 2M pages (no %s%s/hugepages-2048kB); sizes here: %s: give one with -p\n",
-				root, SYS_HUGEPAGES, sizes_list(list, sizeof(list)));
+				pp_cli_root, SYS_HUGEPAGES, sizes_list(list, sizeof(list)));
 			return 2;
 		}
 		if (as_pages) {
