@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fwd - the example forwarder: receive on the first port, redirect every
- * frame to the second, one thread per queue.
+ * fwd - the forwarder the benchmarks run: receive on the first port,
+ * redirect every frame to the second, one thread per queue.
  *
  *   fwd --port DEV --port DEV [--mode redirect|pass] [--queues N]
  *       [--duration S] [--warmup S] [--refill single|list|array]
