@@ -23,7 +23,6 @@
 
 #include <getopt.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 /* The project version (meson) and the git commit it was built from, or
