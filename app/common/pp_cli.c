@@ -105,7 +105,8 @@ void pp_cli_check_value(const char *tool, int c, char *const argv[],
 int pp_cli_getopt(const struct pp_cli_opts *o, int argc, char *argv[])
 {
 	/* ':' first: getopt reports a missing value as ':', not '?', and
-	 * prints nothing itself (opterr 0); pp_cli_bad_option() does. */
+	 * prints nothing itself (opterr 0); pp_cli_bad_option() does. The
+	 * longest now, pp-hugepages', takes 18 of the 64 bytes. */
 	char shortopts[64];
 	int c;
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pp_cli.h - what every installed program's command line shares: the
- * version line, strict number parsing, CPU lists, and the fields that
- * open every JSON document (tool, version, commit, date, machine).
+ * option loop, the version line, strict number parsing, CPU lists, and
+ * the fields that open every JSON document (tool, version, commit, date,
+ * machine).
  *
  * The rules the programs follow (tests/cli checks them):
  *   -h, --help     usage on stdout, exit 0
@@ -15,8 +16,8 @@
  *               be: the wording of pp_cli_usage_error()
  *   --json -    the JSON document on stdout (and human text on stderr)
  *
- * pp_cli_getopt() is the one option loop that keeps them; every program
- * parses its command line with it.
+ * pp_cli_getopt() is the one option loop that keeps them; every installed
+ * program parses its command line with it.
  */
 #ifndef PP_CLI_H
 #define PP_CLI_H
