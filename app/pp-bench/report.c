@@ -200,6 +200,21 @@ void bench_report_table(FILE *f, const struct bench_cfg *cfg,
 
 /* ---- JSON ---- */
 
+void bench_json_head(FILE *f, const char *benchmark,
+		     const struct bench_machine *m)
+{
+	fprintf(f, "{\n  \"tool\": \"pp-bench\",\n  \"version\": \"%s\",\n  \"commit\": ",
+		pp_cli_version);
+	pp_cli_json_str(f, pp_cli_commit);
+	fprintf(f, ",\n  \"date\": \"%s\",\n", m->date);
+	fprintf(f, "  \"benchmark\": \"%s\",\n  \"machine\": {\"cpu\": ",
+		benchmark);
+	pp_cli_json_str(f, m->cpu_model);
+	fprintf(f, ", \"cores\": %ld, \"kernel\": ", m->cores);
+	pp_cli_json_str(f, m->kernel);
+	fprintf(f, ", \"date\": \"%s\"", m->date);
+}
+
 static void json_stat(FILE *f, const char *key, double med, double min,
 		      double max, int prec)
 {

@@ -705,16 +705,8 @@ static void print_json(FILE *f, const struct scale_cfg *cfg,
 {
 	bool first = true;
 
-	fprintf(f, "{\n  \"tool\": \"pp-bench\",\n  \"version\": \"%s\",\n  \"commit\": ",
-		pp_cli_version);
-	pp_cli_json_str(f, pp_cli_commit);
-	fprintf(f, ",\n  \"date\": \"%s\",\n", m->date);
-	fprintf(f, "  \"benchmark\": \"scale\",\n  \"machine\": {\"cpu\": ");
-	pp_cli_json_str(f, m->cpu_model);
-	fprintf(f, ", \"cores\": %ld, \"kernel\": ", m->cores);
-	pp_cli_json_str(f, m->kernel);
-	fprintf(f, ", \"date\": \"%s\", \"tsc_ghz\": %.4f},\n", m->date,
-		cfg->tsc_ghz);
+	bench_json_head(f, "scale", m);
+	fprintf(f, ", \"tsc_ghz\": %.4f},\n", cfg->tsc_ghz);
 	fprintf(f, "  \"parameters\": {\"runs\": %u, \"run_ms\": %.2f, \"warmup_ms\": %.2f, \"bulk\": %u, \"queue_size\": %u, \"threads\": [",
 		cfg->runs, cfg->run_ms, cfg->warm_ms, SCALE_BULK,
 		SCALE_QUEUE_SIZE);

@@ -384,16 +384,8 @@ static void print_json(FILE *f, const struct tlb_cfg *cfg,
 		       const struct bench_machine *m, struct tlb_case *cases,
 		       unsigned int nr, const char *perf_why, bool have_perf)
 {
-	fprintf(f, "{\n  \"tool\": \"pp-bench\",\n  \"version\": \"%s\",\n  \"commit\": ",
-		pp_cli_version);
-	pp_cli_json_str(f, pp_cli_commit);
-	fprintf(f, ",\n  \"date\": \"%s\",\n", m->date);
-	fprintf(f, "  \"benchmark\": \"tlb\",\n");
-	fprintf(f, "  \"machine\": {\"cpu\": ");
-	pp_cli_json_str(f, m->cpu_model);
-	fprintf(f, ", \"cores\": %ld, \"kernel\": ", m->cores);
-	pp_cli_json_str(f, m->kernel);
-	fprintf(f, ", \"date\": \"%s\"},\n", m->date);
+	bench_json_head(f, "tlb", m);
+	fprintf(f, "},\n");
 	fprintf(f, "  \"runs\": %u,\n  \"lookups_per_run\": %lu,\n",
 		cfg->runs, cfg->lookups);
 	fprintf(f, "  \"dtlb_counter\": {\"available\": %s, \"note\": ",
