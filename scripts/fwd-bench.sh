@@ -47,10 +47,10 @@ if [ ! -f "$build/build.ninja" ]; then
 		{ cat "$outdir/setup.log"; exit 1; }
 fi
 step "building the forwarder"
-targets=(examples/fwd/fwd app/pp-bench/pp-bench)
+targets=(app/fwd/fwd app/pp-bench/pp-bench)
 ninja -C "$build" "${targets[@]}" >"$outdir/build.log" 2>&1 ||
 	{ tail -40 "$outdir/build.log"; exit 1; }
-fwd=$build/examples/fwd/fwd
+fwd=$build/app/fwd/fwd
 
 # ---- AF_XDP row (root, af_xdp built): fwd's RX on the near end of a veth
 # pair whose far end is in a netns, where xdp_bench sends on CPU 1 ----

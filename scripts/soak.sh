@@ -72,7 +72,7 @@ for b in "${builds[@]}"; do
 		for args in "--port veth0,peer=veth1 --bidir --tx-first 32 --verify" \
 			    "--port null0 --port veth0,peer=veth1 --mode pass --refill array"; do
 			# shellcheck disable=SC2086
-			out=$("$dir/examples/fwd/fwd" $args --duration 1 --arena-mb 32 2>&1)
+			out=$("$dir/app/fwd/fwd" $args --duration 1 --arena-mb 32 2>&1)
 			echo "$out" >>"$log"
 			if ! grep -q "pages leaked 0" <<<"$out" ||
 			   { [[ $args == *--verify* ]] && ! grep -q ": OK" <<<"$out"; }; then

@@ -8,7 +8,7 @@
 # comes back (its main lcore shares CPU 1 and wakes once a second to print
 # the rates). The DUT forwards every frame back out of the port it came
 # in on (loop topology), one core (CPU 0):
-#   pp:   examples/fwd --port virtio_user:path=SOCK (one port: loop)
+#   pp:   app/fwd --port virtio_user:path=SOCK (one port: loop)
 #   dpdk: dpdk-testpmd --vdev net_virtio_user0,path=SOCK io forwarding,
 #         --port-topology=loop, its forwarding lcore on CPU 0 (its main
 #         lcore sleeps on CPU 1)
@@ -75,9 +75,9 @@ if [ ! -f "$build/build.ninja" ]; then
 		{ cat "$outdir/setup.log"; exit 1; }
 fi
 step "building fwd"
-ninja -C "$build" examples/fwd/fwd >"$outdir/build.log" 2>&1 ||
+ninja -C "$build" app/fwd/fwd >"$outdir/build.log" 2>&1 ||
 	{ tail -20 "$outdir/build.log"; die "fwd did not build"; }
-fwd=$build/examples/fwd/fwd
+fwd=$build/app/fwd/fwd
 
 sock=$(mktemp -u /tmp/pp-vhost-bench.XXXXXX.sock)
 peer_pid=

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -98,6 +99,56 @@ void pp_cli_check_value(const char *tool, int c, char *const argv[],
 			 word);
 	fprintf(stderr, "%s: option '%s' needs a value, not the option '%s' (give it its value right after it; %s --help says what it takes)\n",
 		tool, name, optarg, tool);
+	exit(2);
+}
+
+int pp_cli_getopt(const struct pp_cli_opts *o, int argc, char *argv[])
+{
+	/* ':' first: getopt reports a missing value as ':', not '?', and
+	 * prints nothing itself (opterr 0); pp_cli_bad_option() does. The
+	 * longest now, pp-hugepages', takes 18 of the 64 bytes. */
+	char shortopts[64];
+	int c;
+
+	snprintf(shortopts, sizeof(shortopts), ":%shV",
+		 o->shortopts ? o->shortopts : "");
+	opterr = 0;
+	c = getopt_long(argc, argv, shortopts, o->longopts, NULL);
+	if (c == -1)
+		return -1;
+	pp_cli_check_value(o->tool, c, argv, o->longopts);
+	switch (c) {
+	case 'h':
+		o->usage(stdout);
+		exit(fflush(stdout) || ferror(stdout) ? 1 : 0);
+	case 'V':
+		pp_cli_print_version(o->version_of ? o->version_of : o->tool);
+		exit(0);
+	case '?':
+	case ':':
+		pp_cli_bad_option(o->tool, c, argv, o->longopts);
+	default:
+		return c;
+	}
+}
+
+void pp_cli_no_operands(const struct pp_cli_opts *o, int argc,
+			char *argv[])
+{
+	if (optind < argc)
+		pp_cli_usage_error(o->tool, "unexpected argument '%s'",
+				   argv[optind]);
+}
+
+void pp_cli_usage_error(const char *tool, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", tool);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (%s --help says what it takes)\n", tool);
 	exit(2);
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pp_cli.h - what every installed program's command line shares: the
- * version line, strict number parsing, CPU lists, and the fields that
- * open every JSON document (tool, version, commit, date, machine).
+ * option loop, the version line, strict number parsing, CPU lists, and
+ * the fields that open every JSON document (tool, version, commit, date,
+ * machine).
  *
  * The rules the programs follow (tests/cli checks them):
  *   -h, --help     usage on stdout, exit 0
@@ -11,7 +12,12 @@
  *               an unknown option or one without its value in the one
  *               wording of pp_cli_bad_option(), an option given as
  *               another's value in that of pp_cli_check_value()
+ *   an operand where the program takes none, or a value that cannot
+ *               be: the wording of pp_cli_usage_error()
  *   --json -    the JSON document on stdout (and human text on stderr)
+ *
+ * pp_cli_getopt() is the one option loop that keeps them; every installed
+ * program parses its command line with it.
  */
 #ifndef PP_CLI_H
 #define PP_CLI_H
@@ -43,6 +49,57 @@ void pp_cli_print_version(const char *tool);
 void pp_cli_bad_option(const char *tool, int c, char *const argv[],
 		       const struct option *longopts)
 	__attribute__((noreturn));
+
+/*
+ * The option loop, written once for every program. A program fills in
+ * one struct pp_cli_opts and calls pp_cli_getopt() until it returns -1:
+ *
+ *	while ((c = pp_cli_getopt(&cli, argc, argv)) != -1)
+ *		switch (c) { ...the program's own options... }
+ *	pp_cli_no_operands(&cli, argc, argv);
+ *
+ * @tool        names the program in every message ("pp-bench scale")
+ * @version_of  the name on the --version line ("pp-bench" for all its
+ *              subcommands); NULL: @tool
+ * @shortopts   getopt's short options besides -h and -V ("sb:u"), without
+ *              the leading ':'; NULL: none
+ * @longopts    getopt_long()'s table; "help" is 'h', "version" is 'V'
+ * @usage       writes the help text to the stream it is given
+ */
+struct pp_cli_opts {
+	const char *tool;
+	const char *version_of;
+	const char *shortopts;
+	const struct option *longopts;
+	void (*usage)(FILE *f);
+};
+
+/*
+ * getopt_long() over @argv with the rules above: returns the next option
+ * for the caller to handle (its value in optarg), or -1 after the last
+ * one (optind then indexes the first operand). Handles the rest itself
+ * and does not return: -h/--help (@usage on stdout, exit 0, or 1 when
+ * stdout cannot be written), -V/--version (exit 0), an unknown option or
+ * a missing value (pp_cli_bad_option()), an option given as another's
+ * value (pp_cli_check_value()). getopt keeps its place in globals, so a
+ * process parses one command line, once; a subcommand passes its own
+ * (argv + 1), as long as nothing called getopt before.
+ */
+int pp_cli_getopt(const struct pp_cli_opts *o, int argc, char *argv[]);
+
+/* After the last option, for a program that takes no operands: one
+ * left is a bad command line (pp_cli_usage_error(), exit 2). */
+void pp_cli_no_operands(const struct pp_cli_opts *o, int argc,
+			char *argv[]);
+
+/*
+ * A command line that cannot run as given, found after getopt (an
+ * operand too many, a value out of its range, two options that exclude
+ * each other): on stderr, and the program exits 2:
+ *   TOOL: MESSAGE (TOOL --help says what it takes)
+ */
+void pp_cli_usage_error(const char *tool, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 2, 3)));
 
 /*
  * After getopt_long() returned option @c with its value in optarg: when

@@ -162,5 +162,14 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg,
 		      const struct bench_machine *m,
 		      const struct bench_dpdk_info *dpdk,
 		      struct bench_results *res);
+/*
+ * The opening of the tlb and scale documents, up to the last member of
+ * "machine", which the caller closes (after members of its own):
+ *   {"tool": "pp-bench", "version", "commit", "date",
+ *    "benchmark": @benchmark, "machine": {"cpu", "cores", "kernel", "date"
+ * The default run's document opens otherwise (bench_report_json()).
+ */
+void bench_json_head(FILE *f, const char *benchmark,
+		     const struct bench_machine *m);
 
 #endif /* PP_BENCH_H */

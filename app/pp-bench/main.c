@@ -8,10 +8,8 @@
  * allocator, output file), 2 for a bad command line.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,26 +60,6 @@ static void usage(FILE *f)
 		DEFAULT_RUNS, DEFAULT_ARENA_MB, DEFAULT_RUN_MS, QUICK_RUNS);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-bad_option(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "pp-bench: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'pp-bench --help'.\n");
-	exit(2);
-}
-
-/* A whole number in [@min, @max], strictly (pp_cli.h), or exit 2. */
-static unsigned long parse_num(const char *opt, const char *arg,
-			       unsigned long min, unsigned long max)
-{
-	return (unsigned long)pp_cli_uint("pp-bench", opt, arg, min, max);
-}
-
 static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 {
 	static const struct option opts[] = {
@@ -96,31 +74,35 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct pp_cli_opts cli = {
+		.tool = "pp-bench",
+		.longopts = opts,
+		.usage = usage,
+	};
 	bool runs_set = false, ms_set = false;
 	int c;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		pp_cli_check_value("pp-bench", c, argv, opts);
+	while ((c = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case 'r':
-			cfg->runs = (unsigned int)parse_num("--runs", optarg, 1,
-							    BENCH_MAX_RUNS);
+			cfg->runs = (unsigned int)pp_cli_uint(cli.tool, "--runs",
+							      optarg, 1,
+							      BENCH_MAX_RUNS);
 			runs_set = true;
 			break;
 		case 'c':
-			cfg->cpu = (int)parse_num("--cpu", optarg, 0,
-						  CPU_SETSIZE - 1);
+			cfg->cpu = (int)pp_cli_uint(cli.tool, "--cpu", optarg, 0,
+						    CPU_SETSIZE - 1);
 			break;
 		case 'a':
 			/* 16 MiB holds every case's pages many times over. */
-			cfg->arena_mb = parse_num("--arena-mb", optarg, 16,
-						  1ul << 20);
-			pp_cli_fits_memory("pp-bench", "--arena-mb",
+			cfg->arena_mb = (unsigned long)pp_cli_uint(
+				cli.tool, "--arena-mb", optarg, 16, 1ul << 20);
+			pp_cli_fits_memory(cli.tool, "--arena-mb",
 					   (unsigned long long)cfg->arena_mb << 20);
 			break;
 		case 't':
-			cfg->run_ms = pp_cli_double("pp-bench", "--run-ms", optarg,
+			cfg->run_ms = pp_cli_double(cli.tool, "--run-ms", optarg,
 						    0.01, 10000);
 			ms_set = true;
 			break;
@@ -133,20 +115,11 @@ static void parse_args(int argc, char **argv, struct bench_cfg *cfg)
 		case 'D':
 			cfg->dpdk = false;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			pp_cli_print_version("pp-bench");
-			exit(0);
-		default:
-			pp_cli_bad_option("pp-bench", c, argv, opts);
 		}
 	}
-	if (optind < argc)
-		bad_option("unexpected argument '%s'", argv[optind]);
+	pp_cli_no_operands(&cli, argc, argv);
 	if (cfg->json_path)
-		pp_cli_json_writable("pp-bench", cfg->json_path);
+		pp_cli_json_writable(cli.tool, cfg->json_path);
 	if (cfg->quick) {
 		if (!runs_set)
 			cfg->runs = QUICK_RUNS;
@@ -171,8 +144,8 @@ static void pin_cpu(struct bench_cfg *cfg)
 			;
 		cfg->cpu = i < 0 ? 0 : i;
 	} else if (!CPU_ISSET(cfg->cpu, &set)) {
-		bad_option("--cpu %d is not online or not allowed to this process (see taskset -p $$)",
-			   cfg->cpu);
+		pp_cli_usage_error("pp-bench", "--cpu %d is not online or not allowed to this process (see taskset -p $$)",
+				   cfg->cpu);
 	}
 	CPU_ZERO(&set);
 	CPU_SET(cfg->cpu, &set);

@@ -22,7 +22,6 @@
  * every run.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -178,12 +177,6 @@ static void usage(FILE *f)
 		MEMORY_DEFAULT_FRAMES, MEMORY_QUICK_FRAMES);
 }
 
-static void bad(const char *msg, const char *arg)
-{
-	fprintf(stderr, "%s: %s '%s' (see --help)\n", TOOL, msg, arg);
-	exit(2);
-}
-
 static void parse(int argc, char **argv, struct memory_cfg *cfg)
 {
 	static const struct option opts[] = {
@@ -196,12 +189,15 @@ static void parse(int argc, char **argv, struct memory_cfg *cfg)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct pp_cli_opts cli = {
+		.tool = TOOL,
+		.version_of = "pp-bench",
+		.longopts = opts,
+		.usage = usage,
+	};
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		pp_cli_check_value(TOOL, c, argv, opts);
+	while ((c = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case 'n':
 			cfg->frames = (unsigned int)pp_cli_uint(
@@ -220,18 +216,9 @@ static void parse(int argc, char **argv, struct memory_cfg *cfg)
 		case 'D':
 			cfg->dpdk = false;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			pp_cli_print_version("pp-bench");
-			exit(0);
-		default:
-			pp_cli_bad_option(TOOL, c, argv, opts);
 		}
 	}
-	if (optind < argc)
-		bad("unexpected argument", argv[optind]);
+	pp_cli_no_operands(&cli, argc, argv);
 	if (cfg->json_path)
 		pp_cli_json_writable(TOOL, cfg->json_path);
 }

@@ -200,20 +200,19 @@ void bench_report_table(FILE *f, const struct bench_cfg *cfg,
 
 /* ---- JSON ---- */
 
-static void json_str(FILE *f, const char *s)
+void bench_json_head(FILE *f, const char *benchmark,
+		     const struct bench_machine *m)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
+	fprintf(f, "{\n  \"tool\": \"pp-bench\",\n  \"version\": \"%s\",\n  \"commit\": ",
+		pp_cli_version);
+	pp_cli_json_str(f, pp_cli_commit);
+	fprintf(f, ",\n  \"date\": \"%s\",\n", m->date);
+	fprintf(f, "  \"benchmark\": \"%s\",\n  \"machine\": {\"cpu\": ",
+		benchmark);
+	pp_cli_json_str(f, m->cpu_model);
+	fprintf(f, ", \"cores\": %ld, \"kernel\": ", m->cores);
+	pp_cli_json_str(f, m->kernel);
+	fprintf(f, ", \"date\": \"%s\"", m->date);
 }
 
 static void json_stat(FILE *f, const char *key, double med, double min,
@@ -227,17 +226,17 @@ static void json_result(FILE *f, const struct bench_cfg *cfg,
 			const struct bench_result *r)
 {
 	fprintf(f, "    {\"group\": \"%s\", \"name\": ", group_names[r->group]);
-	json_str(f, r->name);
+	pp_cli_json_str(f, r->name);
 	fprintf(f, ", \"bulk\": %u, \"unit\": \"%s\", ", r->bulk, r->unit);
 	if (r->failed) {
 		fprintf(f, "\"failed\": true, \"error\": ");
-		json_str(f, r->why);
+		pp_cli_json_str(f, r->why);
 		fputc('}', f);
 		return;
 	}
 	if (r->skipped) {
 		fprintf(f, "\"failed\": false, \"skipped\": true, \"reason\": ");
-		json_str(f, r->why);
+		pp_cli_json_str(f, r->why);
 		fputc('}', f);
 		return;
 	}
@@ -276,15 +275,15 @@ static void json_dpdk(FILE *f, const struct bench_dpdk_info *d)
 {
 	fprintf(f, "  \"dpdk\": {\"built\": %s, \"ok\": %s, \"status\": ",
 		d->built ? "true" : "false", d->ok ? "true" : "false");
-	json_str(f, d->status);
+	pp_cli_json_str(f, d->status);
 	if (d->ok) {
 		fprintf(f, ", \"version\": ");
-		json_str(f, d->version);
+		pp_cli_json_str(f, d->version);
 		fprintf(f, ", \"eal_args\": ");
-		json_str(f, d->eal_args);
+		pp_cli_json_str(f, d->eal_args);
 		fprintf(f, ", \"pool_size\": %u, \"obj_size\": 4096, \"cache_size\": %u, \"ops\": ",
 			d->pool_size, d->cache_size);
-		json_str(f, d->ops_name);
+		pp_cli_json_str(f, d->ops_name);
 	}
 	fprintf(f, "},\n");
 }
@@ -313,17 +312,17 @@ int bench_report_json(FILE *f, const struct bench_cfg *cfg,
 	pair_dpdk(res);
 	fprintf(f, "{\n  \"tool\": \"pp-bench\",\n  \"version\": \"%s\",\n  \"commit\": ",
 		PP_VERSION);
-	json_str(f, pp_cli_commit);
+	pp_cli_json_str(f, pp_cli_commit);
 	fprintf(f, ",\n  \"date\": \"%s\",\n", m->date);
 	fprintf(f, "  \"machine\": {\"cpu_model\": ");
-	json_str(f, m->cpu_model);
+	pp_cli_json_str(f, m->cpu_model);
 	fprintf(f, ", \"cores\": %ld, \"tsc_ghz\": %.4f, \"invariant_tsc\": %s, \"kernel\": ",
 		m->cores, cfg->tsc_ghz, m->constant_tsc ? "true" : "false");
-	json_str(f, m->kernel);
+	pp_cli_json_str(f, m->kernel);
 	fprintf(f, ", \"counters\": \"TSC cycles\"},\n");
 	fprintf(f, "  \"build\": {\"debug_level\": %d, \"stats\": %d, \"compiler\": ",
 		PP_DEBUG, PP_STATS);
-	json_str(f, __VERSION__);
+	pp_cli_json_str(f, __VERSION__);
 	fprintf(f, "},\n");
 	fprintf(f, "  \"parameters\": {\"runs\": %u, \"cpu\": %d, \"arena_mb\": %lu, "
 		"\"arena_page_size\": %zu, \"run_ms\": %.3f, \"quick\": %s, \"bulk_sizes\": [",

@@ -35,7 +35,6 @@
  * threads never meet.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -52,6 +51,8 @@
 #include "scale.h"
 #include "timing.h"
 
+/* Names the subcommand in its messages. */
+#define SCALE_TOOL "pp-bench scale"
 #define SCALE_DEFAULT_RUNS 5
 #define SCALE_QUICK_RUNS 3
 #define SCALE_DEFAULT_MS 200.0
@@ -698,36 +699,14 @@ static void print_table(FILE *f, const struct scale_cfg *cfg,
 	}
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void print_json(FILE *f, const struct scale_cfg *cfg,
 		       const struct bench_machine *m,
 		       const struct bench_dpdk_info *dpdk, bool have_dpdk)
 {
 	bool first = true;
 
-	fprintf(f, "{\n  \"tool\": \"pp-bench\",\n  \"version\": \"%s\",\n  \"commit\": ",
-		pp_cli_version);
-	json_str(f, pp_cli_commit);
-	fprintf(f, ",\n  \"date\": \"%s\",\n", m->date);
-	fprintf(f, "  \"benchmark\": \"scale\",\n  \"machine\": {\"cpu\": ");
-	json_str(f, m->cpu_model);
-	fprintf(f, ", \"cores\": %ld, \"kernel\": ", m->cores);
-	json_str(f, m->kernel);
-	fprintf(f, ", \"date\": \"%s\", \"tsc_ghz\": %.4f},\n", m->date,
-		cfg->tsc_ghz);
+	bench_json_head(f, "scale", m);
+	fprintf(f, ", \"tsc_ghz\": %.4f},\n", cfg->tsc_ghz);
 	fprintf(f, "  \"parameters\": {\"runs\": %u, \"run_ms\": %.2f, \"warmup_ms\": %.2f, \"bulk\": %u, \"queue_size\": %u, \"threads\": [",
 		cfg->runs, cfg->run_ms, cfg->warm_ms, SCALE_BULK,
 		SCALE_QUEUE_SIZE);
@@ -738,14 +717,14 @@ static void print_json(FILE *f, const struct scale_cfg *cfg,
 		fprintf(f, "%s%d", c ? ", " : "", cfg->cpus[c]);
 	fprintf(f, "]},\n  \"dpdk\": {\"built\": %s, \"ok\": %s, \"status\": ",
 		dpdk->built ? "true" : "false", have_dpdk ? "true" : "false");
-	json_str(f, dpdk->status);
+	pp_cli_json_str(f, dpdk->status);
 	if (have_dpdk) {
 		fprintf(f, ", \"version\": ");
-		json_str(f, dpdk->version);
+		pp_cli_json_str(f, dpdk->version);
 		fprintf(f, ", \"eal_args\": ");
-		json_str(f, dpdk->eal_args);
+		pp_cli_json_str(f, dpdk->eal_args);
 		fprintf(f, ", \"cache_size\": %u, \"ops\": ", dpdk->cache_size);
-		json_str(f, dpdk->ops_name);
+		pp_cli_json_str(f, dpdk->ops_name);
 	}
 	fprintf(f, "},\n  \"cases\": [\n");
 	for (int w = 0; w < NR_WORKLOADS; w++) {
@@ -764,7 +743,7 @@ static void print_json(FILE *f, const struct scale_cfg *cfg,
 				first = false;
 				if (!point_ok(p)) {
 					fprintf(f, ", \"reason\": ");
-					json_str(f, p->why);
+					pp_cli_json_str(f, p->why);
 					fputc('}', f);
 					continue;
 				}
@@ -821,46 +800,27 @@ static void scale_usage(FILE *f)
 		SCALE_QUICK_MS);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-scale_bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "pp-bench scale: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'pp-bench scale --help'.\n");
-	exit(2);
-}
-
-/* A whole number in [@min, @max], strictly (pp_cli.h), or exit 2. */
-static unsigned long scale_num(const char *opt, const char *arg,
-			   unsigned long min, unsigned long max)
-{
-	return (unsigned long)pp_cli_uint("pp-bench scale", opt, arg, min, max);
-}
-
 static void parse_threads(struct scale_cfg *cfg, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
 
 	if (!copy)
-		scale_bad("out of memory");
+		pp_cli_usage_error(SCALE_TOOL, "out of memory");
 	cfg->nr_steps = 0;
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		unsigned int v = (unsigned int)scale_num("--threads", tok, 1,
-							 SCALE_MAX_THREADS);
+		unsigned int v = (unsigned int)pp_cli_uint(
+			SCALE_TOOL, "--threads", tok, 1, SCALE_MAX_THREADS);
 
 		if (cfg->nr_steps == SCALE_MAX_STEPS)
-			scale_bad("--threads takes at most %d counts",
-				  SCALE_MAX_STEPS);
+			pp_cli_usage_error(SCALE_TOOL,
+					   "--threads takes at most %d counts",
+					   SCALE_MAX_STEPS);
 		cfg->steps[cfg->nr_steps++] = v;
 	}
 	free(copy);
 	if (!cfg->nr_steps)
-		scale_bad("--threads is empty");
+		pp_cli_usage_error(SCALE_TOOL, "--threads is empty");
 }
 
 static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
@@ -877,36 +837,34 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct pp_cli_opts cli = {
+		.tool = SCALE_TOOL,
+		.version_of = "pp-bench",
+		.longopts = opts,
+		.usage = scale_usage,
+	};
 	bool runs_set = false, ms_set = false;
-	char *end;
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		pp_cli_check_value("pp-bench scale", c, argv, opts);
+	while ((c = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case 'T':
 			parse_threads(cfg, optarg);
 			break;
 		case 'r':
-			cfg->runs = (unsigned int)scale_num("--runs", optarg, 1,
-							    BENCH_MAX_RUNS);
+			cfg->runs = (unsigned int)pp_cli_uint(
+				SCALE_TOOL, "--runs", optarg, 1, BENCH_MAX_RUNS);
 			runs_set = true;
 			break;
 		case 't':
-			errno = 0;
-			cfg->run_ms = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !(cfg->run_ms >= 1 && cfg->run_ms <= 60000))
-				scale_bad("--run-ms wants milliseconds from 1 to 60000, not '%s'",
-					  optarg);
+			cfg->run_ms = pp_cli_double(SCALE_TOOL, "--run-ms",
+						    optarg, 1, 60000);
 			ms_set = true;
 			break;
 		case 'a':
-			cfg->arena_mb = scale_num("--arena-mb", optarg, 16,
-						  1ul << 20);
-			pp_cli_fits_memory("pp-bench scale", "--arena-mb",
+			cfg->arena_mb = (unsigned long)pp_cli_uint(
+				SCALE_TOOL, "--arena-mb", optarg, 16, 1ul << 20);
+			pp_cli_fits_memory(SCALE_TOOL, "--arena-mb",
 					   (unsigned long long)cfg->arena_mb << 20);
 			break;
 		case 'j':
@@ -918,20 +876,11 @@ static void scale_parse(int argc, char **argv, struct scale_cfg *cfg)
 		case 'D':
 			cfg->dpdk = false;
 			break;
-		case 'h':
-			scale_usage(stdout);
-			exit(0);
-		case 'V':
-			pp_cli_print_version("pp-bench");
-			exit(0);
-		default:
-			pp_cli_bad_option("pp-bench scale", c, argv, opts);
 		}
 	}
-	if (optind < argc)
-		scale_bad("unexpected argument '%s'", argv[optind]);
+	pp_cli_no_operands(&cli, argc, argv);
 	if (cfg->json_path)
-		pp_cli_json_writable("pp-bench scale", cfg->json_path);
+		pp_cli_json_writable(SCALE_TOOL, cfg->json_path);
 	if (cfg->quick) {
 		if (!runs_set)
 			cfg->runs = SCALE_QUICK_RUNS;
@@ -958,8 +907,8 @@ static void read_cpus(struct scale_cfg *cfg)
 	if (cfg->nr_steps) {
 		for (unsigned int s = 0; s < cfg->nr_steps; s++)
 			if (cfg->steps[s] > cfg->nr_cpus)
-				scale_bad("--threads %u: only %u CPUs are allowed to this process (one thread per CPU)",
-					  cfg->steps[s], cfg->nr_cpus);
+				pp_cli_usage_error(SCALE_TOOL, "--threads %u: only %u CPUs are allowed to this process (one thread per CPU)",
+						   cfg->steps[s], cfg->nr_cpus);
 		return;
 	}
 	for (unsigned int t = 1; t <= cfg->nr_cpus; t *= 2)

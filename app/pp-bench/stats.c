@@ -25,7 +25,6 @@
  * medians drown it. A benchmark, never a pass/fail test.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -294,13 +293,16 @@ static void parse(int argc, char **argv, struct stats_cfg *cfg)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct pp_cli_opts cli = {
+		.tool = TOOL,
+		.version_of = "pp-bench",
+		.longopts = opts,
+		.usage = usage,
+	};
 	bool runs_set = false, ms_set = false, quick = false;
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		pp_cli_check_value(TOOL, c, argv, opts);
+	while ((c = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case 'r':
 			cfg->runs = (unsigned int)pp_cli_uint(
@@ -337,21 +339,9 @@ static void parse(int argc, char **argv, struct stats_cfg *cfg)
 		case 'q':
 			quick = true;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			pp_cli_print_version("pp-bench");
-			exit(0);
-		default:
-			pp_cli_bad_option(TOOL, c, argv, opts);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n",
-			TOOL, argv[optind]);
-		exit(2);
-	}
+	pp_cli_no_operands(&cli, argc, argv);
 	if (cfg->json_path)
 		pp_cli_json_writable(TOOL, cfg->json_path);
 	if (quick && !runs_set)

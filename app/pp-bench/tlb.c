@@ -19,10 +19,8 @@
  * VM without them is told so, not shown zeros.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <linux/perf_event.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +41,8 @@
 #define MiB (1UL << 20)
 #define GiB (1UL << 30)
 
+/* Names the subcommand in its messages. */
+#define TLB_TOOL "pp-bench tlb"
 #define TLB_DEFAULT_RUNS 5
 #define TLB_QUICK_RUNS 3
 /*
@@ -384,20 +384,14 @@ static void print_json(FILE *f, const struct tlb_cfg *cfg,
 		       const struct bench_machine *m, struct tlb_case *cases,
 		       unsigned int nr, const char *perf_why, bool have_perf)
 {
-	fprintf(f, "{\n  \"tool\": \"pp-bench\",\n  \"version\": \"%s\",\n  \"commit\": ",
-		pp_cli_version);
-	pp_cli_json_str(f, pp_cli_commit);
-	fprintf(f, ",\n  \"date\": \"%s\",\n", m->date);
-	fprintf(f, "  \"benchmark\": \"tlb\",\n");
-	fprintf(f, "  \"machine\": {\"cpu\": ");
-	pp_cli_json_str(f, m->cpu_model);
-	fprintf(f, ", \"cores\": %ld, \"kernel\": ", m->cores);
-	pp_cli_json_str(f, m->kernel);
-	fprintf(f, ", \"date\": \"%s\"},\n", m->date);
+	bench_json_head(f, "tlb", m);
+	fprintf(f, "},\n");
 	fprintf(f, "  \"runs\": %u,\n  \"lookups_per_run\": %lu,\n",
 		cfg->runs, cfg->lookups);
-	fprintf(f, "  \"dtlb_counter\": {\"available\": %s, \"note\": \"%s\"},\n",
-		have_perf ? "true" : "false", perf_why);
+	fprintf(f, "  \"dtlb_counter\": {\"available\": %s, \"note\": ",
+		have_perf ? "true" : "false");
+	pp_cli_json_str(f, perf_why);
+	fprintf(f, "},\n");
 	fprintf(f, "  \"cases\": [\n");
 	for (unsigned int i = 0; i < nr; i++) {
 		const struct tlb_case *c = &cases[i];
@@ -408,10 +402,9 @@ static void print_json(FILE *f, const struct tlb_cfg *cfg,
 			c->bytes, backings[c->b].name,
 			c->ok ? "ok" : "skipped");
 		if (!c->ok) {
-			fprintf(f, ", \"reason\": \"");
-			for (const char *p = c->why; *p; p++)
-				fputc(*p == '"' || *p == '\\' ? '\'' : *p, f);
-			fprintf(f, "\"}%s\n", i + 1 < nr ? "," : "");
+			fprintf(f, ", \"reason\": ");
+			pp_cli_json_str(f, c->why);
+			fprintf(f, "}%s\n", i + 1 < nr ? "," : "");
 			continue;
 		}
 		fprintf(f, ", \"area\": %s", c->area_json);
@@ -468,32 +461,12 @@ static void tlb_usage(FILE *f)
 		TLB_DEFAULT_RUNS, TLB_DEFAULT_LOOKUPS, TLB_QUICK_RUNS);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-tlb_bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "pp-bench tlb: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'pp-bench tlb --help'.\n");
-	exit(2);
-}
-
-/* A whole number in [@min, @max], strictly (pp_cli.h), or exit 2. */
-static unsigned long tlb_num(const char *opt, const char *arg,
-			 unsigned long min, unsigned long max)
-{
-	return (unsigned long)pp_cli_uint("pp-bench tlb", opt, arg, min, max);
-}
-
 static void parse_sizes(struct tlb_cfg *cfg, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
 
 	if (!copy)
-		tlb_bad("out of memory");
+		pp_cli_usage_error(TLB_TOOL, "out of memory");
 	cfg->nr_sizes = 0;
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
@@ -507,18 +480,19 @@ static void parse_sizes(struct tlb_cfg *cfg, const char *arg)
 			mult = GiB;
 		if (end == tok || !mult || v == 0 || v > 64 ||
 		    (mult == MiB && (v < 4 || v & (v - 1))))
-			tlb_bad("--sizes wants sizes such as 64M or 1G (MiB sizes a power of two from 4M, up to 64G), not '%s'",
-				tok);
+			pp_cli_usage_error(TLB_TOOL, "--sizes wants sizes such as 64M or 1G (MiB sizes a power of two from 4M, up to 64G), not '%s'",
+					   tok);
 		if (cfg->nr_sizes == TLB_MAX_SIZES)
-			tlb_bad("--sizes takes at most %d sizes",
-				TLB_MAX_SIZES);
+			pp_cli_usage_error(TLB_TOOL,
+					   "--sizes takes at most %d sizes",
+					   TLB_MAX_SIZES);
 		/* Each table is written whole, on 4 KiB pages too. */
-		pp_cli_fits_memory("pp-bench tlb", "--sizes", v * mult);
+		pp_cli_fits_memory(TLB_TOOL, "--sizes", v * mult);
 		cfg->sizes[cfg->nr_sizes++] = v * mult;
 	}
 	free(copy);
 	if (!cfg->nr_sizes)
-		tlb_bad("--sizes is empty");
+		pp_cli_usage_error(TLB_TOOL, "--sizes is empty");
 }
 
 static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
@@ -534,30 +508,34 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct pp_cli_opts cli = {
+		.tool = TLB_TOOL,
+		.version_of = "pp-bench",
+		.longopts = opts,
+		.usage = tlb_usage,
+	};
 	bool sizes_set = false, runs_set = false, lookups_set = false;
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		pp_cli_check_value("pp-bench tlb", c, argv, opts);
+	while ((c = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
 			parse_sizes(cfg, optarg);
 			sizes_set = true;
 			break;
 		case 'r':
-			cfg->runs = (unsigned int)tlb_num("--runs", optarg, 1,
-							  TLB_MAX_RUNS);
+			cfg->runs = (unsigned int)pp_cli_uint(
+				TLB_TOOL, "--runs", optarg, 1, TLB_MAX_RUNS);
 			runs_set = true;
 			break;
 		case 'l':
-			cfg->lookups = tlb_num("--lookups", optarg, 1000,
-					       1UL << 32);
+			cfg->lookups = (unsigned long)pp_cli_uint(
+				TLB_TOOL, "--lookups", optarg, 1000, 1UL << 32);
 			lookups_set = true;
 			break;
 		case 'c':
-			cfg->cpu = (int)tlb_num("--cpu", optarg, 0, 4095);
+			cfg->cpu = (int)pp_cli_uint(TLB_TOOL, "--cpu", optarg,
+						    0, 4095);
 			break;
 		case 'j':
 			cfg->json_path = optarg;
@@ -565,20 +543,11 @@ static void tlb_parse(int argc, char **argv, struct tlb_cfg *cfg)
 		case 'q':
 			cfg->quick = true;
 			break;
-		case 'h':
-			tlb_usage(stdout);
-			exit(0);
-		case 'V':
-			pp_cli_print_version("pp-bench");
-			exit(0);
-		default:
-			pp_cli_bad_option("pp-bench tlb", c, argv, opts);
 		}
 	}
-	if (optind < argc)
-		tlb_bad("unexpected argument '%s'", argv[optind]);
+	pp_cli_no_operands(&cli, argc, argv);
 	if (cfg->json_path)
-		pp_cli_json_writable("pp-bench tlb", cfg->json_path);
+		pp_cli_json_writable(TLB_TOOL, cfg->json_path);
 	if (cfg->quick) {
 		if (!sizes_set) {
 			cfg->sizes[0] = 64 * MiB;

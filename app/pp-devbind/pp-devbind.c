@@ -26,7 +26,9 @@
  *
  * PP_DEVBIND_ROOT, for tests only: a directory that stands in for / for
  * every file this tool reads or writes (/sys, /proc/net, /run/pagepool),
- * so that tests/devbind can run it over a fake tree. IPv4 addresses come
+ * so that tests/devbind can run it over a fake tree; each is named through
+ * pp_cli_root_path() (app/common), after the parts that come from outside
+ * were checked, so nothing in a path is cut. IPv4 addresses come
  * from the kernel (getifaddrs()), which a fake tree cannot answer for, so
  * they are asked only without it.
  */
@@ -35,7 +37,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
@@ -50,6 +51,7 @@
 #include <unistd.h>
 
 #include "pp_cli.h"
+#include "pp_cli_root.h"
 #include "pp_os.h"
 
 #define PCI "/sys/bus/pci"
@@ -60,33 +62,6 @@
  * (MODULE_NAME_LEN, 56) or shorter; a longer one is refused.
  */
 #define NAME_LEN 64
-/* The longest PP_DEVBIND_ROOT: leaves PATH_MAX room for every path below. */
-#define ROOT_MAX 1024
-
-static const char *root = "";
-
-/*
- * path_of - @fmt, under the root, into @buf (PATH_MAX bytes). Every file
- * pp-devbind touches is named here. The parts that come from outside are
- * checked before they get here (a canonical PCI address, an interface or
- * driver name of one path component), and the root is at most ROOT_MAX
- * bytes, so nothing is cut; should it be, the path is left empty, which
- * fails to open (ENOENT) instead of naming a shorter path.
- */
-static __attribute__((format(printf, 2, 3))) void
-path_of(char *buf, const char *fmt, ...)
-{
-	size_t n = strlen(root);
-	va_list ap;
-	int m;
-
-	memcpy(buf, root, n);
-	va_start(ap, fmt);
-	m = vsnprintf(buf + n, PATH_MAX - n, fmt, ap);
-	va_end(ap);
-	if (m < 0 || (size_t)m >= PATH_MAX - n)
-		buf[0] = '\0';
-}
 
 /* @s in one write(), as a sysfs attribute takes its value. 0 or -errno. */
 static int write_all(int fd, const char *s)
@@ -157,7 +132,7 @@ static long read_num(const char *addr, const char *attr)
 	long v = -1;
 	FILE *f;
 
-	path_of(path, PCI "/devices/%s/%s", addr, attr);
+	pp_cli_root_path(path, PCI "/devices/%s/%s", addr, attr);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -172,7 +147,7 @@ static void driver_of(const char *addr, char *out, size_t len)
 {
 	char path[PATH_MAX];
 
-	path_of(path, PCI "/devices/%s/driver", addr);
+	pp_cli_root_path(path, PCI "/devices/%s/driver", addr);
 	read_link_leaf(path, out, len, "-");
 }
 
@@ -279,13 +254,13 @@ static int resolve(const char *arg, char addr[PP_PCI_ADDR_LEN])
 			SHOWN(arg));
 		return -EINVAL;
 	}
-	path_of(path, "/sys/class/net/%s", arg);
+	pp_cli_root_path(path, "/sys/class/net/%s", arg);
 	if (stat(path, &st)) {
 		fprintf(stderr, "pp-devbind: no interface %s, and it is not a PCI address either: write DDDD:BB:DD.F (e.g. 0000:00:02.0), BB:DD.F, or the name of an interface (pp-devbind --status lists them)\n",
 			arg);
 		return -ENODEV;
 	}
-	path_of(path, "/sys/class/net/%s/device", arg);
+	pp_cli_root_path(path, "/sys/class/net/%s/device", arg);
 	if (!pci_function_of(path, addr, leaf, sizeof(leaf))) {
 		fprintf(stderr, "pp-devbind: interface %s is not on a PCI device (%s%s): pp-devbind binds PCI devices only\n",
 			arg, leaf[0] ? "its device is " : "a virtual interface",
@@ -340,7 +315,7 @@ static bool iface_up(const char *netdir, const char *ifname)
 {
 	char path[PATH_MAX], line[32];
 
-	path_of(path, "%s/%s/flags", netdir, ifname);
+	pp_cli_root_path(path, "%s/%s/flags", netdir, ifname);
 	return !read_line(path, line, sizeof(line)) &&
 	       (strtoul(line, NULL, 0) & IFF_UP);
 }
@@ -389,7 +364,7 @@ static void ipv6_addrs(const char *ifname, struct text *t)
 	FILE *f;
 	int i;
 
-	path_of(path, "/proc/net/if_inet6");
+	pp_cli_root_path(path, "/proc/net/if_inet6");
 	f = fopen(path, "re");
 	if (!f)
 		return;
@@ -426,7 +401,7 @@ static void ipv4_routes(const char *ifname, struct text *t)
 	struct in_addr in;
 	FILE *f;
 
-	path_of(path, "/proc/net/route");
+	pp_cli_root_path(path, "/proc/net/route");
 	f = fopen(path, "re");
 	if (!f)
 		return;
@@ -495,7 +470,7 @@ static bool netdir_in_use(const char *netdir, const struct ifaddrs *ifa,
 	bool used = false;
 	DIR *dir;
 
-	path_of(path, "%s", netdir);
+	pp_cli_root_path(path, "%s", netdir);
 	dir = opendir(path);
 	if (!dir)
 		return false;
@@ -538,11 +513,11 @@ static bool device_in_use(const char *addr, struct text *names,
 	DIR *dir;
 
 	snprintf(dev, sizeof(dev), PCI "/devices/%s", addr);
-	path_of(path, "%s", dev);
+	pp_cli_root_path(path, "%s", dev);
 	dir = opendir(path);
 	if (!dir)
 		return false;
-	if (!root[0] && getifaddrs(&ifa))
+	if (!pp_cli_root[0] && getifaddrs(&ifa))
 		fprintf(stderr, "pp-devbind: cannot list IPv4 addresses (getifaddrs: %s): %s checked for up and routed only\n",
 			strerror(errno), addr);
 	snprintf(netdir, sizeof(netdir), "%s/net", dev);
@@ -550,7 +525,7 @@ static bool device_in_use(const char *addr, struct text *names,
 	while ((de = readdir(dir))) {
 		/* Devices below are directories; links (driver, subsystem,
 		 * iommu_group...) lead elsewhere and are not followed. */
-		path_of(path, "%s/%s", dev, de->d_name);
+		pp_cli_root_path(path, "%s/%s", dev, de->d_name);
 		if (dot_or_dotdot(de->d_name) || !strcmp(de->d_name, "net") ||
 		    lstat(path, &st) || !S_ISDIR(st.st_mode))
 			continue;
@@ -592,7 +567,7 @@ static int status(void)
 	struct dirent *de;
 	DIR *dir;
 
-	path_of(path, PCI "/devices");
+	pp_cli_root_path(path, PCI "/devices");
 	dir = opendir(path);
 	if (!dir) {
 		fprintf(stderr, "pp-devbind: cannot read %s: is sysfs mounted?\n",
@@ -610,7 +585,7 @@ static int status(void)
 		    (read_num(addr, "class") >> 16) != 0x02)
 			continue;
 		driver_of(addr, drv, sizeof(drv));
-		path_of(path, PCI "/devices/%s/iommu_group", addr);
+		pp_cli_root_path(path, PCI "/devices/%s/iommu_group", addr);
 		read_link_leaf(path, group, sizeof(group), "none");
 		used = device_in_use(addr, &names, &busy, &why);
 		printf("%-14s %04lx:%04lx   %-12s %-11s %s%s\n", addr,
@@ -630,7 +605,7 @@ static int unbind(const char *addr)
 	driver_of(addr, drv, sizeof(drv));
 	if (!strcmp(drv, "-"))
 		return 0;
-	path_of(path, PCI "/devices/%s/driver/unbind", addr);
+	pp_cli_root_path(path, PCI "/devices/%s/driver/unbind", addr);
 	err = write_str(path, addr);
 	if (err)
 		fprintf(stderr, "pp-devbind: unbinding %s from %s failed: %s (run as root)\n",
@@ -648,7 +623,7 @@ static int read_override(const char *addr, char *buf, size_t len)
 	char path[PATH_MAX];
 	int err;
 
-	path_of(path, PCI "/devices/%s/driver_override", addr);
+	pp_cli_root_path(path, PCI "/devices/%s/driver_override", addr);
 	err = read_line(path, buf, len - 1);
 	if (err)
 		return err;
@@ -672,14 +647,14 @@ static void bind_undo(const char *addr, const char *prev, const char *old,
 	char path[PATH_MAX], probe[PATH_MAX], now[NAME_LEN];
 	int err;
 
-	path_of(path, PCI "/devices/%s/driver_override", addr);
+	pp_cli_root_path(path, PCI "/devices/%s/driver_override", addr);
 	err = write_str(path, prev);
 	if (err)
 		fprintf(stderr, "pp-devbind: %s: cannot put driver_override back (%s): write it by hand: echo '%.*s' > %s\n",
 			addr, strerror(-err), (int)strcspn(prev, "\n"), prev,
 			path);
 	if (unbound) {
-		path_of(probe, PCI "/drivers_probe");
+		pp_cli_root_path(probe, PCI "/drivers_probe");
 		write_str(probe, addr);
 	}
 	driver_of(addr, now, sizeof(now));
@@ -714,7 +689,7 @@ static int bind_to(const char *addr, const char *driver)
 			addr, strerror(-err));
 		return err;
 	}
-	path_of(path, PCI "/devices/%s/driver_override", addr);
+	pp_cli_root_path(path, PCI "/devices/%s/driver_override", addr);
 	err = write_str(path, driver);
 	if (err) {
 		fprintf(stderr, "pp-devbind: %s: cannot write driver_override (%s): run as root; nothing changed\n",
@@ -724,7 +699,7 @@ static int bind_to(const char *addr, const char *driver)
 	err = unbind(addr);
 	if (!err) {
 		unbound = strcmp(old, "-") != 0;
-		path_of(path, PCI "/drivers_probe");
+		pp_cli_root_path(path, PCI "/drivers_probe");
 		err = write_str(path, addr);
 		if (err)
 			fprintf(stderr, "pp-devbind: %s: writing %s failed: %s\n",
@@ -757,7 +732,7 @@ static bool driver_present(const char *driver)
 	char path[PATH_MAX];
 	struct stat st;
 
-	path_of(path, PCI "/drivers/%s", driver);
+	pp_cli_root_path(path, PCI "/drivers/%s", driver);
 	if (!stat(path, &st) && S_ISDIR(st.st_mode))
 		return true;
 	fprintf(stderr, "pp-devbind: no driver %s in /sys/bus/pci/drivers: load its module (modprobe %s), or check the name (ls /sys/bus/pci/drivers)\n",
@@ -776,7 +751,7 @@ static bool restorable(const char *addr)
 	char path[PATH_MAX], prev[256], drv[NAME_LEN];
 	struct stat st;
 
-	path_of(path, STATE_DIR "/%s", addr);
+	pp_cli_root_path(path, STATE_DIR "/%s", addr);
 	if (!lstat(path, &st))
 		return true;
 	/* Unreadable (a kernel before 3.16): let --restore say so. */
@@ -794,11 +769,11 @@ static int remember(const char *addr, const char *drv)
 	char path[PATH_MAX];
 	int fd, err = 0;
 
-	path_of(path, "/run/pagepool");
+	pp_cli_root_path(path, "/run/pagepool");
 	mkdir(path, 0700);
-	path_of(path, STATE_DIR);
+	pp_cli_root_path(path, STATE_DIR);
 	mkdir(path, 0700);
-	path_of(path, STATE_DIR "/%s", addr);
+	pp_cli_root_path(path, STATE_DIR "/%s", addr);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		  0600);
 	if (fd < 0) {
@@ -832,7 +807,7 @@ static int cmd_restore(const char *addr)
 {
 	char path[PATH_MAX], drv[NAME_LEN] = "", now[NAME_LEN];
 
-	path_of(path, STATE_DIR "/%s", addr);
+	pp_cli_root_path(path, STATE_DIR "/%s", addr);
 	if (read_line(path, drv, sizeof(drv)))
 		drv[0] = '\0';
 	if (drv[0] && !driver_name_valid(drv)) {
@@ -852,14 +827,14 @@ static int cmd_restore(const char *addr)
 			 * to a device that has a driver fails (EBUSY). */
 			if (unbind(addr))
 				return -EBUSY;
-			path_of(path, PCI "/drivers/%s/bind", drv);
+			pp_cli_root_path(path, PCI "/drivers/%s/bind", drv);
 			if (write_str(path, addr)) {
 				fprintf(stderr, "pp-devbind: %s: cannot bind back to %s: load it (modprobe %s)\n",
 					addr, drv, drv);
 				return -ENODEV;
 			}
 		}
-		path_of(path, STATE_DIR "/%s", addr);
+		pp_cli_root_path(path, STATE_DIR "/%s", addr);
 		unlink(path);
 	}
 	return 0;
@@ -893,6 +868,11 @@ static const char help[] =
 	"refused (device in use, DRIVER not loaded), 2 bad command line or\n"
 	"argument (no such DEV, nothing to --restore).\n";
 
+static void print_help(FILE *f)
+{
+	fputs(help, f);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -902,22 +882,6 @@ static void usage(void)
 		"       pp-devbind [--force] --restore DEV...\n"
 		"DEV: DDDD:BB:DD.F, BB:DD.F or an interface name; pp-devbind --help says more\n");
 	exit(2);
-}
-
-/* PP_DEVBIND_ROOT (tests only): see the top of this file. */
-static int set_root(void)
-{
-	const char *r = getenv("PP_DEVBIND_ROOT");
-
-	if (!r || !r[0])
-		return 0;
-	if (r[0] != '/' || strlen(r) > ROOT_MAX) {
-		fprintf(stderr, "pp-devbind: PP_DEVBIND_ROOT must be an absolute path of at most %d bytes; it is for tests only: unset it to work on this machine\n",
-			ROOT_MAX);
-		return -EINVAL;
-	}
-	root = r;
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -937,11 +901,15 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct pp_cli_opts cli = {
+		.tool = "pp-devbind",
+		.shortopts = "sb:u",
+		.longopts = opts,
+		.usage = print_help,
+	};
 	int c, op = 0;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":sb:uhV", opts, NULL)) != -1) {
-		pp_cli_check_value("pp-devbind", c, argv, opts);
+	while ((c = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case 'b':
 			driver = optarg;
@@ -958,18 +926,11 @@ int main(int argc, char **argv)
 		case 'f':
 			force = true;
 			break;
-		case 'h':
-			return fputs(help, stdout) < 0;
-		case 'V':
-			pp_cli_print_version("pp-devbind");
-			return 0;
-		default:
-			pp_cli_bad_option("pp-devbind", c, argv, opts);
 		}
 	}
 	if (!op)
 		usage();
-	if (set_root())
+	if (pp_cli_root_set("pp-devbind", "PP_DEVBIND_ROOT"))
 		return 2;
 	argv += optind;
 	n = argc - optind;

@@ -33,7 +33,6 @@
  *        [--keep N] [--memory]
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
 #include <sched.h>
@@ -463,6 +462,12 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct pp_cli_opts cli = {
+		.tool = "pp-mempool-perf",
+		.shortopts = "d:",
+		.longopts = longopts,
+		.usage = usage,
+	};
 	const char *plugin = NULL, *json_path = NULL, *cpus = "0,1";
 	unsigned int runs = 5, ms = 200, max_cores;
 	char mem[16], limit[32];
@@ -471,9 +476,7 @@ int main(int argc, char **argv)
 	int opt, n = 0, only[3] = { -1, -1, -1 };
 	bool first = true, memory = false;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":d:hV", longopts, NULL)) != -1) {
-		pp_cli_check_value("pp-mempool-perf", opt, argv, longopts);
+	while ((opt = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (opt) {
 		case 'd': plugin = optarg; break;
 		case 'r':
@@ -504,17 +507,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'h': usage(stdout); return 0;
-		case 'V': pp_cli_print_version("pp-mempool-perf"); return 0;
-		default: pp_cli_bad_option("pp-mempool-perf", opt, argv, longopts);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "pp-mempool-perf: unexpected argument '%s'\n",
-			argv[optind]);
-		usage(stderr);
-		return 2;
-	}
+	pp_cli_no_operands(&cli, argc, argv);
 	if (!plugin) {
 		plugin = default_plugin();
 		if (access(plugin, R_OK)) {

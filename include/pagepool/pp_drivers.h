@@ -35,7 +35,7 @@ PP_API struct pp_port *pp_port_open(const char *devstr,
  * The null driver's wire format: each frame it fabricates is a 14-byte
  * Ethernet header (EtherType 0x88b5, local experimental) followed by the
  * RX queue's 64-bit sequence number in host byte order, so a receiver can
- * check order and loss (examples/fwd --verify).
+ * check order and loss (app/fwd --verify).
  */
 #define PP_NULL_HDR_LEN 14
 #define PP_NULL_SEQ_OFF PP_NULL_HDR_LEN

@@ -4,7 +4,11 @@
 # test_hugepages.sh - pp-hugepages over a fake sysfs tree
 # (PP_HUGEPAGES_ROOT): what it shows, what it writes, what it refuses.
 #
-#   test_hugepages.sh PP-HUGEPAGES
+#   test_hugepages.sh PP-HUGEPAGES [INSTALLED]
+#
+# PP-HUGEPAGES is the tool's test build, whose --mount and --unmount
+# record mounts in the tree's /proc/mounts (fake_mount.c); INSTALLED, the
+# tool itself, must refuse them under the fake root, nothing changed.
 #
 # The world is a temporary directory: root/ is what pp-hugepages sees as /
 # (two nodes with 2 MiB and 1 GiB pages, the machine-wide counts,
@@ -20,7 +24,8 @@
 # Needs neither root nor hugepages. Exit 0 when every check passed.
 set -u
 
-bin=${1:?usage: test_hugepages.sh PP-HUGEPAGES}
+bin=${1:?usage: test_hugepages.sh PP-HUGEPAGES [INSTALLED]}
+installed=${2:-}
 T=10 # seconds any one run may take
 
 t=$(mktemp -d) || exit 1
@@ -382,6 +387,15 @@ check "-u DIR: that one" sh -c "[ $rc -eq 0 ] && ! grep -q /mnt/h2 '$R/proc/moun
 run -u -p 1G
 check "-u -p 1G: the 1G mounts" sh -c "[ $rc -eq 0 ] &&
 	! grep -q hugepages-1G '$R/proc/mounts' && grep -q ' /dev/hugepages ' '$R/proc/mounts'"
+
+# ---- the installed tool: mount(2) would act on this machine ----
+if [ -n "$installed" ]; then
+	test_build=$bin
+	bin=$installed
+	refused 1 'PP_HUGEPAGES_ROOT is set: mounting /mnt/h2 refused' -m /mnt/h2
+	refused 1 'PP_HUGEPAGES_ROOT is set: unmounting /dev/hugepages refused' -u
+	bin=$test_build
+fi
 
 # ---- help, version, the root ----
 run --help

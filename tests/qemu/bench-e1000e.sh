@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# bench-e1000e.sh - pagepool's example forwarder (examples/fwd) on its
+# bench-e1000e.sh - pagepool's forwarder (app/fwd) on its
 # e1000e driver against DPDK testpmd with its e1000 (em) driver: io
 # forwarding between the same two e1000e NICs, cabled to each other, in one
 # QEMU guest (TCG, emulated IOMMU, both NICs bound to vfio-pci). Both start
@@ -28,7 +28,7 @@ pmd_dir=$(ls -d /usr/lib/x86_64-linux-gnu/dpdk/pmds-* 2>/dev/null | head -n1)
 e1000=$(ls "$pmd_dir"/librte_net_e1000.so.* 2>/dev/null | head -n1)
 ring=$(ls "$pmd_dir"/librte_mempool_ring.so.* 2>/dev/null | head -n1)
 [ -n "$e1000" ] && [ -n "$ring" ] || { echo "SKIP: DPDK's e1000 or mempool_ring PMD not found"; exit 77; }
-fwd=$build/examples/fwd/fwd
+fwd=$build/app/fwd/fwd
 [ -x "$fwd" ] || { echo "FAIL: $fwd not built (ninja -C $build)"; exit 1; }
 
 # testpmd: interactive commands on stdin. Throughput is what the second
@@ -78,7 +78,7 @@ r = ma / mb if mb else 0.0
 print()
 print("| forwarder (io, 2 x e1000e, TCG guest) | median pps | min | max | runs |")
 print("|---|---|---|---|---|")
-print("| pagepool examples/fwd, e1000e driver | %.0f | %.0f | %.0f | %d |" % (ma, min(a), max(a), runs))
+print("| pagepool app/fwd, e1000e driver | %.0f | %.0f | %.0f | %d |" % (ma, min(a), max(a), runs))
 print("| DPDK testpmd, em PMD | %.0f | %.0f | %.0f | %d |" % (mb, min(b), max(b), runs))
 pr = statistics.median([x / y for x, y in zip(a, b) if y])
 ahead = sum(1 for x, y in zip(a, b) if x > y)
@@ -86,7 +86,7 @@ print("| ratio of medians pagepool / DPDK | %.3f | | | |" % r)
 print("| median of the pairs\x27 ratios | %.3f | | | |" % pr)
 print("pagepool ahead in %d of %d pairs" % (ahead, runs))
 print(json.dumps({"bench": "e1000e_io_fwd", "runs": runs, "seconds": float(sys.argv[2]),
-                  "pagepool": "examples/fwd --bidir --tx-first 32",
+                  "pagepool": "app/fwd --bidir --tx-first 32",
                   "pagepool_pps": a, "testpmd_pps": b, "pagepool_median_pps": ma,
                   "testpmd_median_pps": mb, "ratio": round(r, 4),
                   "median_pair_ratio": round(pr, 4), "pairs_ahead": ahead}))

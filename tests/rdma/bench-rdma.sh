@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# bench-rdma.sh - messages per second of examples/rdma_echo with receive
+# bench-rdma.sh - messages per second of app/rdma_echo with receive
 # buffers from page_pool (the arena registered once per segment) against
 # the same program registering one MR per buffer (--naive), in one QEMU
 # guest with soft-RoCE, alternating the two modes so that drift of the
@@ -9,7 +9,7 @@
 #
 #   bench-rdma.sh [--rounds N] [--time S] [--sizes "64 4096"] [--json FILE] BUILD_DIR
 #
-# BUILD_DIR  a pagepool build (non-sanitizer) with examples/rdma_echo.
+# BUILD_DIR  a pagepool build (non-sanitizer) with app/rdma_echo.
 # Prints a table (median msgs/s of each mode per size, the ratio of the
 # medians, and the range) and one JSON line. A benchmark, not a test: it
 # never fails on a figure. Soft-RoCE under TCG makes absolute rates
@@ -30,7 +30,7 @@ done
 [ $# -eq 1 ] || { echo "usage: $0 [--rounds N] [--time S] [--sizes \"S ...\"] [--json FILE] BUILD_DIR" >&2; exit 2; }
 build=$1
 here=$(cd "$(dirname "$0")" && pwd)
-echo_bin=$build/examples/rdma_echo/rdma_echo
+echo_bin=$build/app/rdma_echo/rdma_echo
 [ -x "$echo_bin" ] || { echo "no $echo_bin: build pagepool with libibverbs-dev installed" >&2; exit 2; }
 
 # One guest case per run: pool then naive in each round, per size.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fwd.h - what the example forwarder's files share: the clock, port
+ * fwd.h - what the forwarder's files share: the clock, port
  * counters, the wire loop (fwd_loop.c) and ports behind VFIO (fwd_vfio.c).
  */
 #ifndef FWD_H

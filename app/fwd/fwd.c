@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fwd - the example forwarder: receive on the first port, redirect every
- * frame to the second, one thread per queue.
+ * fwd - the forwarder the benchmarks run: receive on the first port,
+ * redirect every frame to the second, one thread per queue.
  *
  *   fwd --port DEV --port DEV [--mode redirect|pass] [--queues N]
  *       [--duration S] [--warmup S] [--refill single|list|array]
@@ -60,7 +60,6 @@
  * [doc:...] are quoted by doc/net.md.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -216,7 +215,7 @@ static void telemetry_stop(struct pp_allocator *alloc,
 	}
 }
 
-static void usage(FILE *f, int status)
+static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: fwd --port DEV --port DEV [--mode redirect|pass] [--queues N]\n"
@@ -271,7 +270,6 @@ static void usage(FILE *f, int status)
 		"  -V, --version         the version, and the commit it was built from\n",
 		MAX_QUEUES, LOOP_INJECT_MAX, LOOP_LEN_MIN, LOOP_LEN_MAX,
 		LOOP_LEN_DEFAULT);
-	exit(status);
 }
 
 /* [doc:prog] */
@@ -449,6 +447,11 @@ int main(int argc, char **argv)
 		{ "mac-swap", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const struct pp_cli_opts cli = {
+		.tool = "fwd",
+		.longopts = opts,
+		.usage = usage,
+	};
 	const char *dev[2] = { NULL, NULL }, *json = NULL;
 	const char *mode = "redirect", *refill_name = "array";
 	const char *telemetry = NULL, *frag = NULL;
@@ -464,14 +467,13 @@ int main(int argc, char **argv)
 	int c, cpu_list[CPU_SETSIZE], nr_cpus = 0;
 
 	fwd_out = stdout;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-		pp_cli_check_value("fwd", c, argv, opts);
+	while ((c = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case 'p':
 			if (nr_dev == 2) {
 				fprintf(stderr, "fwd: at most two --port\n");
-				usage(stderr, 2);
+				usage(stderr);
+				exit(2);
 			}
 			dev[nr_dev++] = optarg;
 			break;
@@ -513,12 +515,6 @@ int main(int argc, char **argv)
 		case 'C':
 			cpus = optarg;
 			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		case 'V':
-			pp_cli_print_version("fwd");
-			return 0;
 		case 'c':
 			count = pp_cli_uint("fwd", "--count", optarg, 0, ULLONG_MAX);
 			break;
@@ -531,17 +527,13 @@ int main(int argc, char **argv)
 		case 'M':
 			mac_swap = true;
 			break;
-		default:
-			pp_cli_bad_option("fwd", c, argv, opts);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "fwd: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr, 2);
-	}
+	pp_cli_no_operands(&cli, argc, argv);
 	if (nr_dev < 1) {
 		fprintf(stderr, "fwd: give two --port, or one (a veth pair with --bidir, or any other port for the loop topology)\n");
-		usage(stderr, 2);
+		usage(stderr);
+		exit(2);
 	}
 	/* The worker CPUs: --cpus, within the affinity mask, or the mask. */
 	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {

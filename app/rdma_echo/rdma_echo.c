@@ -32,7 +32,6 @@
  * stdout, and the human lines then go to stderr).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -530,7 +529,7 @@ static const struct opts defaults = {
 	.depth = 256, .arena_mb = 16,
 };
 
-static void usage(FILE *f, int status)
+static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rdma_echo [OPTION]...\n"
@@ -555,7 +554,6 @@ static void usage(FILE *f, int status)
 		"  -V, --version   the version, and the commit it was built from\n",
 		defaults.port, defaults.gid_index, defaults.time_s, defaults.size,
 		defaults.window, defaults.depth, defaults.arena_mb);
-	exit(status);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -577,13 +575,16 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *me = "rdma_echo";
+	static const struct pp_cli_opts cli = {
+		.tool = "rdma_echo",
+		.longopts = lo,
+		.usage = usage,
+	};
+	const char *me = cli.tool;
 	int c;
 
 	*o = defaults;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hV", lo, NULL)) != -1) {
-		pp_cli_check_value(me, c, argv, lo);
+	while ((c = pp_cli_getopt(&cli, argc, argv)) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'p': o->port = (unsigned int)pp_cli_uint(me, "--port", optarg, 1, 255); break;
@@ -600,15 +601,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'N': o->naive = true; break;
 		case 'q': o->quiet = true; break;
 		case 'j': o->json = optarg; break;
-		case 'h': usage(stdout, 0); break;
-		case 'V': pp_cli_print_version(me); exit(0);
-		default: pp_cli_bad_option(me, c, argv, lo);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "rdma_echo: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr, 2);
-	}
+	pp_cli_no_operands(&cli, argc, argv);
 	if (o->size < sizeof(uint64_t) || o->size > PP_PAGE_SIZE) {
 		fprintf(stderr, "rdma_echo: --size must be 8..%lu bytes (one page)\n",
 			(unsigned long)PP_PAGE_SIZE);
