@@ -160,6 +160,15 @@ static int plain_start(const char *s, int sign_ok)
 	return sign_ok || *s != '-';
 }
 
+/* Decimal, or hex after 0x: never octal, so that "010" is ten, as a
+ * user who pads a count with a zero means it. */
+static int number_base(const char *s)
+{
+	if (*s == '-')
+		s++;
+	return s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10;
+}
+
 int pp_cli_parse_uint(const char *s, unsigned long long min,
 		      unsigned long long max, unsigned long long *v)
 {
@@ -169,7 +178,7 @@ int pp_cli_parse_uint(const char *s, unsigned long long min,
 	if (!plain_start(s, 0) || *s == '+')
 		return -1;
 	errno = 0;
-	x = strtoull(s, &end, 0);
+	x = strtoull(s, &end, number_base(s));
 	if (errno || *end || end == s || x < min || x > max)
 		return -1;
 	*v = x;
@@ -185,7 +194,7 @@ int pp_cli_parse_int(const char *s, long long min, long long max,
 	if (!plain_start(s, 1) || *s == '+')
 		return -1;
 	errno = 0;
-	x = strtoll(s, &end, 0);
+	x = strtoll(s, &end, number_base(s));
 	if (errno || *end || end == s || x < min || x > max)
 		return -1;
 	*v = x;
