@@ -36,8 +36,8 @@
  *
  * Reconnect: a thread per port (vu_watch) watches the socket. When the
  * back-end goes away it takes each ring back (waiting for a burst in
- * progress: each burst holds its queue's busy flag), returns the ring's
- * pages to their pools, marks the ring down (bursts do nothing), and
+ * progress: each burst enters its queue's handshake), returns the ring's
+ * pages to their pools, keeps the ring down (held: bursts do nothing), and
  * connects again every 200 ms (or, with server=1, waits for a back-end
  * on the socket); a new back-end gets the whole handshake again and each
  * RX ring refills on its own thread's next burst. While a back-end is
@@ -293,7 +293,7 @@ static void vq_free(struct vq *vq, struct pp_allocator *alloc)
 static int vq_alloc(struct vq *vq, struct pp_port *port, unsigned int size,
 		    uint16_t hdr_len, struct pp_arena *arena, unsigned int frag)
 {
-	vq->ring_order = ring_order(size);
+	vq->ring_order = (uint16_t)ring_order(size);
 	vq->ring_page = pp_alloc_pages(port->allocator, port->conf.nid,
 				       vq->ring_order);
 	vq->pages = pp_os_calloc(size, sizeof(*vq->pages));
@@ -652,7 +652,7 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 			       vp->arena, i % 2 ? 0 : vp->frag);
 		if (err)
 			goto err_free;
-		vp->vq[i].asym = vq_asym_available();
+		pp_handshake_init(&vp->vq[i].hs);
 	}
 	for (i = 0; i < vp->nr_qp; i++) {
 		port->rxq[i].priv = &vp->vq[2 * i];

@@ -20,6 +20,8 @@
 
 #include <pagepool/pp_net_driver.h>
 
+#include "pp_os_handshake.h"
+
 /* ---- split virtqueue (virtio 1.1, 2.6) ------------------------------ */
 
 #define VRING_DESC_F_NEXT 1
@@ -232,17 +234,15 @@ struct vq {
 	bool in_order;            /* VIRTIO_F_IN_ORDER negotiated */
 	int kickfd;
 	/*
-	 * Held by a burst and by the reconnect thread while it takes the
-	 * ring back: the two never work on the ring at once. down: no
-	 * back-end, bursts do nothing. asym: a burst marks busy with a
-	 * plain store and the reconnect thread runs membarrier() (the
-	 * allocator's thread caches do the same, lib/page); otherwise each
-	 * burst takes busy with an atomic exchange.
+	 * A burst and the reconnect thread never work on the ring at once:
+	 * each burst enters hs as its owner (pp_handshake_try_enter(): a
+	 * plain store and a load where membarrier() works, as the
+	 * allocator's thread caches do; else one exchange), and the
+	 * reconnect thread holds it from taking the ring back until a new
+	 * back-end knows the ring (vq_take_down() to vq_up()): the queue is
+	 * down, and a burst that finds it held does nothing.
 	 */
-	int busy;
-	bool down;
-	bool asym;
-	uint16_t swept;           /* the reconnect thread's: vq_kick_sweep() */
+	struct pp_handshake_ hs;
 	/*
 	 * RX with frag=: each buffer is a fragment of frag bytes (0: a
 	 * page), and rx_end[id] is where its fragment ends in the block,
@@ -257,7 +257,9 @@ struct vq {
 	uint64_t kicks;
 	uint32_t *rx_end;
 	struct pp_page *ring_page; /* the rings' block */
-	unsigned int ring_order;
+	/* At most 8: the rings of 32768 entries take 832 KiB. */
+	uint16_t ring_order;
+	uint16_t swept;           /* the reconnect thread's: vq_kick_sweep() */
 	int callfd;
 } __attribute__((aligned(PP_CACHE_LINE)));
 
@@ -282,12 +284,9 @@ unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool);
 void vq_reclaim(struct vq *vq, struct pp_allocator *alloc);
 /* From another thread than the queue's: wait for a burst in progress,
  * then empty the ring and mark it down (bursts do nothing), or mark it
- * up again. */
+ * up again. Down and up alternate, from one thread. */
 void vq_take_down(struct vq *vq, struct pp_allocator *alloc);
 void vq_up(struct vq *vq);
-/* Whether vq_take_down() can use membarrier() (decided once, at the
- * first call). */
-bool vq_asym_available(void);
 /*
  * From the port's reconnect thread, every VU_KICK_SWEEP_MS: kick @vq when
  * the device asks for kicks and the avail index moved since @last (the
