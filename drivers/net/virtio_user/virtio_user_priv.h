@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * virtio_user_priv.h - what the virtio_user driver's three files share:
- * the split virtqueue layout (virtio 1.1 section 2.6), the vhost-user
+ * virtio_user_priv.h - what the virtio_user driver's files share: the
+ * split virtqueue layout (virtio 1.1 section 2.6), the vhost-user
  * messages (QEMU's docs/interop/vhost-user.rst, "Front-end message
- * types"), and the per-queue state of the data path.
+ * types"), the per-queue state of the data path, and the port that the
+ * open and close (virtio_user.c), the negotiation
+ * (virtio_user_negotiate.c) and the reconnect thread
+ * (virtio_user_reconnect.c) work on.
  *
  * The layouts are written out here, not taken from <linux/virtio_ring.h>
  * and <linux/vhost_types.h>: the wire format is what matters, and the
@@ -13,6 +16,7 @@
 #define VIRTIO_USER_PRIV_H
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -295,5 +299,51 @@ void vq_up(struct vq *vq);
  * for, or @last.
  */
 uint16_t vq_kick_sweep(struct vq *vq, uint16_t last);
+
+/* ---- the port ------------------------------------------------------- */
+
+/* How long a reply, or a back-end connecting in server mode, may take. */
+#define VU_TIMEOUT_MS 5000
+
+struct vu_port {
+	char path[108];
+	char devstr[256];       /* for messages */
+	int sock;               /* -1 while the back-end is away */
+	bool server;
+	/* server=1: the listening socket, from open to close. */
+	struct vhost_user_listener listener;
+	bool protocol;          /* PROTOCOL_FEATURES negotiated */
+	bool mrg;               /* mrg_rxbuf=1 */
+	bool in_order;          /* in_order=1 (default): ask for IN_ORDER */
+	unsigned int frag;      /* frag=: RX fragment size, 0: a page */
+	uint64_t features;
+	uint8_t mac[6];
+	unsigned int nr_qp;
+	unsigned int size;
+	struct vq *vq;          /* 2 x nr_qp: RX 2q, TX 2q+1 */
+	struct pp_port *port;
+	struct pp_arena *arena;
+	/* The reconnect thread (vu_watch), stopped through stopfd. */
+	pthread_t watcher;
+	bool watching;
+	int stopfd;             /* -1: none */
+};
+
+/*
+ * vu_handshake - everything after the connect on @vp->sock (features,
+ * the memory table, each virtqueue), at open and after a reconnect;
+ * @fill: fill the RX rings first (at open). Returns 0 or -errno, with a
+ * message (virtio_user_negotiate.c).
+ */
+int vu_handshake(struct vu_port *vp, bool fill);
+
+/*
+ * The reconnect thread (virtio_user_reconnect.c): started last in the
+ * open (0 or -errno, with a message), stopped first in the close and on
+ * a failed open (nothing to do if it never started). Between the two,
+ * only that thread uses the socket.
+ */
+int vu_watch_start(struct vu_port *vp);
+void vu_watch_stop(struct vu_port *vp);
 
 #endif /* VIRTIO_USER_PRIV_H */
