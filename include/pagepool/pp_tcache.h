@@ -14,9 +14,9 @@
  * new soname.
  *
  * The inline paths serve only the case the library marks safe for them:
- * one zone, the asymmetric handshake (membarrier available), no debug
- * checks (debug_level 0, no ASan). Everything else, and any time the
- * cache cannot serve, goes to the library's functions.
+ * one zone, the asymmetric handshake (pp_handshake.h: membarrier
+ * available), no debug checks (debug_level 0, no ASan). Everything else,
+ * and any time the cache cannot serve, goes to the library's functions.
  */
 #ifndef PAGEPOOL_PP_TCACHE_H
 #define PAGEPOOL_PP_TCACHE_H
@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include <pagepool/pp_common.h>
+#include <pagepool/pp_handshake.h>
 
 struct pp_page;
 struct pp_allocator;
@@ -57,8 +58,7 @@ struct pp_tcache_zone_ {
 /* The owner's side of a thread cache and its zones: the last member of
  * the library's struct pp_tcache. */
 struct pp_tcache_view_ {
-	uint32_t busy;                  /* the owner is inside a call */
-	uint32_t stop;                  /* another thread holds the cache */
+	struct pp_handshake_ hs;        /* owner vs a thread draining it */
 	struct pp_tcache_zone_ z[];
 };
 
@@ -88,25 +88,19 @@ pp_tcache_leaf_(const struct pp_allocator *alloc)
 }
 
 /*
- * The owner enters: a plain store to busy, a compiler barrier, a load
- * of stop (a drainer's membarrier() orders the two on the CPU). False,
- * with busy dropped again, when a drainer holds the cache: the caller
- * then takes the library's path, which waits.
+ * The owner enters its cache (pp_handshake_enter_fast_()). False when a
+ * drainer holds it: the caller then takes the library's path, which
+ * waits.
  */
 static inline bool pp_tcache_enter_(struct pp_tcache_view_ *tc)
 {
-	__atomic_store_n(&tc->busy, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (PP_LIKELY(!__atomic_load_n(&tc->stop, __ATOMIC_ACQUIRE)))
-		return true;
-	__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
-	return false;
+	return pp_handshake_enter_fast_(&tc->hs);
 }
 
-/* Release: a drainer that sees busy clear sees the stack as left. */
+/* A drainer that then holds the cache sees the stack as left. */
 static inline void pp_tcache_exit_(struct pp_tcache_view_ *tc)
 {
-	__atomic_store_n(&tc->busy, 0, __ATOMIC_RELEASE);
+	pp_handshake_exit_fast_(&tc->hs);
 }
 
 /* Owner-only counters, read by other threads: whole, no RMW. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * os_membarrier.c - membarrier(2) for the allocator's thread caches and
- * the virtio_user queues: one
+ * os_membarrier.c - membarrier(2), the holder's side of the owner/holder
+ * handshake (os_handshake.c; the allocator's thread caches and the
+ * virtio_user queues use it): one
  * system call makes every running thread of the process execute a full
  * memory barrier, so that a thread's fast path may order a store before a
  * load with a compiler barrier only (an asymmetric Dekker handshake; the

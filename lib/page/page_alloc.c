@@ -54,6 +54,12 @@ SAME_OFFSET(struct pp_allocator, struct pp_allocator_view_, z0_free);
 SAME_OFFSET(struct pp_allocator, struct pp_allocator_view_, z0_wmark_low);
 _Static_assert(sizeof(((struct pp_allocator *)0)->z0_wmark_low) ==
 	       sizeof(((struct pp_zone *)0)->wmark_low), "wmark_low");
+/* The thread cache's view is the library's own (struct pp_tcache ends
+ * with it), but compiled into programs: its layout, the handshake's
+ * two words then the zones, is the ABI's and stays where it was. */
+_Static_assert(offsetof(struct pp_tcache_view_, hs.busy) == 0, "busy");
+_Static_assert(offsetof(struct pp_tcache_view_, hs.stop) == 4, "stop");
+_Static_assert(offsetof(struct pp_tcache_view_, z) == 8, "zones");
 
 /* Statistics, once per call: to the thread's cache, or to the zone. */
 #define COUNT(alloc, tc, zi, field, n)                                     \

@@ -9,8 +9,8 @@
  * Where a page can be, and who may touch its descriptor there:
  *   - in a zone's buddy lists (PP_PAGE_F_BUDDY on the block's head):
  *     the zone lock holder;
- *   - on a thread cache's stack: the cache's lock holder (its owner, or a
- *     thread draining it, see tcache_lock());
+ *   - on a thread cache's stack: whoever holds the cache (its owner
+ *     inside a call, see tcache_lock(), or a thread draining it);
  *   - allocated: the caller, except page->flags, which only the allocator
  *     writes, under the lock of the cache or zone the page enters or leaves.
  * A zone lock may be taken while holding a cache lock, never the reverse,
@@ -25,6 +25,8 @@
 
 #include <pagepool/pp_config.h>
 #include <pagepool/pp_page.h>
+
+#include "pp_os_handshake.h"
 
 /* Functions shared between the allocator's files but not exported. */
 #define PP_HIDDEN __attribute__((visibility("hidden")))
@@ -110,34 +112,22 @@ struct pp_zone {
  * The owner uses it on every call; another thread only to drain it when
  * its zones ran dry, for the invariant walker and destroy. The statistics
  * only read its counters and counts (page_check.c), without holding it.
- * Two ways to keep them apart, chosen once per process (thread_cache.c):
- *
- *   - asymmetric (@asym, where membarrier(PRIVATE_EXPEDITED) works): the
- *     owner marks @busy with a plain store, a compiler barrier, and reads
- *     @stop; no read-modify-write. Another thread raises @stop, runs
- *     membarrier(), which executes a full barrier on every CPU running one
- *     of our threads, then waits for @busy to drop. Either the owner's
- *     store was visible to it, or the owner's load sees @stop and steps
- *     back until @stop drops. An owner blocked or parked outside a call
- *     has @busy clear, so a drain never waits for it;
- *   - a lock word (@lock), one atomic exchange per call, where membarrier
- *     is missing (kernels before 4.14, a seccomp policy), when
- *     PAGEPOOL_NO_MEMBARRIER=1 is set, and in TSan builds (TSan does not
- *     know membarrier and would report the handshake as a race).
- *
- * Other threads also take @lock among themselves in both modes.
+ * The owner and the drainers are kept apart by the handshake in v.hs
+ * (pp_handshake.h says how, both ways: asymmetric, the owner paying no
+ * atomic read-modify-write and the drainer a membarrier(), where that
+ * works; a lock word elsewhere): the owner enters it for each call and
+ * waits while a drainer holds it (tcache_lock()); a drainer holds it
+ * for one pass over the stacks (pp_tcache_hold()).
  */
 struct pp_tcache {
-	int lock;			/* 0 free, 1 held */
-	bool asym;			/* which of the two ways */
 	unsigned int nr_zones;
 	struct pp_allocator *alloc;
 	/* On alloc->tcache_list, under tcache_list_lock. */
 	struct pp_tcache *next, *prev;
 	/*
-	 * @busy, @stop (asym) and the zones' stacks: the part the inline
-	 * fast paths of pp_page.h use too (pp_tcache.h), last because its
-	 * zones are a flexible array.
+	 * The handshake and the zones' stacks: the part the inline fast
+	 * paths of pp_page.h use too (pp_tcache.h), last because its zones
+	 * are a flexible array.
 	 */
 	struct pp_tcache_view_ v;
 };
@@ -284,9 +274,6 @@ static inline void zone_count(uint64_t *counter, uint64_t n)
  * same address never finds the dead one's cache.
  */
 PP_HIDDEN struct pp_tcache *pp_tcache_get_slow(struct pp_allocator *alloc);
-PP_HIDDEN void pp_tcache_lock_slow(struct pp_tcache *tc);
-/* The owner found @stop raised: wait for the other thread, then enter. */
-PP_HIDDEN void pp_tcache_enter_slow(struct pp_tcache *tc);
 /*
  * Another thread's hold on caches: pp_tcache_hold_all() holds every cache of
  * @alloc (the caller holds tcache_list_lock), with one membarrier for all;
@@ -314,32 +301,19 @@ static inline struct pp_tcache *tcache_get(struct pp_allocator *alloc)
 }
 
 /*
- * The owner enters its cache for one call (struct pp_tcache has both ways).
- * Asym: the inline paths' entry (pp_tcache_enter_(), pp_tcache.h, says
- * why a compiler barrier is enough), waiting in pp_tcache_enter_slow()
+ * The owner enters its cache for one call, either way of the handshake:
+ * asymmetric, the inline paths' entry (pp_tcache_enter_()); waiting
  * while another thread holds the cache.
  */
 static inline void tcache_lock(struct pp_tcache *tc)
 {
-	if (PP_LIKELY(tc->asym)) {
-		if (PP_LIKELY(pp_tcache_enter_(&tc->v)))
-			return;
-		pp_tcache_enter_slow(tc);
-		return;
-	}
-	if (PP_LIKELY(!__atomic_exchange_n(&tc->lock, 1, __ATOMIC_ACQUIRE)))
-		return;
-	pp_tcache_lock_slow(tc);
+	pp_handshake_enter(&tc->v.hs);
 }
 
-/* Release: the call's changes to the stack are visible to a drainer that
- * sees busy (or the lock) clear. */
+/* The call's changes to the stack are seen by the next holder. */
 static inline void tcache_unlock(struct pp_tcache *tc)
 {
-	if (PP_LIKELY(tc->asym))
-		pp_tcache_exit_(&tc->v);
-	else
-		__atomic_store_n(&tc->lock, 0, __ATOMIC_RELEASE);
+	pp_handshake_exit(&tc->v.hs);
 }
 
 /* Owner-only counter update; see struct pp_tcache_counters_. */

@@ -12,12 +12,12 @@
  * cache is also on the allocator's list, so that a starving thread, the
  * invariant walker and pp_allocator_destroy() can reach caches of other
  * threads: they hold a cache with pp_tcache_hold(), which keeps its owner
- * out (page_alloc_priv.h, struct pp_tcache, says how). The statistics
+ * out (the handshake of lib/os, pp_os_handshake.h; page_alloc_priv.h,
+ * struct pp_tcache, says how the cache uses it). The statistics
  * walk the list too, but only read (page_check.c).
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,123 +30,43 @@
 __thread struct pp_tcache_memo_ pp_tcache_memo_
 	__attribute__((tls_model("initial-exec")));
 
-/* Whether caches use the asymmetric handshake: decided once per process,
- * since every cache of every allocator must agree with the drainers. */
-static pthread_once_t asym_once = PTHREAD_ONCE_INIT;
-static bool asym_on;
+/*
+ * A cache's handshake takes the lock word where this process has no
+ * usable membarrier() (pp_handshake_init()): said once, at the first
+ * cache, unless someone turned it off on purpose.
+ */
+static pthread_once_t lockword_once = PTHREAD_ONCE_INIT;
 
-static void asym_decide(void)
+static void lockword_say(void)
 {
 	int err = pp_os_membarrier_usable();
 
 	if (err && err != -ECANCELED)
 		PP_INFO("allocator: membarrier(PRIVATE_EXPEDITED) unavailable (%s): thread caches take a lock word per call",
 			strerror(-err));
-	asym_on = !err;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
-/*
- * Contended only while another thread drains this cache, which holds it
- * for one pass over the cache's stacks. Spin briefly, then yield: the
- * holder may be preempted (more threads than cores), and a pure spin
- * would only burn the time slice it needs to finish.
- */
-void pp_tcache_lock_slow(struct pp_tcache *tc)
-{
-	for (;;) {
-		for (int i = 0; i < 128; i++) {
-			if (!__atomic_load_n(&tc->lock, __ATOMIC_RELAXED) &&
-			    !__atomic_exchange_n(&tc->lock, 1,
-						 __ATOMIC_ACQUIRE))
-				return;
-			cpu_relax();
-		}
-		sched_yield();
-	}
-}
-
-/*
- * The owner saw @stop raised: another thread holds the cache. Step out
- * (busy clear, so it can finish), wait for stop to drop, and enter again,
- * as tcache_lock() does. Spin briefly, then yield, as the lock word does.
- */
-void pp_tcache_enter_slow(struct pp_tcache *tc)
-{
-	for (;;) {
-		__atomic_store_n(&tc->v.busy, 0, __ATOMIC_RELEASE);
-		for (int i = 0; __atomic_load_n(&tc->v.stop, __ATOMIC_ACQUIRE);
-		     i++) {
-			if (i < 128)
-				cpu_relax();
-			else
-				sched_yield();
-		}
-		__atomic_store_n(&tc->v.busy, 1, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&tc->v.stop, __ATOMIC_ACQUIRE))
-			return;
-	}
-}
-
-/* Another thread's side: the lock word keeps such threads apart. */
-static void hold_begin(struct pp_tcache *tc)
-{
-	if (__atomic_exchange_n(&tc->lock, 1, __ATOMIC_ACQUIRE))
-		pp_tcache_lock_slow(tc);
-	if (tc->asym)
-		__atomic_store_n(&tc->v.stop, 1, __ATOMIC_RELAXED);
-}
-
-/* After the membarrier: the owner is out of any call, and stays out. */
-static void hold_wait(struct pp_tcache *tc)
-{
-	if (!tc->asym)
-		return;
-	for (int i = 0; __atomic_load_n(&tc->v.busy, __ATOMIC_ACQUIRE); i++) {
-		if (i < 128)
-			cpu_relax();
-		else
-			sched_yield();
-	}
 }
 
 void pp_tcache_hold(struct pp_tcache *tc)
 {
-	hold_begin(tc);
-	if (tc->asym)
-		pp_os_membarrier();
-	hold_wait(tc);
+	pp_handshake_hold(&tc->v.hs);
 }
 
 void pp_tcache_release(struct pp_tcache *tc)
 {
-	if (tc->asym)
-		__atomic_store_n(&tc->v.stop, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&tc->lock, 0, __ATOMIC_RELEASE);
+	pp_handshake_release(&tc->v.hs);
 }
 
 /* Every cache of @alloc, with one membarrier() for all of them. */
 void pp_tcache_hold_all(struct pp_allocator *alloc)
 {
-	bool any_asym = false;
+	bool sync = false;
 
-	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next) {
-		hold_begin(tc);
-		any_asym |= tc->asym;
-	}
-	if (any_asym)
+	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next)
+		sync |= pp_handshake_hold_begin(&tc->v.hs);
+	if (sync)
 		pp_os_membarrier();
 	for (struct pp_tcache *tc = alloc->tcache_list; tc; tc = tc->next)
-		hold_wait(tc);
+		pp_handshake_hold_wait(&tc->v.hs);
 }
 
 void pp_tcache_release_all(struct pp_allocator *alloc)
@@ -169,8 +89,8 @@ static struct pp_tcache *tcache_create(struct pp_allocator *alloc)
 		return NULL;
 	tc = mem;
 	memset(tc, 0, head);
-	pthread_once(&asym_once, asym_decide);
-	tc->asym = asym_on;
+	if (pp_handshake_init(&tc->v.hs))
+		pthread_once(&lockword_once, lockword_say);
 	tc->nr_zones = alloc->nr_zones;
 	tc->alloc = alloc;
 	for (unsigned int i = 0; i < alloc->nr_zones; i++)
@@ -202,8 +122,9 @@ struct pp_tcache *pp_tcache_get_slow(struct pp_allocator *alloc)
 	pp_tcache_memo_.tc = tc;
 	/* The inline paths serve one zone, without the lock word and without
 	 * the debug builds' checks (page_debug_priv.h). */
-	pp_tcache_memo_.leaf = tc->asym && alloc->nr_zones == 1 &&
-			       PAGE_HOOKS_NOOP ? &tc->v : NULL;
+	pp_tcache_memo_.leaf = pp_handshake_is_asym(&tc->v.hs) &&
+			       alloc->nr_zones == 1 && PAGE_HOOKS_NOOP ?
+			       &tc->v : NULL;
 	return tc;
 }
 

@@ -35,6 +35,7 @@
 #include <pagepool/pp_net_driver.h>
 
 #include "net_test.h"
+#include "pp_os.h"
 #include "virtio_user_priv.h"
 
 static struct net_env env;
@@ -1035,9 +1036,11 @@ static void reconnect(bool exchange, const char *extra)
 	/* The queues' handshake with the reconnect thread: membarrier()
 	 * where the kernel has it, else (or forced here, before the reconnect
 	 * thread has any reason to look) an exchange per burst. */
+	CHECK(pp_handshake_is_asym(&((struct vq *)p->rxq[0].priv)->hs) ==
+	      (pp_os_membarrier_usable() == 0));
 	if (exchange) {
-		((struct vq *)p->rxq[0].priv)->asym = false;
-		((struct vq *)p->txq[0].priv)->asym = false;
+		pp_handshake_init_lockword(&((struct vq *)p->rxq[0].priv)->hs);
+		pp_handshake_init_lockword(&((struct vq *)p->txq[0].priv)->hs);
 	}
 	dev_vq_init(&d, &f, 0);
 	CHECK_EQ(d.avail->idx, 64);

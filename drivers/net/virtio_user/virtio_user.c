@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * virtio_user.c - the virtio_user poll-mode driver's control path: we are
- * the driver of a virtio-net device whose other side is a vhost-user
+ * virtio_user.c - the virtio_user poll-mode driver's port: we are the
+ * driver of a virtio-net device whose other side is a vhost-user
  * back-end (DPDK's net_vhost, OVS-DPDK's dpdkvhostuser ports, VPP, Snabb)
  * reached over a unix socket, as DPDK's net_virtio_user and a container's
- * virtio-user port are.
+ * virtio-user port are. This file is the port's open and close; the
+ * driver's other files:
+ *
+ *   virtio_user_negotiate.c  what the back-end is told once connected
+ *   virtio_user_reconnect.c  the thread that watches the back-end and
+ *                            connects again when it goes away
+ *   virtio_user_rxtx.c       the data path: split virtqueues
+ *   vhost_user.c             the socket, its messages and replies
  *
  *   virtio_user:path=/run/x.sock[,queues=N][,queue_size=N][,server=1]
  *       [,mac=02:00:00:00:00:01][,mrg_rxbuf=0|1][,in_order=0|1]
@@ -13,37 +20,8 @@
  * Open: connect (or, with server=1, listen and accept one back-end: the
  * socket is made at the path only where nothing is, or a stale socket no
  * program has, and stays until the close, which removes it if it is still
- * the one the port made),
- * SET_OWNER, negotiate features (VERSION_1 required; MRG_RXBUF only with
- * mrg_rxbuf=1: each RX buffer is a page, larger than any frame without
- * GSO, so merging buffers gains nothing, and without it RX need not read
- * the header's num_buffers, a cache line the back-end wrote; IN_ORDER
- * when offered, unless in_order=0: TX completions are then taken back by
- * count and RX buffers by position; MQ when queues > 1) and protocol
- * features,
- * SET_MEM_TABLE with the arena's memfd segments (their fds in SCM_RIGHTS),
- * then for each of the 2 x queues virtqueues (RX 2q, TX 2q+1): CALL, NUM,
- * BASE, ADDR, KICK, and ENABLE when protocol features were negotiated.
- * A GET_FEATURES at the end is a barrier: its reply means the back-end
- * has handled everything before it. RX rings are filled from the queues'
- * page_pools before the back-end starts.
- *
- * Addresses: the back-end maps each region at its own address and
- * translates ours by the table; we give each region's guest-physical
- * address as its virtual address (what DPDK's virtio-user does), so a
- * descriptor holds a plain pointer and no DMA domain is involved: the
- * IOVA of a page is its address, as in PP_IOVA_VA.
- *
- * Reconnect: a thread per port (vu_watch) watches the socket. When the
- * back-end goes away it takes each ring back (waiting for a burst in
- * progress: each burst holds its queue's busy flag), returns the ring's
- * pages to their pools, marks the ring down (bursts do nothing), and
- * connects again every 200 ms (or, with server=1, waits for a back-end
- * on the socket); a new back-end gets the whole handshake again and each
- * RX ring refills on its own thread's next burst. While a back-end is
- * there the thread also wakes every VU_KICK_SWEEP_MS to kick the rings
- * whose publish the data path may not have kicked (vq_kick(), which
- * reads the back-end's no-notify flag without a barrier).
+ * the one the port made), run the vhost-user handshake with the RX rings
+ * filled first, and start the reconnect thread.
  *
  * Close: the thread is stopped, GET_VRING_BASE goes out on each ring (the
  * back-end stops the ring before it answers), all of them within one
@@ -60,13 +38,10 @@
  * or a fragment with frag=).
  */
 #include <errno.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <pagepool/pp_arena.h>
@@ -82,97 +57,10 @@
 #define VU_QUEUE_SIZE_MIN 64        /* one burst */
 #define VU_QUEUE_SIZE_MAX 32768     /* virtio 1.1 2.6: at most 2^15 */
 #define VU_QUEUES_MAX 128
-/* How long a reply, or a back-end connecting in server mode, may take. */
-#define VU_TIMEOUT_MS 5000
 /* How long the close waits for the back-end to stop all the rings, in
  * all: one reply timeout each would hold a close 5 s a ring behind a
  * slow back-end (21 minutes at 128 queue pairs). */
 #define VU_CLOSE_MS 5000
-/* How often the reconnect thread tries again while the back-end is away. */
-#define VU_RETRY_MS 200
-/* How often it kicks, for a back-end that asks for kicks, the rings whose
- * publish the data path may not have kicked (vq_kick_sweep()). */
-#define VU_KICK_SWEEP_MS 10
-
-struct vu_port {
-	char path[108];
-	char devstr[256];       /* for messages */
-	int sock;               /* -1 while the back-end is away */
-	bool server;
-	/* server=1: the listening socket, from open to close. */
-	struct vhost_user_listener listener;
-	bool protocol;          /* PROTOCOL_FEATURES negotiated */
-	bool mrg;               /* mrg_rxbuf=1 */
-	bool in_order;          /* in_order=1 (default): ask for IN_ORDER */
-	unsigned int frag;      /* frag=: RX fragment size, 0: a page */
-	uint64_t features;
-	uint8_t mac[6];
-	unsigned int nr_qp;
-	unsigned int size;
-	struct vq *vq;          /* 2 x nr_qp: RX 2q, TX 2q+1 */
-	struct pp_port *port;
-	struct pp_arena *arena;
-	/* The reconnect thread (vu_watch), stopped through stopfd. */
-	pthread_t watcher;
-	bool watching;
-	int stopfd;
-};
-
-/* ---- memory table --------------------------------------------------- */
-
-/*
- * The arena's segments as vhost-user regions, neighbours that continue
- * one file merged into one region. Returns the count, or -E2BIG when more
- * than the protocol's eight are left, -EINVAL when the segments do not
- * tile the arena (TX checks addresses against the arena's span).
- */
-static int vu_mem_table(struct pp_arena *arena, struct vhost_user_memory *mem,
-			int *fds, const char *devstr)
-{
-	unsigned int i, nr = pp_arena_segment_count(arena);
-	uintptr_t next = (uintptr_t)pp_arena_base(arena);
-	int k = -1;
-
-	memset(mem, 0, sizeof(*mem));
-	for (i = 0; i < nr; i++) {
-		struct pp_arena_segment s;
-		struct vhost_user_region *r = k >= 0 ? &mem->regions[k] : NULL;
-
-		if (pp_arena_segment(arena, i, &s))
-			return -EINVAL;
-		if ((uintptr_t)s.addr != next || s.fd < 0) {
-			PP_ERR("device '%s': arena %s is not one range of file-backed segments: virtio_user shares it by file descriptor (create it with pp_arena_create)",
-			       devstr, pp_arena_name(arena));
-			return -EINVAL;
-		}
-		next = (uintptr_t)s.addr + s.len;
-		if (r && fds[k] == s.fd &&
-		    r->userspace_addr + r->memory_size == (uintptr_t)s.addr &&
-		    r->mmap_offset + r->memory_size == s.fd_offset) {
-			r->memory_size += s.len;
-			continue;
-		}
-		if (++k == VHOST_USER_MAX_REGIONS) {
-			PP_ERR("device '%s': arena %s has %u segments that make more than the %d regions vhost-user can share: create a smaller arena, or one with larger pages (fewer segments)",
-			       devstr, pp_arena_name(arena), nr,
-			       VHOST_USER_MAX_REGIONS);
-			return -E2BIG;
-		}
-		r = &mem->regions[k];
-		r->guest_phys_addr = (uintptr_t)s.addr;
-		r->userspace_addr = (uintptr_t)s.addr;
-		r->memory_size = s.len;
-		r->mmap_offset = s.fd_offset;
-		fds[k] = s.fd;
-	}
-	if (next != (uintptr_t)pp_arena_base(arena) + pp_arena_size(arena)) {
-		PP_ERR("device '%s': arena %s's segments do not cover it", devstr,
-		       pp_arena_name(arena));
-		return -EINVAL;
-	}
-	mem->nregions = (uint32_t)(k + 1);
-	return k + 1;
-}
 
 /* ---- devargs -------------------------------------------------------- */
 
@@ -293,7 +181,7 @@ static void vq_free(struct vq *vq, struct pp_allocator *alloc)
 static int vq_alloc(struct vq *vq, struct pp_port *port, unsigned int size,
 		    uint16_t hdr_len, struct pp_arena *arena, unsigned int frag)
 {
-	vq->ring_order = ring_order(size);
+	vq->ring_order = (uint16_t)ring_order(size);
 	vq->ring_page = pp_alloc_pages(port->allocator, port->conf.nid,
 				       vq->ring_order);
 	vq->pages = pp_os_calloc(size, sizeof(*vq->pages));
@@ -317,287 +205,11 @@ static int vq_alloc(struct vq *vq, struct pp_port *port, unsigned int size,
 	return 0;
 }
 
-/* Tell the back-end about virtqueue @idx. */
-static int vq_setup_msgs(struct vu_port *vp, unsigned int idx)
-{
-	struct vq *vq = &vp->vq[idx];
-	struct vhost_user_msg msg = { .request = VHOST_USER_SET_VRING_ADDR };
-	int err;
-
-	err = vhost_user_send(vp->sock, vp->path,
-			      &(struct vhost_user_msg){
-				      .request = VHOST_USER_SET_VRING_CALL,
-				      .size = sizeof(uint64_t),
-				      .payload.u64 = idx },
-			      &vq->callfd, 1);
-	if (!err)
-		err = vhost_user_set_state(vp->sock, vp->path,
-					   VHOST_USER_SET_VRING_NUM, idx,
-					   vp->size);
-	if (!err)
-		err = vhost_user_set_state(vp->sock, vp->path,
-					   VHOST_USER_SET_VRING_BASE, idx, 0);
-	if (err)
-		return err;
-	msg.size = sizeof(msg.payload.addr);
-	msg.payload.addr.index = idx;
-	msg.payload.addr.desc = (uintptr_t)vq->desc;
-	msg.payload.addr.avail = (uintptr_t)vq->avail;
-	msg.payload.addr.used = (uintptr_t)vq->used;
-	err = vhost_user_send(vp->sock, vp->path, &msg, NULL, 0);
-	if (!err)
-		err = vhost_user_send(vp->sock, vp->path,
-				      &(struct vhost_user_msg){
-					      .request = VHOST_USER_SET_VRING_KICK,
-					      .size = sizeof(uint64_t),
-					      .payload.u64 = idx },
-				      &vq->kickfd, 1);
-	if (!err && vp->protocol)
-		err = vhost_user_set_state(vp->sock, vp->path,
-					   VHOST_USER_SET_VRING_ENABLE, idx, 1);
-	return err;
-}
-
-/* ---- negotiation ---------------------------------------------------- */
-
-static int vu_negotiate(struct vu_port *vp, bool mrg)
-{
-	const char *devstr = vp->devstr;
-	uint64_t feat = 0, want, pfeat = 0, qnum = 1;
-	int err;
-
-	/* SET_OWNER has no payload. */
-	err = vhost_user_send(vp->sock, vp->path,
-			      &(struct vhost_user_msg){
-				      .request = VHOST_USER_SET_OWNER },
-			      NULL, 0);
-	if (!err)
-		err = vhost_user_call(vp->sock, vp->path,
-				      VHOST_USER_GET_FEATURES, &feat);
-	if (err)
-		return err;
-	if (!(feat & (1ull << VIRTIO_F_VERSION_1))) {
-		PP_ERR("device '%s': the back-end does not offer VIRTIO_F_VERSION_1 (features 0x%llx): virtio_user drives virtio 1.x devices only",
-		       devstr, (unsigned long long)feat);
-		return -ENOTSUP;
-	}
-	want = 1ull << VIRTIO_F_VERSION_1;
-	if (mrg)
-		want |= 1ull << VIRTIO_NET_F_MRG_RXBUF;
-	if (vp->in_order)
-		want |= 1ull << VIRTIO_F_IN_ORDER;
-	if (vp->nr_qp > 1)
-		want |= 1ull << VIRTIO_NET_F_MQ;
-	if (feat & (1ull << VHOST_USER_F_PROTOCOL_FEATURES)) {
-		want |= 1ull << VHOST_USER_F_PROTOCOL_FEATURES;
-		err = vhost_user_call(vp->sock, vp->path,
-				      VHOST_USER_GET_PROTOCOL_FEATURES, &pfeat);
-		if (!err)
-			err = vhost_user_set_u64(vp->sock, vp->path,
-						 VHOST_USER_SET_PROTOCOL_FEATURES,
-						 pfeat & (1ull << VHOST_USER_PROTOCOL_F_MQ));
-		if (err)
-			return err;
-		vp->protocol = true;
-		if (vp->nr_qp > 1 && (pfeat & (1ull << VHOST_USER_PROTOCOL_F_MQ))) {
-			err = vhost_user_call(vp->sock, vp->path,
-					      VHOST_USER_GET_QUEUE_NUM, &qnum);
-			if (err)
-				return err;
-		}
-	}
-	if (vp->nr_qp > 1 && (!(feat & (1ull << VIRTIO_NET_F_MQ)) ||
-			      qnum < vp->nr_qp)) {
-		PP_ERR("device '%s': queues=%u but the back-end offers %s%llu queue pair(s): give the back-end more queues (testpmd --vdev 'net_vhost0,iface=...,queues=%u') or open fewer",
-		       devstr, vp->nr_qp,
-		       feat & (1ull << VIRTIO_NET_F_MQ) ? "" : "no multi-queue, ",
-		       (unsigned long long)qnum, vp->nr_qp);
-		return -EINVAL;
-	}
-	vp->features = feat & want;
-	return vhost_user_set_u64(vp->sock, vp->path, VHOST_USER_SET_FEATURES,
-				  vp->features);
-}
-
-/*
- * Everything after the connect: features, the memory table, and each
- * virtqueue. @fill: fill the RX rings first (at open, from this thread;
- * after a reconnect the rings' own threads fill them on their next
- * burst). The last GET_FEATURES is a barrier: its reply means the
- * back-end has handled every message before it.
- */
-static int vu_handshake(struct vu_port *vp, bool fill)
-{
-	struct vhost_user_msg mt = { .request = VHOST_USER_SET_MEM_TABLE };
-	struct vhost_user_memory mem;
-	int fds[VHOST_USER_MAX_REGIONS];
-	uint64_t barrier = 0;
-	unsigned int i;
-	int err, nr;
-
-	nr = vu_mem_table(vp->arena, &mem, fds, vp->devstr);
-	if (nr < 0)
-		return nr;
-	memcpy(&mt.payload.mem, &mem, sizeof(mem));
-	mt.size = (uint32_t)(8 + nr * sizeof(struct vhost_user_region));
-	err = vu_negotiate(vp, vp->mrg);
-	if (!err)
-		err = vhost_user_send(vp->sock, vp->path, &mt, fds,
-				      (unsigned int)nr);
-	if (err)
-		return err;
-	for (i = 0; i < vp->nr_qp; i++) {
-		struct vq *rx = &vp->vq[2 * i];
-
-		rx->mrg_rxbuf = vp->features &
-				(1ull << VIRTIO_NET_F_MRG_RXBUF);
-		rx->in_order = vp->features & (1ull << VIRTIO_F_IN_ORDER);
-		vp->vq[2 * i + 1].in_order = rx->in_order;
-		if (fill)
-			vq_rx_fill(rx, vp->port->rxq[i].pool);
-	}
-	for (i = 0; i < 2 * vp->nr_qp; i++) {
-		err = vq_setup_msgs(vp, i);
-		if (err)
-			return err;
-	}
-	err = vhost_user_call(vp->sock, vp->path, VHOST_USER_GET_FEATURES,
-			      &barrier);
-	if (!err)
-		PP_INFO("port %s: vhost-user %s %s, %u queue pair(s) of %u, features 0x%llx, %d memory region(s), RX buffers %u-byte %s",
-			vp->port->name, vp->server ? "server" : "client",
-			vp->path, vp->nr_qp, vp->size,
-			(unsigned long long)vp->features, nr,
-			vp->frag ? vp->frag : (unsigned int)PP_PAGE_SIZE,
-			vp->frag ? "fragments" : "pages");
-	return err;
-}
-
-/* ---- reconnect ------------------------------------------------------ */
-
-/* Wait @ms or until close asks the thread to stop; true: stop. */
-static bool vu_wait_stop(struct vu_port *vp, int fd, int ms, short *revents)
-{
-	struct pollfd p[2] = {
-		{ .fd = vp->stopfd, .events = POLLIN },
-		{ .fd = fd, .events = POLLIN | POLLRDHUP },
-	};
-
-	*revents = 0;
-	if (poll(p, fd >= 0 ? 2 : 1, ms) > 0) {
-		if (p[0].revents)
-			return true;
-		*revents = p[1].revents;
-	}
-	return false;
-}
-
-/*
- * The back-end went away (its end of the socket closed, or it sent
- * what nobody asked for): every ring is taken back, emptied and marked
- * down, so bursts do nothing until a back-end is there again.
- */
-static void vu_went_away(struct vu_port *vp)
-{
-	unsigned int i;
-
-	PP_WARN("port %s: the vhost-user back-end on %s went away: its rings are emptied and the port reconnects (%s)",
-		vp->port->name, vp->path,
-		vp->server ? "waiting for it on the socket" :
-			     "connecting again every 200 ms");
-	close(vp->sock);
-	vp->sock = -1;
-	for (i = 0; i < 2 * vp->nr_qp; i++)
-		vq_take_down(&vp->vq[i], vp->port->allocator);
-}
-
-static int vu_try_reconnect(struct vu_port *vp)
-{
-	unsigned int i;
-	int fd, err;
-
-	if (vp->server)
-		err = vhost_user_accept(&vp->listener, vp->path, 0,
-					VU_TIMEOUT_MS, true, &fd);
-	else
-		err = vhost_user_connect(vp->path, VU_TIMEOUT_MS, true, &fd);
-	if (err)
-		return err;
-	vp->sock = fd;
-	err = vu_handshake(vp, false);
-	if (err) {
-		close(vp->sock);
-		vp->sock = -1;
-		return err;
-	}
-	for (i = 0; i < 2 * vp->nr_qp; i++)
-		vq_up(&vp->vq[i]);
-	PP_INFO("port %s: reconnected to the vhost-user back-end on %s",
-		vp->port->name, vp->path);
-	return 0;
-}
-
-/*
- * The reconnect thread: watches the socket while a back-end is there
- * (nothing is due from it between our requests, so anything readable
- * is its end of the socket closing), and while it is away connects again
- * every VU_RETRY_MS, or with server=1 sleeps on the listening socket
- * until a back-end connects (the socket file stays as it is: nothing is
- * removed or made again while the port waits); there a failed attempt
- * waits VU_RETRY_MS before the next, so that an accept() that fails at
- * once (out of descriptors) does not spin. Only this thread uses the
- * socket between open and close.
- */
-static void *vu_watch(void *arg)
-{
-	struct vu_port *vp = arg;
-	short ev;
-
-	for (;;) {
-		if (vp->sock >= 0) {
-			unsigned int i;
-
-			if (vu_wait_stop(vp, vp->sock, VU_KICK_SWEEP_MS, &ev))
-				break;
-			if (ev) {
-				vu_went_away(vp);
-				continue;
-			}
-			for (i = 0; i < 2 * vp->nr_qp; i++)
-				vp->vq[i].swept = vq_kick_sweep(&vp->vq[i],
-								vp->vq[i].swept);
-			continue;
-		}
-		if (!vp->server && vu_wait_stop(vp, -1, VU_RETRY_MS, &ev))
-			break;
-		if (vp->server) {
-			if (vu_wait_stop(vp, vp->listener.fd, -1, &ev))
-				break;
-			if (!ev)
-				continue;
-		}
-		if (vu_try_reconnect(vp) && vp->server &&
-		    vu_wait_stop(vp, -1, VU_RETRY_MS, &ev))
-			break;
-	}
-	return NULL;
-}
-
 static void vu_free(struct vu_port *vp, struct pp_port *port)
 {
 	unsigned int i;
-	uint64_t one = 1;
 
-	if (vp->watching) {
-		if (write(vp->stopfd, &one, sizeof(one)) != sizeof(one))
-			PP_ERR("port %s: cannot stop the reconnect thread: %s",
-			       port->name, strerror(errno));
-		pthread_join(vp->watcher, NULL);
-		vp->watching = false;
-	}
-	if (vp->stopfd >= 0)
-		close(vp->stopfd);
-
+	vu_watch_stop(vp);
 	if (vp->sock >= 0)
 		close(vp->sock);
 	vhost_user_unlisten(&vp->listener, vp->path);
@@ -620,15 +232,10 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 		return -ENOMEM;
 	}
 	vp->sock = -1;
+	vp->stopfd = -1;
 	vp->listener.fd = -1;
 	vp->port = port;
 	snprintf(vp->devstr, sizeof(vp->devstr), "%s", da->devstr);
-	vp->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (vp->stopfd < 0) {
-		err = -errno;
-		PP_ERR("device '%s': eventfd: %s", da->devstr, strerror(errno));
-		goto err_free;
-	}
 	err = vu_parse(vp, port, da, &mrg);
 	if (err)
 		goto err_free;
@@ -652,7 +259,7 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 			       vp->arena, i % 2 ? 0 : vp->frag);
 		if (err)
 			goto err_free;
-		vp->vq[i].asym = vq_asym_available();
+		pp_handshake_init(&vp->vq[i].hs);
 	}
 	for (i = 0; i < vp->nr_qp; i++) {
 		port->rxq[i].priv = &vp->vq[2 * i];
@@ -674,13 +281,9 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 	err = vu_handshake(vp, true);
 	if (err)
 		goto err_free;
-	err = -pthread_create(&vp->watcher, NULL, vu_watch, vp);
-	if (err) {
-		PP_ERR("device '%s': cannot start the reconnect thread: %s",
-		       da->devstr, strerror(-err));
+	err = vu_watch_start(vp);
+	if (err)
 		goto err_free;
-	}
-	vp->watching = true;
 	port->priv = vp;
 	return 0;
 
@@ -733,13 +336,7 @@ static void virtio_user_remove(struct pp_port *port)
 	if (!vp)
 		return;
 	/* The reconnect thread first: then the socket is this thread's. */
-	if (vp->watching) {
-		uint64_t one = 1;
-
-		if (write(vp->stopfd, &one, sizeof(one)) == sizeof(one))
-			pthread_join(vp->watcher, NULL);
-		vp->watching = false;
-	}
+	vu_watch_stop(vp);
 	vu_stop_rings(vp);
 	vu_free(vp, port);
 	port->priv = NULL;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * virtio_user_priv.h - what the virtio_user driver's three files share:
- * the split virtqueue layout (virtio 1.1 section 2.6), the vhost-user
+ * virtio_user_priv.h - what the virtio_user driver's files share: the
+ * split virtqueue layout (virtio 1.1 section 2.6), the vhost-user
  * messages (QEMU's docs/interop/vhost-user.rst, "Front-end message
- * types"), and the per-queue state of the data path.
+ * types"), the per-queue state of the data path, and the port that the
+ * open and close (virtio_user.c), the negotiation
+ * (virtio_user_negotiate.c) and the reconnect thread
+ * (virtio_user_reconnect.c) work on.
  *
  * The layouts are written out here, not taken from <linux/virtio_ring.h>
  * and <linux/vhost_types.h>: the wire format is what matters, and the
@@ -13,12 +16,15 @@
 #define VIRTIO_USER_PRIV_H
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include <pagepool/pp_net_driver.h>
+
+#include "pp_os_handshake.h"
 
 /* ---- split virtqueue (virtio 1.1, 2.6) ------------------------------ */
 
@@ -232,17 +238,15 @@ struct vq {
 	bool in_order;            /* VIRTIO_F_IN_ORDER negotiated */
 	int kickfd;
 	/*
-	 * Held by a burst and by the reconnect thread while it takes the
-	 * ring back: the two never work on the ring at once. down: no
-	 * back-end, bursts do nothing. asym: a burst marks busy with a
-	 * plain store and the reconnect thread runs membarrier() (the
-	 * allocator's thread caches do the same, lib/page); otherwise each
-	 * burst takes busy with an atomic exchange.
+	 * A burst and the reconnect thread never work on the ring at once:
+	 * each burst enters hs as its owner (pp_handshake_try_enter(): a
+	 * plain store and a load where membarrier() works, as the
+	 * allocator's thread caches do; else one exchange), and the
+	 * reconnect thread holds it from taking the ring back until a new
+	 * back-end knows the ring (vq_take_down() to vq_up()): the queue is
+	 * down, and a burst that finds it held does nothing.
 	 */
-	int busy;
-	bool down;
-	bool asym;
-	uint16_t swept;           /* the reconnect thread's: vq_kick_sweep() */
+	struct pp_handshake_ hs;
 	/*
 	 * RX with frag=: each buffer is a fragment of frag bytes (0: a
 	 * page), and rx_end[id] is where its fragment ends in the block,
@@ -257,7 +261,9 @@ struct vq {
 	uint64_t kicks;
 	uint32_t *rx_end;
 	struct pp_page *ring_page; /* the rings' block */
-	unsigned int ring_order;
+	/* At most 8: the rings of 32768 entries take 832 KiB. */
+	uint16_t ring_order;
+	uint16_t swept;           /* the reconnect thread's: vq_kick_sweep() */
 	int callfd;
 } __attribute__((aligned(PP_CACHE_LINE)));
 
@@ -282,12 +288,9 @@ unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool);
 void vq_reclaim(struct vq *vq, struct pp_allocator *alloc);
 /* From another thread than the queue's: wait for a burst in progress,
  * then empty the ring and mark it down (bursts do nothing), or mark it
- * up again. */
+ * up again. Down and up alternate, from one thread. */
 void vq_take_down(struct vq *vq, struct pp_allocator *alloc);
 void vq_up(struct vq *vq);
-/* Whether vq_take_down() can use membarrier() (decided once, at the
- * first call). */
-bool vq_asym_available(void);
 /*
  * From the port's reconnect thread, every VU_KICK_SWEEP_MS: kick @vq when
  * the device asks for kicks and the avail index moved since @last (the
@@ -296,5 +299,51 @@ bool vq_asym_available(void);
  * for, or @last.
  */
 uint16_t vq_kick_sweep(struct vq *vq, uint16_t last);
+
+/* ---- the port ------------------------------------------------------- */
+
+/* How long a reply, or a back-end connecting in server mode, may take. */
+#define VU_TIMEOUT_MS 5000
+
+struct vu_port {
+	char path[108];
+	char devstr[256];       /* for messages */
+	int sock;               /* -1 while the back-end is away */
+	bool server;
+	/* server=1: the listening socket, from open to close. */
+	struct vhost_user_listener listener;
+	bool protocol;          /* PROTOCOL_FEATURES negotiated */
+	bool mrg;               /* mrg_rxbuf=1 */
+	bool in_order;          /* in_order=1 (default): ask for IN_ORDER */
+	unsigned int frag;      /* frag=: RX fragment size, 0: a page */
+	uint64_t features;
+	uint8_t mac[6];
+	unsigned int nr_qp;
+	unsigned int size;
+	struct vq *vq;          /* 2 x nr_qp: RX 2q, TX 2q+1 */
+	struct pp_port *port;
+	struct pp_arena *arena;
+	/* The reconnect thread (vu_watch), stopped through stopfd. */
+	pthread_t watcher;
+	bool watching;
+	int stopfd;             /* -1: none */
+};
+
+/*
+ * vu_handshake - everything after the connect on @vp->sock (features,
+ * the memory table, each virtqueue), at open and after a reconnect;
+ * @fill: fill the RX rings first (at open). Returns 0 or -errno, with a
+ * message (virtio_user_negotiate.c).
+ */
+int vu_handshake(struct vu_port *vp, bool fill);
+
+/*
+ * The reconnect thread (virtio_user_reconnect.c): started last in the
+ * open (0 or -errno, with a message), stopped first in the close and on
+ * a failed open (nothing to do if it never started). Between the two,
+ * only that thread uses the socket.
+ */
+int vu_watch_start(struct vu_port *vp);
+void vu_watch_stop(struct vu_port *vp);
 
 #endif /* VIRTIO_USER_PRIV_H */

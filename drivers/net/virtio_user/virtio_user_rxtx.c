@@ -35,12 +35,10 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "pp_os.h"
 #include "virtio_user_priv.h"
 
 /* A buffer's offset in its page: a cache-line colour (pp_net_buf_color)
@@ -127,13 +125,13 @@ static inline void vq_kick(struct vq *vq)
 	vq_kick_slow(vq);
 }
 
+/* Only while @vq is up: the reconnect thread, which alone takes queues
+ * down, calls this only while a back-end is there. */
 uint16_t vq_kick_sweep(struct vq *vq, uint16_t last)
 {
 	int fence = 0;
 	uint16_t idx;
 
-	if (__atomic_load_n(&vq->down, __ATOMIC_ACQUIRE))
-		return last;
 	__atomic_fetch_or(&fence, 0, __ATOMIC_SEQ_CST);
 	idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
 	/* @last moves only with a kick: a device that polled when the index
@@ -332,44 +330,23 @@ vq_rx_len_ok(const struct pp_page *page, const uint32_t *rx_end, uint16_t id,
 }
 
 /*
- * A burst holds its queue (vq->busy) while it works on the ring: the
- * reconnect thread takes it to reclaim the ring when the back-end goes
- * away. With membarrier() (vq->asym) that is a plain store, a compiler
- * barrier and a load of vq->down: the reconnect thread raises down, runs
- * membarrier(), a full barrier on every CPU that runs one of our
- * threads, and waits for busy to drop, so either it saw this burst's
- * store or this burst sees down and does nothing. Without it, one
- * uncontended exchange on the queue's own line a burst. A burst that
- * finds the queue held or down does nothing.
+ * A burst is its queue's owner while it works on the ring: it enters
+ * vq->hs, which the reconnect thread holds while the queue is down
+ * (vq_take_down() to vq_up()). Where membarrier() works that is a plain
+ * store, a compiler barrier and a load; elsewhere one uncontended
+ * exchange on the queue's own line a burst (pp_handshake.h). A burst
+ * that finds the queue held does nothing. Entering sees the reconnect
+ * thread's rewrite of the ring; leaving, this burst's ring work comes
+ * before the reconnect thread's (pp_os_handshake.h pairs them).
  */
 static inline bool vq_enter(struct vq *vq)
 {
-	if (PP_LIKELY(vq->asym)) {
-		__atomic_store_n(&vq->busy, 1, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		/* Acquire: pairs with the release in vq_up(), so the
-		 * reconnect thread's rewrite of the ring is seen here. */
-		if (PP_LIKELY(!__atomic_load_n(&vq->down, __ATOMIC_ACQUIRE)))
-			return true;
-		__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
-		return false;
-	}
-	/* Acquire: pairs with the release in vq_leave() of the reconnect
-	 * thread, so its rewrite of the ring is seen here. */
-	if (PP_UNLIKELY(__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE)))
-		return false;
-	if (PP_UNLIKELY(__atomic_load_n(&vq->down, __ATOMIC_RELAXED))) {
-		__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
-		return false;
-	}
-	return true;
+	return pp_handshake_try_enter(&vq->hs);
 }
 
-/* Release: pairs with the reconnect thread's acquire load (asym) or
- * exchange of busy: this burst's ring work comes before its own. */
 static inline void vq_leave(struct vq *vq)
 {
-	__atomic_store_n(&vq->busy, 0, __ATOMIC_RELEASE);
+	pp_handshake_exit(&vq->hs);
 }
 
 static inline __attribute__((always_inline)) unsigned int
@@ -888,50 +865,20 @@ unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 
 /*
  * The reconnect thread's side: hold @vq (wait for a burst in progress),
- * take every page off its ring, reset the ring to empty and mark it
- * down; vq_up() opens it again once the new back-end knows it.
+ * take every page off its ring and reset the ring to empty. The hold
+ * stays until vq_up(), once the new back-end knows the ring: the queue
+ * is down meanwhile, and bursts do nothing.
  */
 void vq_take_down(struct vq *vq, struct pp_allocator *alloc)
 {
-	if (vq->asym) {
-		__atomic_store_n(&vq->down, true, __ATOMIC_RELAXED);
-		pp_os_membarrier();
-		/* Acquire: pairs with vq_leave(): the burst's writes. */
-		while (__atomic_load_n(&vq->busy, __ATOMIC_ACQUIRE))
-			sched_yield();
-		vq_reclaim(vq, alloc);
-		vq_layout(vq, vq->desc, vq->size);
-		return;
-	}
-	while (__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
+	pp_handshake_hold(&vq->hs);
 	vq_reclaim(vq, alloc);
 	vq_layout(vq, vq->desc, vq->size);
-	__atomic_store_n(&vq->down, true, __ATOMIC_RELAXED);
-	vq_leave(vq);
 }
 
 void vq_up(struct vq *vq)
 {
-	if (vq->asym) {
-		__atomic_store_n(&vq->down, false, __ATOMIC_RELEASE);
-		return;
-	}
-	while (__atomic_exchange_n(&vq->busy, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
-	__atomic_store_n(&vq->down, false, __ATOMIC_RELAXED);
-	vq_leave(vq);
-}
-
-/*
- * membarrier(PRIVATE_EXPEDITED), decided once per process for every user
- * of it (pp_os_membarrier_usable(): not where the kernel or a seccomp
- * policy refuses it, not with PAGEPOOL_NO_MEMBARRIER=1, not under
- * ThreadSanitizer).
- */
-bool vq_asym_available(void)
-{
-	return pp_os_membarrier_usable() == 0;
+	pp_handshake_release(&vq->hs);
 }
 
 /* ---- teardown ------------------------------------------------------- */
