@@ -3,8 +3,19 @@
  * pp_ring.h - a bounded lock-free ring of pointers (DPDK rte_ring style),
  * for the project's own code: the veth driver's RX rings and pp-bench's
  * thread-scaling queues. Not installed: no public call takes or returns
- * one. The page_pool's recycle ring is another design, for another job
- * (lib/page_pool/internal/pp_recycle_ring.h says which and why).
+ * one.
+ *
+ * Why not one ring with the page_pool's (pp_recycle_ring.h, per-slot
+ * sequence numbers, many producers, a close): with one producer and one
+ * consumer this ring needs no read-modify-write at all, its slots are
+ * 8 bytes, and only the producer writes them, the two sides meeting on
+ * the index lines. The recycle ring costs a compare-and-swap a push, 16
+ * bytes a slot, and a consumer store into every slot's line (its seq),
+ * which the producer then takes back. Measured with veth on it instead
+ * (fwd null0 -> veth0/veth1, pass, refill array, 3 s runs, 6 alternated
+ * rounds on a loaded 2-core machine): 5.4 Mpps delivered against 5.2
+ * (best runs 7.1 against 6.4), 129 ns of the receiving core a frame
+ * against 156; with frag=2048, 5.6 against 4.4 Mpps.
  *
  * The ring has 2^k slots and four free-running 32-bit indexes: producer
  * head and tail, consumer head and tail. A producer reserves slots by
