@@ -48,6 +48,7 @@
 
 #include "bench.h"
 #include "pp_cli.h"
+#include "pp_ring.h"
 #include "scale.h"
 #include "timing.h"
 

@@ -15,7 +15,6 @@
 #include <pagepool/pp_page.h>
 #include <pagepool/pp_vmalloc.h>
 #include <pagepool/pp_dma.h>
-#include <pagepool/pp_ring.h>
 #include <pagepool/pp_page_pool.h>
 #include <pagepool/pp_net.h>
 #include <pagepool/pp_drivers.h>

@@ -11,8 +11,7 @@
 #include <sched.h>
 #include <stdint.h>
 
-#include <pagepool/pp_ring.h>
-
+#include "pp_ring.h"
 #include "pp_test.h"
 
 /* Pointers are encoded integers: 0 never appears (NULL is legal in a ring,

@@ -47,11 +47,11 @@
 #include <string.h>
 
 #include <pagepool/pp_net_driver.h>
-#include <pagepool/pp_ring.h>
 
 #include "pp_log.h"
 #include "drivers.h"
 #include "pp_os_fault.h"
+#include "pp_ring.h"
 
 #define VETH_RING_MIN 64
 #define VETH_RING_MAX 65536

@@ -102,8 +102,8 @@ static inline int pp_os_posix_memalign_at(const char *site, void **p,
 	pp_os_posix_memalign_at(PP_OS_SITE, (p), (align), (len))
 
 /*
- * pp_ring_create() is an inline of a public header that calls
- * aligned_alloc() itself; the library's rings are made through this.
+ * pp_ring_create() is an inline (lib/common/internal/pp_ring.h) that
+ * calls aligned_alloc() itself; the drivers' rings are made through this.
  */
 #define pp_os_ring_create(size, flags)                                      \
 	(PP_OS_FAULT(ENOMEM) ? (errno = ENOMEM, (struct pp_ring *)NULL) :   \

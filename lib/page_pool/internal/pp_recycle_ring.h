@@ -15,7 +15,9 @@
  * with acquire loads and release stores and no read-modify-write at all,
  * a whole burst at a time. Unlike the rte_ring design (pp_ring.h) there is
  * no producer tail: a producer never waits for an earlier one to publish,
- * and the consumer stops at the first slot not yet written.
+ * and the consumer stops at the first slot not yet written. (Where there
+ * is one producer, as on veth's rings, pp_ring.h is the cheaper of the
+ * two; it says by how much.)
  *
  * Closing sets the top bit of head with one read-modify-write. A producer's
  * compare-and-swap then fails, and it sees the bit and keeps its pages;

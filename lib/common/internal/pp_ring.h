@@ -1,6 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pp_ring.h - a bounded lock-free ring of pointers (DPDK rte_ring style).
+ * pp_ring.h - a bounded lock-free ring of pointers (DPDK rte_ring style),
+ * for the project's own code: the veth driver's RX rings and pp-bench's
+ * thread-scaling queues. Not installed: no public call takes or returns
+ * one.
+ *
+ * Why not one ring with the page_pool's (pp_recycle_ring.h, per-slot
+ * sequence numbers, many producers, a close): with one producer and one
+ * consumer this ring needs no read-modify-write at all, its slots are
+ * 8 bytes, and only the producer writes them, the two sides meeting on
+ * the index lines. The recycle ring costs a compare-and-swap a push, 16
+ * bytes a slot, and a consumer store into every slot's line (its seq),
+ * which the producer then takes back. Measured with veth on it instead
+ * (fwd null0 -> veth0/veth1, pass, refill array, 3 s runs, 6 alternated
+ * rounds on a loaded 2-core machine): 5.4 Mpps delivered against 5.2
+ * (best runs 7.1 against 6.4), 129 ns of the receiving core a frame
+ * against 156; with frag=2048, 5.6 against 4.4 Mpps.
  *
  * The ring has 2^k slots and four free-running 32-bit indexes: producer
  * head and tail, consumer head and tail. A producer reserves slots by
@@ -21,12 +36,11 @@
  * side is between reservation and publication: do not preempt-sensitively
  * share one ring between threads of very different priorities.
  *
- * Everything is inline so that drivers (the veth pair) use it without a
- * call; the struct is public only for that reason: do not access it
- * directly.
+ * Everything is inline so that the veth pair uses it without a call;
+ * use the calls, not the struct's fields.
  */
-#ifndef PAGEPOOL_PP_RING_H
-#define PAGEPOOL_PP_RING_H
+#ifndef PP_INTERNAL_RING_H
+#define PP_INTERNAL_RING_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -35,10 +49,6 @@
 #include <stdlib.h>
 
 #include <pagepool/pp_common.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* Largest ring: indexes are 32-bit and compared by difference. */
 #define PP_RING_SIZE_MAX (1u << 30)
@@ -375,8 +385,4 @@ static inline bool pp_ring_dequeue(struct pp_ring *r, void **obj)
 	return pp_ring_dequeue_burst(r, obj, 1) == 1;
 }
 
-#ifdef __cplusplus
-}
-#endif
-
-#endif /* PAGEPOOL_PP_RING_H */
+#endif /* PP_INTERNAL_RING_H */
