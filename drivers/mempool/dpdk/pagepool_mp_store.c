@@ -153,11 +153,12 @@ dequeue_failed(struct rte_mempool *mp, unsigned int n)
 int pagepool_mp_dequeue(struct rte_mempool *mp, void **obj_table,
 			unsigned int n)
 {
+	const struct pagepool_mp *p = mp->pool_data;
+
 	if (PP_UNLIKELY(!pagepool_mp_here))
 		return dequeue_failed(mp, n);
-	if (PP_LIKELY(rte_ring_mc_dequeue_bulk(
-			((struct pagepool_mp *)mp->pool_data)->store,
-			obj_table, n, NULL) == n))
+	if (PP_LIKELY(rte_ring_mc_dequeue_bulk(p->store, obj_table, n,
+					       NULL) == n))
 		return 0;
 	return dequeue_failed(mp, n);
 }
