@@ -224,9 +224,9 @@ static void chunk_len_add(struct rte_mempool *mp, void *arg,
  * caches, the same for every driver), plus for ring_mp_mc (or another
  * driver that keeps its memory in DPDK's heap) its object chunks and its
  * ring's memzone, and for pagepool its arena (the external heap
- * "pp:<pool>", which holds the object memzone). Process heap: what
- * malloc handed out while the pool was made (pagepool's ring of free
- * objects, its lcore magazines and its state; nothing for ring_mp_mc).
+ * "pp:<pool>", which holds the object memzone and the ring of free
+ * objects). Process heap: what malloc handed out while the pool was
+ * made (pagepool's state; nothing for ring_mp_mc).
  */
 static int mem_cost_of(const char *ops, unsigned int size, unsigned int room,
 		       struct mem_cost *c)

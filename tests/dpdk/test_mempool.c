@@ -151,8 +151,8 @@ static int worker_take_and_return(void *arg)
 	struct rte_mempool *mp = arg;
 	void *objs[100];
 
-	/* In bulks of 10, so that they come back into this lcore's
-	 * magazine and stay there. */
+	/* In bulks of 10, put back from this lcore: with no DPDK cache
+	 * they go straight into the driver's store. */
 	for (int i = 0; i < 100; i += 10)
 		if (rte_mempool_get_bulk(mp, objs + i, 10) != 0)
 			return -1;
@@ -179,10 +179,10 @@ static void test_overask(void)
 	CHECK_COUNTS(mp, 0);
 
 	/*
-	 * Free objects spread over the other lcore's magazine and the
-	 * store: a get of the whole pool must still succeed (the driver
-	 * drains the other magazine), and a get of one more must fail with
-	 * the pool intact.
+	 * Objects the other lcore took and put back: with no DPDK cache
+	 * the driver keeps no per-lcore objects, so a get of the whole
+	 * pool from this lcore must succeed, and a get of one more must
+	 * fail with the pool intact.
 	 */
 	if (worker != RTE_MAX_LCORE) {
 		REQUIRE(rte_eal_remote_launch(worker_take_and_return, mp,
