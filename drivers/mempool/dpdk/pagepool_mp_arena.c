@@ -52,10 +52,10 @@ rte_iova_t pagepool_mp_arena_iova(const struct pagepool_mp *p, uintptr_t addr)
 }
 
 /*
- * Arena bytes beyond the objects' memzone and the store: the malloc
- * element header and trailer DPDK puts around each (at most 128 bytes
- * each in DPDK 22.11's malloc_elem.h) and their alignment, rounded up
- * generously to two 4 KiB pages.
+ * Arena bytes beyond the objects' memzone, the store and the
+ * magazines: the malloc element header and trailer DPDK puts around
+ * each (at most 128 bytes each in DPDK 22.11's malloc_elem.h) and their
+ * alignment, rounded up generously to two 4 KiB pages.
  */
 #define HEAP_SLACK (2 * 4096)
 
@@ -63,7 +63,7 @@ rte_iova_t pagepool_mp_arena_iova(const struct pagepool_mp *p, uintptr_t addr)
  * The arena bytes for the pool when its pages are 2^@pg_shift bytes:
  * what rte_mempool_populate_default() will ask the heap for (the default
  * calc_mem_size, with the page size DPDK reads from the heap's memsegs),
- * the store and the heap's slack. A pool without
+ * the store, the magazines and the heap's slack. A pool without
  * RTE_MEMPOOL_F_NO_IOVA_CONTIG packs objects per page, one with it
  * (page shift 0) packs them tighter, so this is enough for both.
  */
@@ -77,7 +77,7 @@ static ssize_t arena_bytes(const struct rte_mempool *mp, uint32_t pg_shift)
 
 	if (sz < 0 || ring < 0)
 		return sz < 0 ? sz : ring;
-	return sz + ring + HEAP_SLACK;
+	return sz + ring + (ssize_t)pagepool_mp_mag_bytes(mp) + HEAP_SLACK;
 }
 
 /*

@@ -11,9 +11,10 @@
  * the pool's node and the IOVA of every arena page; DPDK slices the arena
  * into objects and keeps its per-lcore cache in front; the driver keeps
  * the free objects in one ring. It is not a client of pagepool's page
- * allocator: a page per object cost up to twice the memory, and a second
- * per-lcore cache behind DPDK's measured no gain where DPDK's cache is
- * on (the default), so neither is here.
+ * allocator: a page per object cost up to twice the memory. One cache
+ * layer on each object path: DPDK's per-lcore cache where the pool has
+ * one, else the driver's per-lcore magazines (pagepool_mp_magazine.c),
+ * chosen at alloc from mp->cache_size.
  *
  * State is process-local (pointers into this process's mappings):
  * secondary processes are not supported, and every op says so and fails.
@@ -53,7 +54,8 @@ bool pagepool_mp_usable(const char *op)
 
 /*
  * alloc: the arena and its DMA domain, the external heap the pool's
- * memzone will come from, and from that heap the store.
+ * memzone will come from, and from that heap the store and, for a pool
+ * without a DPDK cache, the magazines.
  */
 static int pagepool_alloc(struct rte_mempool *mp)
 {
@@ -79,10 +81,15 @@ static int pagepool_alloc(struct rte_mempool *mp)
 	err = pagepool_mp_store_create(mp, p, mp->socket_id);
 	if (err)
 		goto err_destroy_arena;
+	err = pagepool_mp_mag_create(mp, p, mp->socket_id);
+	if (err)
+		goto err_free_store;
 	mp->pool_data = p;
 	pagepool_mp_here = true;
 	return 0;
 
+err_free_store:
+	pagepool_mp_store_free(p);
 err_destroy_arena:
 	pagepool_mp_arena_destroy(mp, p);
 err_free_state:
@@ -94,7 +101,8 @@ err_free_state:
  * free: rte_mempool_free() calls it after emptying the pool and freeing
  * its memzones, and cannot hear an error. The dequeues that failed while
  * it emptied the pool are the objects outside the driver: those in lcore
- * caches (DPDK does not flush them) and those the application still
+ * caches (DPDK does not flush them; the magazines, which the emptying
+ * drains, hold none by then) and those the application still
  * holds. For the latter, say how many and keep the arena mapped
  * (leaked), so that they stay valid memory; the application's bug must
  * not become a crash.
@@ -110,8 +118,9 @@ static void pagepool_free(struct rte_mempool *mp)
 		for (unsigned int i = 0; i < RTE_MAX_LCORE; i++)
 			cached += mp->local_cache[i].len;
 	out = p->teardown_misses > cached ? p->teardown_misses - cached : 0;
-	/* No op runs after free: the store goes first, then the heap,
-	 * which cannot go while the store is in it. */
+	/* No op runs after free: the store and the magazines go first,
+	 * then the heap, which cannot go while they are in it. */
+	pagepool_mp_mag_free(p);
 	pagepool_mp_store_free(p);
 	mp->pool_data = NULL;
 	if (out) {

@@ -48,7 +48,7 @@ void pagepool_mp_put_checked(struct rte_mempool *mp, void *const *obj_table,
 				obj_table[i], mp->name);
 		}
 		if (k)
-			pagepool_mp_store_put(mp, mp->pool_data, ok, k);
+			pagepool_mp_put(mp, mp->pool_data, ok, k);
 		obj_table += c;
 		n -= c;
 	}

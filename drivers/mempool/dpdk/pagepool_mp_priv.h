@@ -13,6 +13,8 @@
  *                              external heap made of it
  *   pagepool_mp_populate.c     slicing chunks into objects, IOVA checks
  *   pagepool_mp_store.c        free objects: the ring, get, put, count
+ *   pagepool_mp_magazine.c     pools without a DPDK cache: per-lcore
+ *                              magazines in front of the ring, the drain
  *   pagepool_mp_owner_check.c  debug builds: puts of foreign pointers
  */
 #ifndef PAGEPOOL_MP_PRIV_H
@@ -37,9 +39,14 @@
  */
 #define PMP_HEAP_NAME_LEN 32
 
+struct pagepool_mp_mag;
+
 struct pagepool_mp {
 	/* Hot: read by every enqueue and dequeue. */
-	struct rte_ring *store;      /* every free object */
+	struct rte_ring *store;      /* free objects outside the magazines */
+	uint32_t mag_cap;            /* objects a magazine holds; 0: none */
+	uint32_t mag_direct;         /* bigger requests skip the magazine */
+	struct pagepool_mp_mag *mag_of[RTE_MAX_LCORE]; /* NULL: no EAL lcore */
 
 	/* Cold: setup, teardown and the slow paths. */
 	uintptr_t base;              /* the arena */
@@ -48,6 +55,7 @@ struct pagepool_mp {
 	unsigned int page_order;     /* page_size as 4 KiB << order */
 	struct pp_arena *arena;
 	struct pp_dma *dma;
+	void *mags;                  /* one block for all magazines */
 	uint32_t nr_arena;           /* objects populated from the arena */
 	uint32_t nr_foreign;         /* objects populated from foreign chunks */
 	uint32_t teardown_misses;    /* failed gets while DPDK empties the pool */
@@ -88,13 +96,37 @@ ssize_t pagepool_mp_store_bytes(unsigned int size);
 int pagepool_mp_store_create(struct rte_mempool *mp, struct pagepool_mp *p,
 			     int socket);
 void pagepool_mp_store_free(struct pagepool_mp *p);
+/* Into the ring itself (the magazines spill and drain through it). */
 void pagepool_mp_store_put(struct rte_mempool *mp, struct pagepool_mp *p,
 			   void *const *objs, unsigned int n);
+/* Free @n objects the way the pool does: its magazines, or the ring. */
+void pagepool_mp_put(struct rte_mempool *mp, struct pagepool_mp *p,
+		     void *const *objs, unsigned int n);
 int pagepool_mp_enqueue(struct rte_mempool *mp, void *const *obj_table,
 			unsigned int n);
 int pagepool_mp_dequeue(struct rte_mempool *mp, void **obj_table,
 			unsigned int n);
 unsigned int pagepool_mp_get_count(const struct rte_mempool *mp);
+
+/*
+ * pagepool_mp_magazine.c: a pool whose mp->cache_size is 0 gets one
+ * magazine per EAL lcore, its one per-lcore cache; any other pool gets
+ * none (mag_cap stays 0) and has DPDK's cache instead.
+ */
+/* Arena bytes of @mp's magazines; 0 when it gets none. */
+size_t pagepool_mp_mag_bytes(const struct rte_mempool *mp);
+/* The magazines from the pool's heap (socket @socket); 0 or -ENOMEM,
+ * said. */
+int pagepool_mp_mag_create(struct rte_mempool *mp, struct pagepool_mp *p,
+			   int socket);
+void pagepool_mp_mag_free(struct pagepool_mp *p);
+/* Data path of a pool with magazines: get is all or nothing (0 or
+ * -ENOBUFS, @objs untouched), put never fails. */
+int pagepool_mp_mag_get(struct rte_mempool *mp, struct pagepool_mp *p,
+			void **objs, unsigned int n);
+void pagepool_mp_mag_put(struct rte_mempool *mp, struct pagepool_mp *p,
+			 void *const *objs, unsigned int n);
+unsigned int pagepool_mp_mag_count(const struct pagepool_mp *p);
 
 /* pagepool_mp_populate.c */
 int pagepool_mp_populate(struct rte_mempool *mp, unsigned int max_objs,

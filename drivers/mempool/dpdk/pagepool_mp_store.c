@@ -4,13 +4,12 @@
  * multi-producer/multi-consumer rte_ring of object pointers with room for
  * every object, and the enqueue, dequeue and get_count ops over it.
  *
- * The store is the driver's only place for free objects. The per-lcore
- * cache in front of it is DPDK's (mp->cache_size, rte_mempool_cache),
- * so each object path has one cache layer, DPDK's, as with ring_mp_mc.
- * The driver once kept per-lcore magazines here as well; they were a
- * second cache behind DPDK's and measured no better in the
- * configurations DPDK applications run (doc/dpdk-mempool.md, "Free
- * objects: one store, DPDK's cache in front").
+ * One cache layer on each object path: a pool with a DPDK cache
+ * (mp->cache_size, rte_mempool_cache) has it in front of the store and
+ * nothing else, as with ring_mp_mc; a pool created without one has the
+ * driver's per-lcore magazines there instead (pagepool_mp_magazine.c),
+ * and its calls go through them. doc/dpdk-mempool.md, "Free objects",
+ * has the measurements behind the rule.
  *
  * The ring lives in the pool's arena: it is allocated from the pool's
  * external heap, like ring_mp_mc's ring from DPDK's, in hugepages on the
@@ -97,6 +96,15 @@ void pagepool_mp_store_put(struct rte_mempool *mp, struct pagepool_mp *p,
 	store_put(mp, p, objs, n);
 }
 
+void pagepool_mp_put(struct rte_mempool *mp, struct pagepool_mp *p,
+		     void *const *objs, unsigned int n)
+{
+	if (p->mag_cap)
+		pagepool_mp_mag_put(mp, p, objs, n);
+	else
+		store_put(mp, p, objs, n);
+}
+
 /*
  * enqueue: never fails. Debug builds and a process that created no
  * pagepool pool take the slow path: the former checks each pointer
@@ -110,16 +118,21 @@ enqueue_slow(struct rte_mempool *mp, void *const *obj_table, unsigned int n)
 	if (PP_DEBUG)
 		pagepool_mp_put_checked(mp, obj_table, n);
 	else
-		store_put(mp, mp->pool_data, obj_table, n);
+		pagepool_mp_put(mp, mp->pool_data, obj_table, n);
 	return 0;
 }
 
 int pagepool_mp_enqueue(struct rte_mempool *mp, void *const *obj_table,
 			unsigned int n)
 {
+	struct pagepool_mp *p = mp->pool_data;
+
 	if (PP_UNLIKELY(PP_DEBUG || !pagepool_mp_here))
 		return enqueue_slow(mp, obj_table, n);
-	store_put(mp, mp->pool_data, obj_table, n);
+	if (p->mag_cap)
+		pagepool_mp_mag_put(mp, p, obj_table, n);
+	else
+		store_put(mp, p, obj_table, n);
 	return 0;
 }
 
@@ -144,7 +157,8 @@ dequeue_failed(struct rte_mempool *mp, unsigned int n)
 
 /*
  * dequeue: all or nothing, as rte_mempool_ops_dequeue_bulk() requires:
- * when the store holds fewer than @n objects, nothing is taken,
+ * when fewer than @n objects can be had (the store; with magazines,
+ * this lcore's, the store and the other lcores'), nothing is taken,
  * @obj_table is left untouched and the call returns -ENOBUFS (the ring
  * driver's code; rte_mempool_get_bulk() turns it into -ENOENT). Objects
  * in other lcores' DPDK caches are not free to the driver, as with
@@ -153,18 +167,23 @@ dequeue_failed(struct rte_mempool *mp, unsigned int n)
 int pagepool_mp_dequeue(struct rte_mempool *mp, void **obj_table,
 			unsigned int n)
 {
-	const struct pagepool_mp *p = mp->pool_data;
+	struct pagepool_mp *p = mp->pool_data;
 
 	if (PP_UNLIKELY(!pagepool_mp_here))
 		return dequeue_failed(mp, n);
+	if (p->mag_cap) {
+		if (PP_LIKELY(pagepool_mp_mag_get(mp, p, obj_table, n) == 0))
+			return 0;
+		return dequeue_failed(mp, n);
+	}
 	if (PP_LIKELY(rte_ring_mc_dequeue_bulk(p->store, obj_table, n,
 					       NULL) == n))
 		return 0;
 	return dequeue_failed(mp, n);
 }
 
-/* The free objects in the store; exact when no other lcore is inside
- * enqueue or dequeue. */
+/* The free objects in the store and the magazines; exact when no other
+ * lcore is inside enqueue or dequeue. */
 unsigned int pagepool_mp_get_count(const struct rte_mempool *mp)
 {
 	const struct pagepool_mp *p;
@@ -172,5 +191,5 @@ unsigned int pagepool_mp_get_count(const struct rte_mempool *mp)
 	if (!pagepool_mp_usable("get_count"))
 		return 0;
 	p = mp->pool_data;
-	return rte_ring_count(p->store);
+	return rte_ring_count(p->store) + pagepool_mp_mag_count(p);
 }
