@@ -3,9 +3,10 @@
  * pp_handshake.h - internal: the owner's fast side of the handshake that
  * keeps an object's owner thread, which uses it on every call, apart
  * from the rare other thread that must hold it for a while (a holder):
- * the allocator's thread caches (pp_tcache.h) and the virtio_user
- * driver's queues. Included by pp_tcache.h, whose inline fast paths
- * enter a thread cache; never use it directly.
+ * the allocator's thread caches (pp_tcache.h), the virtio_user
+ * driver's queues and the DPDK mempool driver's lcore magazines.
+ * Included by pp_tcache.h, whose inline fast paths enter a thread
+ * cache; never use it directly.
  *
  * Two ways, chosen once per process by the library and written into
  * each handshake's @stop when it is made:

@@ -4,8 +4,9 @@
  * side is inline in pagepool/pp_handshake.h (which says what the two
  * ways are): making one, the owner's side in either way, and the
  * holder's side, the membarrier() included. Used by the allocator's
- * thread caches (lib/page/thread_cache.c) and the virtio_user queues
- * (drivers/net/virtio_user/virtio_user_rxtx.c).
+ * thread caches (lib/page/thread_cache.c), the virtio_user queues
+ * (drivers/net/virtio_user/virtio_user_rxtx.c) and the DPDK mempool
+ * driver's lcore magazines (drivers/mempool/dpdk/pagepool_mp_magazine.c).
  *
  * The owner: one thread, the object's, enters around each call and
  * exits after it: pp_handshake_try_enter() (does without when held, as
