@@ -26,7 +26,7 @@
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
-#include "pagepool_mp_priv.h"
+#include "pagepool_mp_magazine.h"
 #include "pp_os.h"
 #include "pp_os_handshake.h"
 
@@ -46,49 +46,14 @@
 #define MAG_MIN 16
 #define MAG_BATCH 64
 
-struct pagepool_mp_mag {
-	struct pp_handshake_ hs;  /* owner: the lcore; holder: a drainer */
-	uint32_t len;             /* written inside the handshake only */
-	void *objs[];             /* mag_cap entries */
-} __rte_cache_aligned;
-
-/*
- * The EAL's lcore id, read with the initial-exec TLS model: the EAL is
- * loaded with the application, so its TLS block is static, and this
- * plugin (loaded later with dlopen) would otherwise reach it through
- * __tls_get_addr on every call.
- */
-extern __thread unsigned int per_lcore__lcore_id
-	__attribute__((tls_model("initial-exec")));
-
-/*
- * Object pointers between magazine and caller: up to COPY_INLINE_MAX
- * with a plain loop, four at a time, in functions built with LEAF_COPY,
- * which keeps gcc from turning the loop into a memmove call, so that
- * the fast path makes no call and saves no registers. Bigger bulks use
- * memcpy, whose vector loop beats this one. 32 is DPDK's usual burst
- * (testpmd's default).
- */
-#define LEAF_COPY __attribute__((optimize("no-tree-loop-distribute-patterns")))
-#define COPY_INLINE_MAX 32
-
+/* Copies of any size: the fast path's loop up to COPY_INLINE_MAX. */
 static inline void objs_copy(void **restrict dst, void *const *restrict src,
 			     unsigned int n)
 {
-	if (n > COPY_INLINE_MAX) {
+	if (n > COPY_INLINE_MAX)
 		memcpy(dst, src, n * sizeof(*dst));
-		return;
-	}
-	for (; n >= 4; n -= 4, dst += 4, src += 4) {
-		void *a = src[0], *b = src[1], *c = src[2], *d = src[3];
-
-		dst[0] = a;
-		dst[1] = b;
-		dst[2] = c;
-		dst[3] = d;
-	}
-	for (; n; n--)
-		*dst++ = *src++;
+	else
+		objs_copy_small(dst, src, n);
 }
 
 /* Objects a magazine holds for @mp (see MAG_MAX); 0: no magazines. */
@@ -279,7 +244,7 @@ get_refill(struct rte_mempool *mp, struct pagepool_mp *p,
  * The fast path hands out the top of the stack, the most recently
  * freed objects, still warm in cache.
  */
-LEAF_COPY int pagepool_mp_mag_get(struct rte_mempool *mp,
+int pagepool_mp_mag_get(struct rte_mempool *mp,
 				  struct pagepool_mp *p, void **objs,
 				  unsigned int n)
 {
@@ -310,7 +275,7 @@ put_spill(struct rte_mempool *mp, struct pagepool_mp *p,
 
 /* Put @n objects: into the caller's magazine, or the store. Never
  * fails. */
-LEAF_COPY void pagepool_mp_mag_put(struct rte_mempool *mp,
+void pagepool_mp_mag_put(struct rte_mempool *mp,
 				   struct pagepool_mp *p, void *const *objs,
 				   unsigned int n)
 {

@@ -15,6 +15,8 @@
  *   pagepool_mp_store.c        free objects: the ring, get, put, count
  *   pagepool_mp_magazine.c     pools without a DPDK cache: per-lcore
  *                              magazines in front of the ring, the drain
+ *   pagepool_mp_magazine.h     the magazines' fast paths, inline into
+ *                              the enqueue and dequeue ops
  *   pagepool_mp_owner_check.c  debug builds: puts of foreign pointers
  */
 #ifndef PAGEPOOL_MP_PRIV_H

@@ -20,7 +20,7 @@
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
-#include "pagepool_mp_priv.h"
+#include "pagepool_mp_magazine.h"
 
 /* Bytes of a ring with room for @size objects (RING_F_EXACT_SZ: slots
  * for the next power of two above it). */
@@ -122,18 +122,43 @@ enqueue_slow(struct rte_mempool *mp, void *const *obj_table, unsigned int n)
 	return 0;
 }
 
-int pagepool_mp_enqueue(struct rte_mempool *mp, void *const *obj_table,
-			unsigned int n)
+/*
+ * A pool without magazines: the ring. Out of line, a tail call, so that
+ * the registers the ring's code needs are not saved on the magazines'
+ * fast path too.
+ */
+static __attribute__((noinline)) int
+enqueue_store(struct rte_mempool *mp, void *const *obj_table, unsigned int n)
+{
+	store_put(mp, mp->pool_data, obj_table, n);
+	return 0;
+}
+
+/* A pool with magazines, past the fast path: the whole put. */
+static __attribute__((noinline)) int
+enqueue_mag(struct rte_mempool *mp, void *const *obj_table, unsigned int n)
+{
+	pagepool_mp_mag_put(mp, mp->pool_data, obj_table, n);
+	return 0;
+}
+
+/*
+ * The magazines' fast path is inline here and the rest is a tail call,
+ * so that the common call is a leaf (pagepool_mp_magazine.h).
+ */
+LEAF_COPY int pagepool_mp_enqueue(struct rte_mempool *mp,
+				  void *const *obj_table, unsigned int n)
 {
 	struct pagepool_mp *p = mp->pool_data;
 
 	if (PP_UNLIKELY(PP_DEBUG || !pagepool_mp_here))
 		return enqueue_slow(mp, obj_table, n);
-	if (p->mag_cap)
-		pagepool_mp_mag_put(mp, p, obj_table, n);
-	else
-		store_put(mp, p, obj_table, n);
-	return 0;
+	if (p->mag_cap) {
+		if (PP_LIKELY(pagepool_mp_mag_put_fast(p, obj_table, n)))
+			return 0;
+		return enqueue_mag(mp, obj_table, n);
+	}
+	return enqueue_store(mp, obj_table, n);
 }
 
 /*
@@ -164,22 +189,41 @@ dequeue_failed(struct rte_mempool *mp, unsigned int n)
  * in other lcores' DPDK caches are not free to the driver, as with
  * ring_mp_mc.
  */
-int pagepool_mp_dequeue(struct rte_mempool *mp, void **obj_table,
-			unsigned int n)
+/* A pool without magazines: the ring (out of line, as enqueue_store()). */
+static __attribute__((noinline)) int
+dequeue_store(struct rte_mempool *mp, void **obj_table, unsigned int n)
+{
+	struct pagepool_mp *p = mp->pool_data;
+
+	if (PP_LIKELY(rte_ring_mc_dequeue_bulk(p->store, obj_table, n,
+					       NULL) == n))
+		return 0;
+	return dequeue_failed(mp, n);
+}
+
+/* A pool with magazines, past the fast path: the whole get. */
+static __attribute__((noinline)) int
+dequeue_mag(struct rte_mempool *mp, void **obj_table, unsigned int n)
+{
+	if (PP_LIKELY(pagepool_mp_mag_get(mp, mp->pool_data, obj_table,
+					  n) == 0))
+		return 0;
+	return dequeue_failed(mp, n);
+}
+
+LEAF_COPY int pagepool_mp_dequeue(struct rte_mempool *mp, void **obj_table,
+				  unsigned int n)
 {
 	struct pagepool_mp *p = mp->pool_data;
 
 	if (PP_UNLIKELY(!pagepool_mp_here))
 		return dequeue_failed(mp, n);
 	if (p->mag_cap) {
-		if (PP_LIKELY(pagepool_mp_mag_get(mp, p, obj_table, n) == 0))
+		if (PP_LIKELY(pagepool_mp_mag_get_fast(p, obj_table, n)))
 			return 0;
-		return dequeue_failed(mp, n);
+		return dequeue_mag(mp, obj_table, n);
 	}
-	if (PP_LIKELY(rte_ring_mc_dequeue_bulk(p->store, obj_table, n,
-					       NULL) == n))
-		return 0;
-	return dequeue_failed(mp, n);
+	return dequeue_store(mp, obj_table, n);
 }
 
 /* The free objects in the store and the magazines; exact when no other
