@@ -248,7 +248,9 @@ static inline unsigned long
 pp_tcache_alloc_array_(struct pp_allocator *alloc, int n,
 		       struct pp_page **array)
 {
-	if (PP_UNLIKELY(n < 2))
+	/* No inline cache (several zones, the lock word, debug checks):
+	 * the library, before the array is scanned for nothing. */
+	if (PP_UNLIKELY(n < 2 || pp_tcache_leaf_(alloc) == NULL))
 		return 0;
 	/*
 	 * The last entry first, then eight at a time, so that a partly
