@@ -1,41 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pp_handshake.h - internal: the owner's fast side of the handshake that
- * keeps an object's owner thread, which uses it on every call, apart
- * from the rare other thread that must hold it for a while (a holder):
- * the allocator's thread caches (pp_tcache.h), the virtio_user
- * driver's queues and the DPDK mempool driver's lcore magazines.
- * Included by pp_tcache.h, whose inline fast paths enter a thread
- * cache; never use it directly.
- *
- * Two ways, chosen once per process by the library and written into
- * each handshake's @stop when it is made:
- *
- *   - asymmetric, where membarrier(PRIVATE_EXPEDITED) works: the owner
- *     stores busy = 1, a compiler barrier, loads stop; no atomic
- *     read-modify-write. A holder raises stop, runs membarrier(), which
- *     executes a full barrier on every CPU running one of our threads,
- *     then waits for busy to drop: either the owner's store was visible
- *     to it, or the owner's load sees stop raised and steps back. An
- *     owner parked outside a call has busy clear, so a hold never waits
- *     for it;
- *   - a lock word, where membarrier is missing (kernels before 4.14, a
- *     seccomp policy), with PAGEPOOL_NO_MEMBARRIER=1, and in TSan
- *     builds (TSan does not know membarrier): the owner, like a holder,
- *     takes stop's HELD bit with one atomic exchange a call.
- *
- * Holders take stop's HELD bit among themselves in both ways. The
- * holder's side, the lock-word way and the choice are the library's
- * (lib/os: pp_os_handshake.h); here is only what an inline fast path
- * needs: one load tells it both the way and whether a holder is there.
- * A handshake of zeroes is the lock word, free: memory the library has
- * not yet set up is never taken for the asymmetric way.
- *
- * Part of the ABI as pp_tcache.h's views are (struct pp_tcache_view_
- * holds one): a change to the layout is a new soname. Inline code built
- * against an older header, which read stop == 0 as "free", finds
- * PP_HANDSHAKE_ASYM_ there and takes the library's way: slower, still
- * right, as any new meaning of @stop must leave it.
+ * pp_handshake.h - internal: the owner's inline side of the handshake
+ * that keeps a thread cache's (or a virtio_user queue's) owner apart from
+ * the rare thread that holds it. Included by pp_tcache.h; never use it
+ * directly. @stop says the way (PP_HANDSHAKE_ASYM_: membarrier, else a
+ * lock word) and whether a holder is there, in one load; a handshake of
+ * zeroes is a free lock word. The holder's side is the library's (lib/os,
+ * pp_os_handshake.h); doc/design.md, decision 4, explains the protocol.
+ * Part of the ABI as pp_tcache.h's views are: a layout change is a new
+ * soname, and inline code from an older header must still be right.
  */
 #ifndef PAGEPOOL_PP_HANDSHAKE_H
 #define PAGEPOOL_PP_HANDSHAKE_H
