@@ -205,17 +205,17 @@ static inline bool pp_tcache_copy_(struct pp_page **__restrict dst,
 }
 
 /*
- * @n pages into @array[0..n) from the cache, whatever @array held, if
- * the cache holds them and zone 0 is above its bulk watermark plus @n
- * (the bulk call's rule); returns @n, or 0: the caller asks the library.
- * page_pool's refill calls it directly: its array is scratch space.
+ * @n pages into @array[0..n) from @tc (the caller's pp_tcache_leaf_(),
+ * or NULL), whatever @array held, if the cache holds them and zone 0 is
+ * above its bulk watermark plus @n (the bulk call's rule); returns @n,
+ * or 0: the caller asks the library.
  */
-static inline unsigned long pp_tcache_take_(struct pp_allocator *alloc,
-					    int n, struct pp_page **array)
+static inline unsigned long
+pp_tcache_take_from_(struct pp_allocator *alloc, struct pp_tcache_view_ *tc,
+		     int n, struct pp_page **array)
 {
 	const struct pp_allocator_view_ *a =
 		(const struct pp_allocator_view_ *)(const void *)alloc;
-	struct pp_tcache_view_ *tc = pp_tcache_leaf_(alloc);
 	struct pp_tcache_zone_ *z0;
 	unsigned long got = 0;
 
@@ -239,6 +239,14 @@ static inline unsigned long pp_tcache_take_(struct pp_allocator *alloc,
 	return got;
 }
 
+/* The same for the calling thread's cache: page_pool's array refill,
+ * whose array is scratch space. */
+static inline unsigned long pp_tcache_take_(struct pp_allocator *alloc,
+					    int n, struct pp_page **array)
+{
+	return pp_tcache_take_from_(alloc, pp_tcache_leaf_(alloc), n, array);
+}
+
 /*
  * The array form's inline case: @n pages into an all-NULL @array, as
  * pp_tcache_take_(); an array with any entry set goes to the library,
@@ -248,9 +256,11 @@ static inline unsigned long
 pp_tcache_alloc_array_(struct pp_allocator *alloc, int n,
 		       struct pp_page **array)
 {
+	struct pp_tcache_view_ *tc = pp_tcache_leaf_(alloc);
+
 	/* No inline cache (several zones, the lock word, debug checks):
 	 * the library, before the array is scanned for nothing. */
-	if (PP_UNLIKELY(n < 2 || pp_tcache_leaf_(alloc) == NULL))
+	if (PP_UNLIKELY(n < 2 || tc == NULL))
 		return 0;
 	/*
 	 * The last entry first, then eight at a time, so that a partly
@@ -268,7 +278,7 @@ pp_tcache_alloc_array_(struct pp_allocator *alloc, int n,
 		if (PP_UNLIKELY(set != 0))
 			return 0;
 	}
-	return pp_tcache_take_(alloc, n, array);
+	return pp_tcache_take_from_(alloc, tc, n, array);
 }
 
 /*

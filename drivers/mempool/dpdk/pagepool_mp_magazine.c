@@ -194,18 +194,6 @@ mag_fill(struct pagepool_mp *p, struct pagepool_mp_mag *m, unsigned int n)
 	return true;
 }
 
-/* The calling lcore's magazine when it may serve @n objects, else NULL
- * (a non-EAL thread, or a request bigger than mag_direct). */
-static inline struct pagepool_mp_mag *mag_of_caller(struct pagepool_mp *p,
-						    unsigned int n)
-{
-	unsigned int id = per_lcore__lcore_id;
-
-	if (PP_UNLIKELY(id >= RTE_MAX_LCORE || n > p->mag_direct))
-		return NULL;
-	return p->mag_of[id];
-}
-
 /* The store, and when it is short the other magazines; for callers
  * without a magazine of their own for @n. */
 static __attribute__((noinline)) int
@@ -244,11 +232,10 @@ get_refill(struct rte_mempool *mp, struct pagepool_mp *p,
  * The fast path hands out the top of the stack, the most recently
  * freed objects, still warm in cache.
  */
-int pagepool_mp_mag_get(struct rte_mempool *mp,
-				  struct pagepool_mp *p, void **objs,
-				  unsigned int n)
+int pagepool_mp_mag_get(struct rte_mempool *mp, struct pagepool_mp *p,
+			void **objs, unsigned int n)
 {
-	struct pagepool_mp_mag *m = mag_of_caller(p, n);
+	struct pagepool_mp_mag *m = pagepool_mp_mag_of_caller(p, n);
 
 	if (PP_UNLIKELY(!m))
 		return get_direct(mp, p, objs, n);
@@ -275,11 +262,10 @@ put_spill(struct rte_mempool *mp, struct pagepool_mp *p,
 
 /* Put @n objects: into the caller's magazine, or the store. Never
  * fails. */
-void pagepool_mp_mag_put(struct rte_mempool *mp,
-				   struct pagepool_mp *p, void *const *objs,
-				   unsigned int n)
+void pagepool_mp_mag_put(struct rte_mempool *mp, struct pagepool_mp *p,
+			 void *const *objs, unsigned int n)
 {
-	struct pagepool_mp_mag *m = mag_of_caller(p, n);
+	struct pagepool_mp_mag *m = pagepool_mp_mag_of_caller(p, n);
 
 	if (PP_UNLIKELY(!m)) {
 		pagepool_mp_store_put(mp, p, objs, n);

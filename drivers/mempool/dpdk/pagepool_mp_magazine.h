@@ -59,6 +59,18 @@ static inline void objs_copy_small(void **restrict dst,
 		*dst++ = *src++;
 }
 
+/* The calling lcore's magazine when it may serve @n objects, else NULL
+ * (a non-EAL thread, or a request bigger than mag_direct). */
+static inline struct pagepool_mp_mag *
+pagepool_mp_mag_of_caller(struct pagepool_mp *p, unsigned int n)
+{
+	unsigned int id = per_lcore__lcore_id;
+
+	if (PP_UNLIKELY(id >= RTE_MAX_LCORE || n > p->mag_direct))
+		return NULL;
+	return p->mag_of[id];
+}
+
 /*
  * The calling lcore's magazine, entered on the asymmetric way, when the
  * fast path may serve @n objects from it; else NULL, and the caller
@@ -68,13 +80,11 @@ static inline void objs_copy_small(void **restrict dst,
 static inline struct pagepool_mp_mag *
 pagepool_mp_mag_enter_fast(struct pagepool_mp *p, unsigned int n)
 {
-	unsigned int id = per_lcore__lcore_id;
 	struct pagepool_mp_mag *m;
 
-	if (PP_UNLIKELY(id >= RTE_MAX_LCORE || n > p->mag_direct ||
-			n > COPY_INLINE_MAX))
+	if (PP_UNLIKELY(n > COPY_INLINE_MAX))
 		return NULL;
-	m = p->mag_of[id];
+	m = pagepool_mp_mag_of_caller(p, n);
 	if (PP_UNLIKELY(!m || !pp_handshake_enter_fast_(&m->hs)))
 		return NULL;
 	return m;
