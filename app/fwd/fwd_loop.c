@@ -95,12 +95,15 @@ unsigned int loop_inject(struct pp_port *p, unsigned int nr)
 
 		while (left) {
 			for (n = 0; n < left && n < PP_NET_BURST; n++) {
-				f[n].page = pp_pool_alloc_pages(pool);
-				if (!f[n].page)
+				struct pp_page *page = pp_pool_alloc_pages(pool);
+
+				if (!page)
 					break;
-				f[n].offset = 0;
-				f[n].headroom = PP_FRAME_HEADROOM;
-				f[n].len = (uint16_t)loop.len;
+				f[n] = (struct pp_frame){
+					.page = page, .offset = 0,
+					.headroom = PP_FRAME_HEADROOM,
+					.len = (uint16_t)loop.len,
+				};
 				loop_frame_fill(pp_frame_data(&f[n]), loop.len,
 						loop.injected + n);
 			}

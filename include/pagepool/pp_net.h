@@ -75,11 +75,90 @@ struct pp_port;
  */
 struct pp_frame {
 	struct pp_page *page;
-	uint32_t offset;   /* buffer start in the block (data_hard_start) */
-	uint16_t headroom; /* bytes between buffer start and data */
-	uint16_t len;      /* data length */
+	uint32_t offset : 31; /* buffer start in the block (data_hard_start) */
+	uint32_t more : 1;    /* the packet goes on in the next frame */
+	uint16_t headroom;    /* bytes between buffer start and data */
+	uint16_t len;         /* data length */
 };
 static_assert(sizeof(struct pp_frame) == 16, "four frames per cache line");
+
+/*
+ * Multi-buffer packets. A packet larger than one buffer (a 9000-byte
+ * frame in 4 KiB pages) is a run of consecutive frames in a burst, its
+ * segments: every one but the last has .more set, as AF_XDP chains
+ * descriptors with XDP_PKT_CONTD. The first segment is the packet's
+ * head: its headroom is the packet's, and a program edits headers there.
+ * A single-buffer packet is one frame with .more clear, so code that
+ * never meets a large packet reads frames as before. Build frames with
+ * a designated initializer, (struct pp_frame){ .page = ..., ... }, so
+ * .more starts clear.
+ *
+ * The rules every burst follows (pp_port_rx_burst, pp_port_tx_burst, a
+ * program's frames, a stack consumer's):
+ *   - a burst never ends inside a packet: RX returns whole packets only,
+ *     and keeps a packet that does not fit in what is left of @n for the
+ *     next call (so ask for PP_FRAME_MAX_SEGS frames at least);
+ *   - TX takes a packet whole or not at all: its count never ends inside
+ *     a packet, a packet with a segment outside its buffer is taken and
+ *     dropped whole (one error), and an unfinished packet at the end of
+ *     the burst (its last frame has .more set) is not taken;
+ *   - a packet has at most PP_FRAME_MAX_SEGS segments;
+ *   - packet counters count packets, byte counters every segment's bytes.
+ */
+/* The largest offset a frame holds (31 bits; a block is at most 1 GiB).
+ * A driver checks a raw offset (pp_frame_bounds_ok()) before storing it. */
+#define PP_FRAME_OFFSET_MAX 0x7fffffffu
+
+#define PP_FRAME_MAX_SEGS 18 /* the kernel's MAX_SKB_FRAGS + 1 (xdp_frame) */
+
+/* The largest packet a port carries: a 9000-byte MTU's Ethernet frame
+ * with a VLAN tag (9018 bytes) rounded up to a kilobyte. */
+#define PP_FRAME_MAX_PKT 9216
+
+/*
+ * pp_pkt_segs - the number of frames of the packet that starts at
+ * @frames[0], among the @n frames there: up to and including the first
+ * with .more clear, or @n when all have it (an unfinished packet: the
+ * caller checks frames[ret - 1].more).
+ */
+static inline unsigned int pp_pkt_segs(const struct pp_frame *frames,
+				       unsigned int n)
+{
+	unsigned int i = 0;
+
+	while (i < n && frames[i].more)
+		i++;
+	return i < n ? i + 1 : n;
+}
+
+/*
+ * pp_pkt_len - the bytes of the packet that starts at @frames[0] (the
+ * sum of pp_pkt_segs() segments' lengths).
+ */
+static inline uint32_t pp_pkt_len(const struct pp_frame *frames,
+				  unsigned int n)
+{
+	unsigned int i, segs = pp_pkt_segs(frames, n);
+	uint32_t len = 0;
+
+	for (i = 0; i < segs; i++)
+		len += frames[i].len;
+	return len;
+}
+
+/*
+ * pp_burst_whole - the frames of @frames[0..@n) that make whole packets:
+ * @n, or fewer when the last packet is unfinished (the last frame has
+ * .more set). What a TX burst may take.
+ */
+static inline unsigned int pp_burst_whole(const struct pp_frame *frames,
+					  unsigned int n)
+{
+	/* Back over the unfinished packet's segments, if there is one. */
+	while (n && frames[n - 1].more)
+		n--;
+	return n;
+}
 
 /* The end of @page's block: PP_PAGE_SIZE << order, at most 1 GiB. */
 static inline uint64_t pp_frame_block_end_(const struct pp_page *page)
@@ -270,7 +349,10 @@ struct pp_prog_ctx {
 };
 
 /*
- * A program sets verdicts[i] for each of the @n frames. It may change the
+ * A program sets verdicts[i] for each of the @n frames; for a multi-buffer
+ * packet, only its first frame's verdict counts, and lib/net applies it to
+ * every segment (one verdict per packet, as an XDP program's on an
+ * xdp_buff with fragments). It may change the
  * data, and move its head or end within the buffer (pp_frame_adjust_head,
  * pp_frame_adjust_tail), but must not keep, free or recycle the frames:
  * the verdict says what becomes of them. A frame it leaves outside its
@@ -391,7 +473,8 @@ PP_API struct pp_pool *pp_port_rxq_pool(const struct pp_port *port,
  * (pp_pool_recycle_direct on this thread) or releases each one. Every
  * frame returned is valid (pp_frame_valid()); one that the device, kernel
  * or peer describes outside its buffer is dropped, its page returned, and
- * counted in the queue's errors.
+ * counted in the queue's errors. Only whole packets come back: a
+ * multi-buffer packet that does not fit in @n waits for the next call.
  * Context: the queue's thread (it becomes the owner of the queue's pool).
  */
 PP_API unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
@@ -402,7 +485,9 @@ PP_API unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
  * the port took (from the front of @frames). The rest stay the caller's.
  * A frame outside its page block (pp_frame_valid() false) is taken but
  * never sent: its page goes back to its pool and it counts in the queue's
- * errors (and packets: it was taken).
+ * errors (and packets: it was taken). Whole packets only: a multi-buffer
+ * packet is taken with all its segments or not at all, and one with a
+ * segment outside its block is taken and dropped whole.
  * Context: one thread at a time per TX queue.
  */
 PP_API unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
@@ -413,7 +498,9 @@ PP_API unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
  * (in bursts of PP_NET_BURST), run the program and act on the verdicts,
  * then flush redirected and bounced frames in bulk. Without a program
  * every frame is dropped (recycled). Frames a full TX queue refuses are
- * recycled and counted as that TX queue's drops.
+ * recycled and counted as that TX queue's drops. @budget counts frames;
+ * the first receive asks for PP_FRAME_MAX_SEGS at least, so that a
+ * smaller budget still moves a multi-buffer packet (and passes it).
  * Returns the number of frames received.
  * Context: the queue's thread; it also sends on the targets' TX queues
  * with the same index (modulo their count), so give each such TX queue to
@@ -432,7 +519,7 @@ PP_API int pp_port_set_prog(struct pp_port *port, const struct pp_prog *prog);
 PP_API void pp_port_set_stack(struct pp_port *port, pp_stack_fn fn, void *arg);
 
 struct pp_rxq_stats {
-	uint64_t packets;   /* frames received */
+	uint64_t packets;   /* packets received (a multi-buffer one once) */
 	uint64_t bytes;
 	uint64_t drops;     /* frames lost before the program: no buffer */
 	uint64_t errors;    /* ABORTED or unknown verdicts, frames outside
@@ -444,7 +531,7 @@ struct pp_rxq_stats {
 };
 
 struct pp_txq_stats {
-	uint64_t packets;   /* frames the port took */
+	uint64_t packets;   /* packets the port took */
 	uint64_t bytes;
 	uint64_t drops;     /* frames refused (queue full) and recycled */
 	uint64_t errors;    /* frames not sent: outside their page (taken,

@@ -23,6 +23,11 @@
  *             error; DROP recycles it, as any other.
  * While flushing, the TX queue learns which pool this thread owns, so a
  * driver that completes TX at once (null) recycles directly too.
+ *
+ * A multi-buffer packet (pp_net.h) takes its first frame's verdict for
+ * all its segments, so that every path above moves it whole; counters
+ * count packets. The single-buffer burst pays one test for this: the sum
+ * of the frames' .more bits, which is 0.
  */
 #include <string.h>
 
@@ -47,30 +52,45 @@ static uint64_t frames_bytes(const struct pp_frame *frames, unsigned int n)
 	return bytes;
 }
 
+/* The packets among @n frames: the frames that end one. */
+static unsigned int frames_pkts(const struct pp_frame *frames, unsigned int n)
+{
+	unsigned int pkts = n;
+
+	for (unsigned int i = 0; i < n; i++)
+		pkts -= frames[i].more;
+	return pkts;
+}
+
 /*
- * Send @n frames (@bytes in all) on @port's TX queue for RX queue @rxq;
- * drop the rest.
+ * Send @n frames (@pkts packets, @bytes in all) on @port's TX queue for
+ * RX queue @rxq; drop the rest. The driver takes whole packets, so what
+ * it refuses is whole packets too.
  */
 static void flush_tx(struct pp_rxq *rxq, struct pp_port *port,
-		     struct pp_frame *frames, unsigned int n, uint64_t bytes)
+		     struct pp_frame *frames, unsigned int n, unsigned int pkts,
+		     uint64_t bytes)
 {
 	struct pp_txq *txq = &port->txq[rxq->idx % port->nr_txq];
 	struct pp_page *rest[PP_NET_BURST];
-	unsigned int sent, i;
+	unsigned int sent, i, left;
 
 	txq->napi_pool = rxq->pool;
 	sent = port->tx_burst(txq, frames, n);
 	txq->napi_pool = NULL;
-	if (PP_UNLIKELY(sent != n))
+	left = 0;
+	if (PP_UNLIKELY(sent != n)) {
 		bytes -= frames_bytes(frames + sent, n - sent);
-	pp_net_stat_add(&txq->stats.packets, sent);
+		left = frames_pkts(frames + sent, n - sent);
+	}
+	pp_net_stat_add(&txq->stats.packets, pkts - left);
 	pp_net_stat_add(&txq->stats.bytes, bytes);
 	if (PP_LIKELY(sent == n))
 		return;
 	for (i = sent; i < n; i++)
 		rest[i - sent] = frames[i].page;
 	pp_net_put_pages(port->allocator, rxq->pool, rest, n - sent);
-	pp_net_stat_add(&txq->stats.drops, n - sent);
+	pp_net_stat_add(&txq->stats.drops, left);
 }
 
 /*
@@ -148,12 +168,41 @@ static void pass_to_stack(struct pp_port *port, struct pp_rxq *rxq,
 	pp_free_pages_bulk(port->allocator, pages, n);
 }
 
+/*
+ * Give every segment of a multi-buffer packet its first frame's verdict
+ * (what the program set for the others does not count).
+ */
+static __attribute__((cold, noinline)) void
+spread_verdicts(struct poll_burst *b, unsigned int n)
+{
+	for (unsigned int i = 1; i < n; i++)
+		if (b->frames[i - 1].more)
+			b->verdicts[i] = b->verdicts[i - 1];
+}
+
+/* Recycle the @segs pages of the packet at @f into @pool (its owner). */
+static inline void recycle_pkt(struct pp_pool *pool, const struct pp_frame *f,
+			       unsigned int segs)
+{
+	for (unsigned int j = 0; j < segs; j++)
+		pp_pool_recycle_direct(pool, f[j].page);
+}
+
+/* Every segment of the packet at @f lies in its buffer. */
+static bool pkt_valid(const struct pp_frame *f, unsigned int segs)
+{
+	for (unsigned int j = 0; j < segs; j++)
+		if (PP_UNLIKELY(!pp_frame_valid(&f[j])))
+			return false;
+	return true;
+}
+
 static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
 		      struct poll_burst *b, unsigned int n)
 {
 	const struct pp_prog *prog = &port->prog;
-	unsigned int i, t, nr_tx = 0, nr_pass = 0;
-	uint64_t bytes = 0, drop = 0, err = 0, redirect = 0;
+	unsigned int i, t, segs, more = 0, nr_tx = 0, nr_pass = 0;
+	uint64_t bytes = 0, drop = 0, err = 0, redirect = 0, pass = 0, tx = 0;
 
 	if (PP_LIKELY(prog->fn)) {
 		struct pp_prog_ctx ctx = {
@@ -178,12 +227,20 @@ static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
 
 	for (i = 0; i < n; i++) {
 		bytes += b->frames[i].len;
+		more += b->frames[i].more;
 		same &= b->verdicts[i] == v0;
+	}
+	if (PP_UNLIKELY(more)) {
+		spread_verdicts(b, n);
+		same = true;
+		for (i = 0; i < n; i++)
+			same &= b->verdicts[i] == v0;
 	}
 	if (same && (v0 & 0xff) == PP_XDP_REDIRECT &&
 	    (v0 >> 8) < prog->nr_targets) {
-		flush_tx(rxq, prog->targets[v0 >> 8], b->frames, n, bytes);
-		redirect = n;
+		flush_tx(rxq, prog->targets[v0 >> 8], b->frames, n, n - more,
+			 bytes);
+		redirect = n - more;
 		goto count;
 	}
 	if (same && v0 == PP_XDP_DROP) {
@@ -192,24 +249,27 @@ static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
 		for (i = 0; i < n; i++)
 			pages[i] = b->frames[i].page;
 		pp_pool_recycle_direct_bulk(rxq->pool, pages, n);
-		drop = n;
+		drop = n - more;
 		goto count;
 	}
 
-	for (i = 0; i < n; i++) {
+	/* Packet by packet: a multi-buffer one moves whole. */
+	for (i = 0; i < n; i += segs) {
 		struct pp_frame *f = &b->frames[i];
-		unsigned int v = b->verdicts[i];
+		unsigned int v = b->verdicts[i], j;
 
+		segs = PP_LIKELY(!f->more) ? 1 : pp_pkt_segs(f, n - i);
 		switch (v & 0xff) {
 		case PP_XDP_REDIRECT:
 			t = v >> 8;
 			if (PP_UNLIKELY(t >= prog->nr_targets))
 				goto error;
-			b->redir[t][b->nr_redir[t]++] = *f;
+			for (j = 0; j < segs; j++)
+				b->redir[t][b->nr_redir[t]++] = f[j];
 			redirect++;
 			break;
 		case PP_XDP_DROP:
-			pp_pool_recycle_direct(rxq->pool, f->page);
+			recycle_pkt(rxq->pool, f, segs);
 			drop++;
 			break;
 		case PP_XDP_PASS:
@@ -220,41 +280,48 @@ static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
 			 * in its TX errors), and one check per frame is what
 			 * the forwarding budget allows.
 			 */
-			if (PP_UNLIKELY(!pp_frame_valid(f)))
+			if (PP_UNLIKELY(!pkt_valid(f, segs)))
 				goto error;
-			b->pass[nr_pass++] = *f;
+			for (j = 0; j < segs; j++)
+				b->pass[nr_pass++] = f[j];
+			pass++;
 			break;
 		case PP_XDP_TX:
-			b->tx[nr_tx++] = *f;
+			for (j = 0; j < segs; j++)
+				b->tx[nr_tx++] = f[j];
+			tx++;
 			break;
 		default:
 error:
-			pp_pool_recycle_direct(rxq->pool, f->page);
+			recycle_pkt(rxq->pool, f, segs);
 			err++;
 			break;
 		}
 	}
 
 	for (t = 0; t < prog->nr_targets; t++) {
-		if (b->nr_redir[t]) {
-			flush_tx(rxq, prog->targets[t], b->redir[t],
-				 b->nr_redir[t],
-				 frames_bytes(b->redir[t], b->nr_redir[t]));
+		unsigned int k = b->nr_redir[t];
+
+		if (k) {
+			flush_tx(rxq, prog->targets[t], b->redir[t], k,
+				 frames_pkts(b->redir[t], k),
+				 frames_bytes(b->redir[t], k));
 			b->nr_redir[t] = 0;
 		}
 	}
 	if (nr_tx)
-		flush_tx(rxq, port, b->tx, nr_tx, frames_bytes(b->tx, nr_tx));
+		flush_tx(rxq, port, b->tx, nr_tx, (unsigned int)tx,
+			 frames_bytes(b->tx, nr_tx));
 	if (nr_pass)
 		pass_to_stack(port, rxq, b->pass, nr_pass);
 
 count:
-	pp_net_stat_add(&rxq->stats.packets, n);
+	pp_net_stat_add(&rxq->stats.packets, n - more);
 	pp_net_stat_add(&rxq->stats.bytes, bytes);
 	pp_net_stat_add(&rxq->stats.xdp_redirect, redirect);
 	pp_net_stat_add(&rxq->stats.xdp_drop, drop);
-	pp_net_stat_add(&rxq->stats.xdp_pass, nr_pass);
-	pp_net_stat_add(&rxq->stats.xdp_tx, nr_tx);
+	pp_net_stat_add(&rxq->stats.xdp_pass, pass);
+	pp_net_stat_add(&rxq->stats.xdp_tx, tx);
 	if (PP_UNLIKELY(err))
 		pp_net_stat_add(&rxq->stats.errors, err);
 }
@@ -273,6 +340,10 @@ unsigned int pp_port_poll(struct pp_port *port, unsigned int q,
 
 		if (want > PP_NET_BURST)
 			want = PP_NET_BURST;
+		/* The first receive has room for a whole packet, so that a
+		 * small budget still moves a multi-buffer one. */
+		if (want < PP_FRAME_MAX_SEGS && !total)
+			want = PP_FRAME_MAX_SEGS;
 		got = port->rx_burst(rxq, b.frames, want);
 		if (!got)
 			break;

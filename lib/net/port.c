@@ -370,13 +370,15 @@ unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
 {
 	struct pp_rxq *rxq = &port->rxq[q];
 	uint64_t bytes = 0;
-	unsigned int got, i;
+	unsigned int got, i, more = 0;
 
 	net_rxq_claim(rxq);
 	got = port->rx_burst(rxq, frames, n);
-	for (i = 0; i < got; i++)
+	for (i = 0; i < got; i++) {
 		bytes += frames[i].len;
-	pp_net_stat_add(&rxq->stats.packets, got);
+		more += frames[i].more;
+	}
+	pp_net_stat_add(&rxq->stats.packets, got - more);
 	pp_net_stat_add(&rxq->stats.bytes, bytes);
 	return got;
 }
@@ -386,12 +388,14 @@ unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
 {
 	struct pp_txq *txq = &port->txq[q];
 	uint64_t bytes = 0;
-	unsigned int sent, i;
+	unsigned int sent, i, more = 0;
 
 	sent = port->tx_burst(txq, frames, n);
-	for (i = 0; i < sent; i++)
+	for (i = 0; i < sent; i++) {
 		bytes += frames[i].len;
-	pp_net_stat_add(&txq->stats.packets, sent);
+		more += frames[i].more;
+	}
+	pp_net_stat_add(&txq->stats.packets, sent - more);
 	pp_net_stat_add(&txq->stats.bytes, bytes);
 	return sent;
 }

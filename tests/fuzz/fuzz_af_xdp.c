@@ -472,7 +472,7 @@ static void model_comp(struct sim *s, uint32_t old)
 
 static void rx_burst(struct sim *s, struct fuzz_in *in)
 {
-	struct pp_frame f[PP_NET_BURST];
+	struct pp_frame f[PP_NET_BURST] = { 0 };
 	unsigned int n = fuzz_u8(in) % (PP_NET_BURST + 1);
 	uint32_t old = k_rx.consumer, avail = k_rx.producer - old, used, j;
 	unsigned int got, ok = 0;
@@ -511,7 +511,7 @@ static void rx_burst(struct sim *s, struct fuzz_in *in)
 
 static void tx_burst(struct sim *s, struct fuzz_in *in)
 {
-	struct pp_frame f[TX_MAX];
+	struct pp_frame f[TX_MAX] = { 0 };
 	unsigned int n = fuzz_u8(in) % (TX_MAX + 1), nf = 0, i, r, k = 0;
 	uint32_t old_prod = k_tx.producer, old_comp = k_comp.consumer;
 	uint32_t room;
@@ -592,7 +592,7 @@ static void complete(struct sim *s, struct fuzz_in *in)
 	if (how & 1) {
 		af_xdp_complete(&xq, &s->txq);
 	} else {
-		struct pp_frame none[1];
+		struct pp_frame none[1] = { 0 };
 
 		FUZZ_CHECK(af_xdp_tx_burst(&s->txq, none, 0) == 0);
 	}

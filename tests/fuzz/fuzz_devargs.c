@@ -147,7 +147,7 @@ static const char *rewrite(const char *s, char *buf, size_t len)
 static void exercise(struct pp_port *p)
 {
 	struct pp_port *out = pp_port_peer(p) ? pp_port_peer(p) : p;
-	struct pp_frame f[8];
+	struct pp_frame f[8] = { 0 };
 	unsigned int got, sent, q;
 
 	got = pp_port_rx_burst(p, 0, f, 8);

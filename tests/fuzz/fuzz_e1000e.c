@@ -526,7 +526,7 @@ static void rx_burst(struct sim *s, struct fuzz_in *in)
 	unsigned int bad = 0, got, g = 0, k, i, rdt = reg(s, E1000_RDT);
 	bool good[PP_NET_BURST];
 	uint16_t len[PP_NET_BURST];
-	struct pp_frame f[PP_NET_BURST + 8];
+	struct pp_frame f[PP_NET_BURST + 8] = { 0 };
 	struct pp_rxq_stats before, after;
 
 	/* The run of DD from where the driver stands, judged as the
@@ -662,7 +662,7 @@ static void tx_burst(struct sim *s, struct fuzz_in *in)
 {
 	unsigned int n = fuzz_u8(in) % (TX_MAX + 1), nr = 0, i, t, clean;
 	unsigned int taken, want_taken, bad = 0, first;
-	struct pp_frame f[TX_MAX];
+	struct pp_frame f[TX_MAX] = { 0 };
 	uint32_t seed[TX_MAX];
 	struct pp_txq_stats before, after;
 

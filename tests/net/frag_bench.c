@@ -59,7 +59,7 @@ static double round_ns(struct pp_port_conf *conf, const char *extra)
 {
 	struct pp_prog prog = { .sz = sizeof(prog), .fn = prog_pass };
 	struct pp_port *src, *v0, *v1;
-	struct pp_frame f[PP_NET_BURST];
+	struct pp_frame f[PP_NET_BURST] = { 0 };
 	unsigned long long passed = 0;
 	char dev[64];
 	double t0, t;

@@ -73,7 +73,7 @@ static void test_null_tx(void)
 {
 	struct pp_port *src = net_open(&env, "null0");
 	struct pp_port *sink = net_open(&env, "null1");
-	struct pp_frame f[NR_BAD + 1];
+	struct pp_frame f[NR_BAD + 1] = { 0 };
 	struct pp_txq_stats ts;
 	unsigned int i;
 

@@ -167,7 +167,7 @@ static void test_bad_ring_size(void)
 
 static void test_good_strings(void)
 {
-	struct pp_frame f[4];
+	struct pp_frame f[4] = { 0 };
 	struct pp_port *p, *v;
 
 	p = net_open(&env, "null7,size=1500");

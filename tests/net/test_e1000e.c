@@ -266,7 +266,7 @@ static struct e1000_rx_desc *send_and_wait(struct pp_port *p0,
 {
 	struct e1000e_port *ep = p1->priv;
 	struct e1000_rx_desc *d = &ep->rx_ring[ep->rx_next];
-	struct pp_frame f;
+	struct pp_frame f = { 0 };
 	double deadline = now_s() + 5;
 
 	f.page = pp_pool_alloc_pages(p0->rxq[0].pool);
@@ -285,7 +285,7 @@ static struct e1000_rx_desc *send_and_wait(struct pp_port *p0,
 
 static void test_untrusted(void)
 {
-	struct pp_frame f[32];
+	struct pp_frame f[32] = { 0 };
 	struct pp_rxq_stats st;
 	struct e1000_rx_desc *d;
 	unsigned long free_before;
@@ -344,7 +344,7 @@ static bool klog_has(const char *a, const char *b)
 
 static void test_dma_block(void)
 {
-	struct pp_frame out[16];
+	struct pp_frame out[16] = { 0 };
 	struct e1000_rx_desc *ring;
 	struct pp_page *ring_page, *canary[64];
 	struct pp_pci_dev *dev;

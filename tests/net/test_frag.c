@@ -114,7 +114,7 @@ static void veth_pass_case(const char *dev, bool consumer,
 	if (consumer)
 		pp_port_set_stack(v1, stack_check, &s);
 	while (seq < nr) {
-		struct pp_frame f[PP_NET_BURST];
+		struct pp_frame f[PP_NET_BURST] = { 0 };
 		unsigned int i, k = 0, sent;
 
 		/* v0's pool is this thread's: the source buffers. */
@@ -234,7 +234,7 @@ static void null_case(const char *dev, unsigned int frag, unsigned int size)
 	struct pp_port *a = net_open(&env, dev);
 	struct pp_port *b = net_open(&env, "null1");
 	struct pp_pool *pool = pp_port_rxq_pool(a, 0);
-	struct pp_frame f[PP_NET_BURST];
+	struct pp_frame f[PP_NET_BURST] = { 0 };
 	struct pp_pool_stats ps;
 	uint64_t total = 0;
 	unsigned int i, j, n, round;

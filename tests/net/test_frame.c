@@ -103,7 +103,7 @@ static void test_valid(void)
 	CHECK(pp_frame_valid(&f));
 	f.len++;
 	CHECK(!pp_frame_valid(&f));
-	f = (struct pp_frame){ .page = &p0, .offset = 0xffffff00u,
+	f = (struct pp_frame){ .page = &p0, .offset = 0x7fffff00u,
 			       .headroom = 0x100, .len = 64 };
 	CHECK(!pp_frame_valid(&f));
 }
@@ -119,7 +119,7 @@ static void test_room(void)
 	f = (struct pp_frame){ .page = &p0, .offset = PP_PAGE_SIZE };
 	CHECK_EQ(pp_frame_room(&f), 0);
 	/* Beyond the block: no room, not a wrapped 32-bit difference. */
-	f = (struct pp_frame){ .page = &p0, .offset = 0xffffff00u,
+	f = (struct pp_frame){ .page = &p0, .offset = 0x7fffff00u,
 			       .headroom = 0x100 };
 	CHECK_EQ(pp_frame_room(&f), 0);
 	f = (struct pp_frame){ .page = &p0, .offset = 0xffff };
@@ -173,7 +173,7 @@ static void test_adjust_head(void)
 	CHECK(!memcmp(&f, &g, sizeof(f)));
 
 	/* A frame outside its block stays refused, whichever way it moves. */
-	f = (struct pp_frame){ .page = &p0, .offset = 0xffffff00u,
+	f = (struct pp_frame){ .page = &p0, .offset = 0x7fffff00u,
 			       .headroom = 0x100, .len = 64 };
 	g = f;
 	CHECK_EQ(pp_frame_adjust_head(&f, -64), -1);
@@ -205,7 +205,7 @@ static void test_adjust_tail(void)
 	CHECK_EQ(pp_frame_adjust_tail(&f, 1), -1);
 	CHECK_EQ(f.len, 0xffff);
 
-	f = (struct pp_frame){ .page = &p0, .offset = 0xfffffff0u,
+	f = (struct pp_frame){ .page = &p0, .offset = 0x7ffffff0u,
 			       .headroom = 0, .len = 0 };
 	CHECK_EQ(pp_frame_adjust_tail(&f, 0x20), -1);
 	CHECK_EQ(f.len, 0);
@@ -306,22 +306,23 @@ static void test_frag_tail_2_16(void)
 	CHECK_EQ(pp_frame_adjust_tail(&f, 1), -1);
 }
 
-/* Near 2^32: sums that would wrap in 32 bits stay refused. */
+/* Near 2^31 (the top of a frame's offset field) with headroom and
+ * length at 2^16: sums past the block stay refused. */
 static void test_frag_tail_2_32(void)
 {
 	struct pp_page p0 = split_page_of_order(0, 2);
 	struct pp_page p18 = split_page_of_order(18, 2);
-	struct pp_frame f = { .page = &p0, .offset = 0xffffffc0u,
+	struct pp_frame f = { .page = &p0, .offset = 0x7fffffc0u,
 			      .headroom = 0x40, .len = 0 }, g;
 
-	/* offset + headroom is 2^32: 0 in 32 bits, past the block in 64. */
+	/* offset + headroom is 2^31: past the block. */
 	CHECK_EQ(pp_frame_buf_end(&f), PP_PAGE_SIZE);
 	CHECK_EQ(pp_frame_room(&f), 0);
 	g = f;
 	CHECK_EQ(pp_frame_adjust_tail(&f, 0x40), -1);
 	CHECK_EQ(pp_frame_adjust_head(&f, -0x40), -1);
 	CHECK(!memcmp(&f, &g, sizeof(f)));
-	f = (struct pp_frame){ .page = &p0, .offset = 0xffffffffu,
+	f = (struct pp_frame){ .page = &p0, .offset = PP_FRAME_OFFSET_MAX,
 			       .headroom = 0xffff, .len = 0xffff };
 	CHECK(!pp_frame_valid(&f));
 	CHECK_EQ(pp_frame_room(&f), 0);
@@ -332,7 +333,7 @@ static void test_frag_tail_2_32(void)
 	CHECK_EQ(pp_frame_buf_end(&f), 1u << 30);
 	CHECK_EQ(pp_frame_adjust_tail(&f, 32), 0);
 	CHECK_EQ(pp_frame_adjust_tail(&f, 1), -1);
-	f = (struct pp_frame){ .page = &p18, .offset = 0xffffff00u,
+	f = (struct pp_frame){ .page = &p18, .offset = 0x7fffff00u,
 			       .headroom = 0x100, .len = 64 };
 	CHECK_EQ(pp_frame_room(&f), 0);
 	CHECK_EQ(pp_frame_adjust_tail(&f, -64), -1);

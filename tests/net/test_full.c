@@ -29,7 +29,7 @@ static void test_full_ring_drops(void)
 	};
 	struct pp_txq_stats ts;
 	struct pp_rxq_stats rs;
-	struct pp_frame f[PP_NET_BURST];
+	struct pp_frame f[PP_NET_BURST] = { 0 };
 
 	CHECK_EQ(pp_port_set_prog(n0, &prog), 0);
 	CHECK_EQ(pp_port_poll(n0, 0, 3 * PP_NET_BURST), 3 * PP_NET_BURST);
@@ -63,7 +63,7 @@ static void test_close_with_frames_out(void)
 {
 	struct pp_port *n0 = net_open(&env, "null0");
 	struct pp_port *v0 = net_open(&env, "veth0,peer=veth1");
-	struct pp_frame f[PP_NET_BURST];
+	struct pp_frame f[PP_NET_BURST] = { 0 };
 
 	CHECK_EQ(pp_port_rx_burst(n0, 0, f, PP_NET_BURST), PP_NET_BURST);
 	CHECK_EQ(pp_port_tx_burst(v0, 0, f, PP_NET_BURST), PP_NET_BURST);

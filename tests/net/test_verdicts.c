@@ -15,7 +15,7 @@ static void test_null_raw_bursts(void)
 {
 	struct pp_port *a = net_open(&env, "null0,size=128");
 	struct pp_port *b = net_open(&env, "null1");
-	struct pp_frame f[32];
+	struct pp_frame f[32] = { 0 };
 	struct pp_rxq_stats rs;
 	struct pp_txq_stats ts;
 	unsigned int i, n;
@@ -214,7 +214,7 @@ static void test_payload_through_veth(void)
 		.verdicts = { PP_XDP_PASS, PP_XDP_DROP }, .nr_verdicts = 2,
 		.pattern = 1,
 	};
-	struct pp_frame f[PP_NET_BURST];
+	struct pp_frame f[PP_NET_BURST] = { 0 };
 	uint64_t k = 0;
 
 	set_checker(v1, &c, NULL);

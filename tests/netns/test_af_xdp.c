@@ -1002,7 +1002,7 @@ static void test_tx_bounds(void)
 	};
 	enum { NR = sizeof(geom) / sizeof(geom[0]) };
 	struct t_env e = t_env_create();
-	struct pp_frame f[NR];
+	struct pp_frame f[NR] = { 0 };
 	struct pp_txq_stats ts;
 	struct pp_port *port;
 	unsigned long before;
@@ -1051,7 +1051,7 @@ static void test_tx_frag(void)
 		.sz = sizeof(conf), .allocator = e.alloc,
 	};
 	struct pp_port *port, *src;
-	struct pp_frame f[8];
+	struct pp_frame f[8] = { 0 };
 	struct pp_txq_stats ts;
 	unsigned long before;
 	unsigned int i;

@@ -430,7 +430,7 @@ static void test_rx_used_lies(void)
 {
 	struct fake f;
 	struct pp_port *p;
-	struct pp_frame fr[PP_NET_BURST];
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
 	struct dev_vq d;
 	uint16_t ids[8];
 	unsigned int got, i;
@@ -507,7 +507,7 @@ static void test_tx_used_lies(void)
 {
 	struct fake f;
 	struct pp_port *p;
-	struct pp_frame fr[8];
+	struct pp_frame fr[8] = { 0 };
 	struct pp_pool *pool;
 	struct dev_vq d;
 	uint16_t ids[8];
@@ -559,7 +559,7 @@ static void test_tx_out_of_order(void)
 {
 	struct fake f;
 	struct pp_port *p;
-	struct pp_frame fr[PP_NET_BURST];
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
 	struct pp_pool *pool;
 	struct dev_vq d;
 	unsigned int i, lap, sent;
@@ -662,7 +662,7 @@ static void test_rx_in_order_lies(void)
 {
 	struct fake f;
 	struct pp_port *p;
-	struct pp_frame fr[PP_NET_BURST];
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
 	struct dev_vq d;
 	uint16_t ids[8];
 	unsigned int got, i;
@@ -741,7 +741,7 @@ static void test_tx_in_order(void)
 {
 	struct fake f;
 	struct pp_port *p;
-	struct pp_frame fr[PP_NET_BURST];
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
 	struct pp_pool *pool;
 	struct dev_vq d;
 	unsigned int i, lap;
@@ -834,7 +834,7 @@ static void rx_frag(bool in_order)
 {
 	struct fake f;
 	struct pp_port *p;
-	struct pp_frame fr[PP_NET_BURST];
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
 	struct dev_vq d;
 	struct vq *vq;
 	uint16_t ids[8];
@@ -978,7 +978,7 @@ static void test_kicks(void)
 {
 	struct fake f;
 	struct pp_port *p;
-	struct pp_frame fr[8];
+	struct pp_frame fr[8] = { 0 };
 	struct pp_pool *pool;
 	struct dev_vq d;
 	uint64_t k = 0;
@@ -1026,7 +1026,7 @@ static void reconnect(bool exchange, const char *extra)
 {
 	struct fake f;
 	struct pp_port *p;
-	struct pp_frame fr[PP_NET_BURST];
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
 	struct dev_vq d;
 	int i;
 
@@ -1390,7 +1390,7 @@ static void hang_up(struct fake *f, struct dev_vq *d)
 static void test_server_reconnect(void)
 {
 	const char *path = sock_path();
-	struct pp_frame fr[PP_NET_BURST];
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
 	struct stat before, after;
 	struct pp_port *p;
 	struct dev_vq d;

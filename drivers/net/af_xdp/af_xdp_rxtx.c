@@ -180,10 +180,10 @@ unsigned int af_xdp_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 			xq->bad_desc++;
 			continue;
 		}
-		frames[ok].page = page;
-		frames[ok].offset = 0;
-		frames[ok].headroom = (uint16_t)off;
-		frames[ok].len = (uint16_t)len;
+		frames[ok] = (struct pp_frame){
+			.page = page, .offset = 0,
+			.headroom = (uint16_t)off, .len = (uint16_t)len,
+		};
 		ok++;
 	}
 	if (got) {

@@ -107,10 +107,10 @@ unsigned int e1000e_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 			pp_pool_recycle_direct(rxq->pool, page);
 			bad++;
 		} else {
-			frames[got].page = page;
-			frames[got].offset = ep->rx_off[i];
-			frames[got].headroom = ep->headroom;
-			frames[got].len = len;
+			frames[got] = (struct pp_frame){
+				.page = page, .offset = ep->rx_off[i],
+				.headroom = ep->headroom, .len = len,
+			};
 			got++;
 		}
 		rx_fill(ep, i, fresh[used++]);

@@ -95,10 +95,10 @@ rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
 			page = pages[i];
 			off = pp_net_buf_color(page, headroom, size);
 		}
-		frames[i].page = page;
-		frames[i].offset = off;
-		frames[i].headroom = headroom;
-		frames[i].len = size;
+		frames[i] = (struct pp_frame){
+			.page = page, .offset = off,
+			.headroom = headroom, .len = size,
+		};
 		/* Kept for the second pass, which then reads nothing back. */
 		data[i] = pp_frame_data(&frames[i]);
 		__builtin_prefetch(data[i], 1);

@@ -355,10 +355,10 @@ rx_copy(struct pp_rxq *rxq, struct pp_frame *frames, struct pp_page **in,
 		}
 		if (PP_UNLIKELY(pp_page_pool(src) == pool)) {
 			/* Our own page came back (a loop): no copy needed. */
-			frames[k].page = src;
-			frames[k].offset = off;
-			frames[k].headroom = shr;
-			frames[k].len = len;
+			frames[k] = (struct pp_frame){
+				.page = src, .offset = off,
+				.headroom = shr, .len = len,
+			};
 			k++;
 			continue;
 		}
@@ -376,10 +376,10 @@ rx_copy(struct pp_rxq *rxq, struct pp_frame *frames, struct pp_page **in,
 		copy_frame((char *)pp_page_address(dst) + doff + hr,
 			   (char *)pp_page_address(src) + off + shr, len,
 			   droom, (PP_PAGE_SIZE << src->order) - off - shr);
-		frames[k].page = dst;
-		frames[k].offset = doff;
-		frames[k].headroom = hr;
-		frames[k].len = len;
+		frames[k] = (struct pp_frame){
+			.page = dst, .offset = doff,
+			.headroom = hr, .len = len,
+		};
 		k++;
 	}
 #undef FRAME_META

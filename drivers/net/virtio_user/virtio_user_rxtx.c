@@ -383,10 +383,10 @@ rx_burst(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
 			bad++;
 			continue;
 		}
-		frames[ok].page = page;
-		frames[ok].offset = off;
-		frames[ok].headroom = hr;
-		frames[ok].len = (uint16_t)(len - hdr);
+		frames[ok] = (struct pp_frame){
+			.page = page, .offset = off,
+			.headroom = hr, .len = (uint16_t)(len - hdr),
+		};
 		if (vq->mrg_rxbuf) {
 			uint16_t nb;
 
@@ -486,10 +486,10 @@ rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
 			bad++;
 			continue;
 		}
-		frames[ok].page = page;
-		frames[ok].offset = off;
-		frames[ok].headroom = hr;
-		frames[ok].len = (uint16_t)(len - hdr);
+		frames[ok] = (struct pp_frame){
+			.page = page, .offset = off,
+			.headroom = hr, .len = (uint16_t)(len - hdr),
+		};
 		if (mrg) {
 			uint16_t nb;
 
