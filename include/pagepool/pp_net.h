@@ -439,7 +439,24 @@ struct pp_port_conf {
 	unsigned int headroom;          /* 0: PP_FRAME_HEADROOM */
 	enum pp_pool_refill refill;     /* how RX pools refill */
 	int nid;                        /* PP_NUMA_NODE_ANY or a node */
+	/* Added in 0.2 (pp_opts: older callers' sz leaves it 0). */
+	unsigned int mtu;               /* 0: 1500; at most PP_PORT_MTU_MAX */
 };
+
+/*
+ * The MTU counts the L3 payload, as the kernel's and DPDK's do: a port
+ * carries Ethernet frames of up to mtu + PP_ETH_OVERHEAD bytes (header
+ * and one VLAN tag, no FCS). Above what one RX buffer holds, frames come
+ * in segments (multi-buffer packets); each driver says in doc/net.md how
+ * it gets there, or refuses the MTU at open with what to do.
+ */
+#define PP_ETH_OVERHEAD 18
+#define PP_PORT_MTU_DEFAULT 1500
+#define PP_PORT_MTU_MIN 68
+#define PP_PORT_MTU_MAX (PP_FRAME_MAX_PKT - PP_ETH_OVERHEAD)
+
+/* The port's MTU (pp_port_conf.mtu, 1500 when not given). */
+PP_API unsigned int pp_port_mtu(const struct pp_port *port);
 
 /*
  * pp_port_close - stop and free a port (and a veth port's peer: closing

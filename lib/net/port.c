@@ -57,6 +57,14 @@ static int conf_fill(const struct pp_port_conf *in, struct pp_port_conf *out,
 		       devstr, out->headroom, PP_PAGE_SIZE - 2048);
 		return -EINVAL;
 	}
+	if (!out->mtu)
+		out->mtu = PP_PORT_MTU_DEFAULT;
+	if (out->mtu < PP_PORT_MTU_MIN || out->mtu > PP_PORT_MTU_MAX) {
+		PP_ERR("device '%s': MTU %u is out of range: give %d to %d (frames of up to %d bytes)",
+		       devstr, out->mtu, PP_PORT_MTU_MIN, PP_PORT_MTU_MAX,
+		       PP_FRAME_MAX_PKT);
+		return -EINVAL;
+	}
 	if (out->refill != PP_REFILL_ARRAY && out->refill != PP_REFILL_LIST &&
 	    out->refill != PP_REFILL_SINGLE) {
 		PP_ERR("device '%s': unknown refill mode %d", devstr,
@@ -260,6 +268,11 @@ int pp_port_close(struct pp_port *port)
 	}
 	ret = pp_net_port_free(port);
 	return ret ? ret : ret_peer;
+}
+
+unsigned int pp_port_mtu(const struct pp_port *port)
+{
+	return port->conf.mtu;
 }
 
 const char *pp_port_name(const struct pp_port *port)
