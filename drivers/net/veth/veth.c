@@ -36,6 +36,21 @@
  * page pointer tagged with VETH_SLOT_META and then the geometry itself.
  * Whole pages keep the single slot.
  *
+ * A multi-buffer packet (pp_net.h) travels as its segments' slots in a
+ * row, each tagged VETH_SLOT_MORE where its frame has .more: the tag, not
+ * the geometry, carries the bit, so that the consumer learns from the
+ * slots it already ORs together whether a burst holds one, and the
+ * single-buffer burst pays no more than that test. TX puts a packet's
+ * slots on the ring in one enqueue, all or none (the room is counted for
+ * the whole packet first), so a consumer that dequeues the start of a
+ * packet finds the rest published. RX copies every segment as it copies
+ * a frame (the head behind the port's headroom, the others from their
+ * buffer's start, so a 9000-byte packet takes 3 pages) and hands out
+ * whole packets: the rest of one that a burst cut is taken off the ring
+ * at once, and a packet that does not fit in what the caller asked for
+ * waits in the queue's carry buffer for the next call. That work is in
+ * rx_mb() and tx_pkt(), out of the single-buffer loops.
+ *
  * Keys: peer=<name> (required: the other end, created with this one),
  *       ring=<64..65536> (slots per RX ring, a power of two; default the
  *       port's ring_size, which must then be in that range too),
@@ -59,10 +74,38 @@
  * veth_keys, so no device string can set it. */
 #define VETH_PAIR_KEY "_pair"
 
+/*
+ * A frame taken off the ring, decoded: its page and geometry (meta_pack()),
+ * with bit 63 (the offset's 32nd bit, never set by meta_pack()) holding
+ * its .more.
+ */
+struct veth_seg {
+	struct pp_page *page;
+	uint64_t meta;
+};
+#define VETH_META_MORE (1ULL << 63)
+
+/*
+ * What rx_mb() works on at most: a burst's frames (PP_NET_BURST) and the
+ * rest of the packet the burst cut (up to PP_FRAME_MAX_SEGS + 1 segments
+ * in all: one more than a packet may have tells a chain that is too long).
+ */
+#define VETH_SEGS_MAX (PP_NET_BURST + PP_FRAME_MAX_SEGS + 1)
+
+/* An RX queue's state (rxq->priv). Its consumer alone writes it. */
+struct veth_rxq {
+	struct pp_ring *ring;
+	unsigned int frag;       /* 0: a page per frame; PP_NET_FRAG_AUTO */
+	/* The packet (whole, never handed out in part) that did not fit in
+	 * the last rx_burst's @n: the next call starts with it. */
+	unsigned int nr_carry;
+	struct veth_seg carry[VETH_SEGS_MAX];
+};
+
 struct veth_port {
 	unsigned int ring_size;
 	unsigned int frag;       /* 0: a page per frame; PP_NET_FRAG_AUTO */
-	struct pp_ring *rings[]; /* one per RX queue */
+	struct veth_rxq *rxqs[]; /* one per RX queue */
 };
 
 /*
@@ -72,10 +115,14 @@ struct veth_port {
  * pair in one go, so the consumer finds the second slot published.
  */
 #define VETH_SLOT_META ((uintptr_t)1)
+/* Bit 1: the frame has .more (a multi-buffer packet goes on). */
+#define VETH_SLOT_MORE ((uintptr_t)2)
+#define VETH_SLOT_TAGS (VETH_SLOT_META | VETH_SLOT_MORE)
 static_assert(sizeof(void *) == sizeof(uint64_t),
 	      "a ring slot carries a frame's 64-bit geometry");
-static_assert(sizeof(struct pp_page) % 2 == 0,
-	      "bit 0 of a descriptor's address is free");
+static_assert(sizeof(struct pp_page) % 4 == 0 &&
+	      _Alignof(struct pp_page) >= 4,
+	      "bits 0 and 1 of a descriptor's address are free");
 
 /* Frames ahead to prefetch; twice that for descriptors. */
 #define VETH_PREFETCH 8
@@ -128,6 +175,83 @@ static inline void ring_put(struct pp_ring *ring, void **objs, unsigned int nr)
 }
 
 /*
+ * A multi-buffer packet TX takes and drops (a segment outside its
+ * buffer, or more segments than a packet may have): every segment's page
+ * goes home, one error for the packet.
+ */
+static __attribute__((cold, noinline)) void
+tx_drop_pkt(struct pp_txq *txq, const struct pp_frame *f, unsigned int segs)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	unsigned int j, k = 0;
+
+	for (j = 0; j < segs; j++) {
+		pages[k++] = f[j].page;
+		if (k == PP_NET_BURST || j + 1 == segs) {
+			pp_net_put_pages(txq->port->allocator, txq->napi_pool,
+					 pages, k);
+			k = 0;
+		}
+	}
+	pp_net_stat_add(&txq->stats.errors, 1);
+}
+
+/*
+ * tx_fill()'s multi-buffer packet at @f, @left frames before the burst's
+ * end: its slots go into @objs (*@nr used) as a run that ring_put()
+ * enqueues in one go, so the consumer never finds half a packet. Returns
+ * the frames taken, or 0 when the packet is not: unfinished (the burst
+ * ends inside it) or more than the *@room free slots (whole or not at
+ * all; the caller stops there). A bad packet is taken and dropped.
+ */
+static __attribute__((noinline)) unsigned int
+tx_pkt(struct pp_txq *txq, struct pp_ring *ring, const struct pp_frame *f,
+       unsigned int left, void **objs, unsigned int *nr, unsigned int *room)
+{
+	unsigned int segs = pp_pkt_segs(f, left), j, need = 0;
+	uint32_t frag = 0;  /* bit j: segment j is a fragment (two slots) */
+	bool ok = segs <= PP_FRAME_MAX_SEGS;
+
+	if (f[segs - 1].more)
+		return 0;
+	for (j = 0; ok && j < segs; j++) {
+		ok = pp_frame_valid(&f[j]);
+		/* Read once: the count only falls to 1 under a holder, and
+		 * two slots for what became a whole page are still right. */
+		if (pp_page_is_frag(f[j].page))
+			frag |= 1u << j;
+		need += 1 + (frag >> j & 1);
+	}
+	if (PP_UNLIKELY(!ok)) {
+		tx_drop_pkt(txq, f, segs);
+		return segs;
+	}
+	if (need > *room)
+		return 0;
+	/* Keep tx_fill()'s rule: below 2 * PP_NET_BURST - 1 slots after. */
+	if (*nr + need >= 2 * PP_NET_BURST - 1) {
+		ring_put(ring, objs, *nr);
+		*nr = 0;
+	}
+	for (j = 0; j < segs; j++) {
+		uintptr_t tag = f[j].more ? VETH_SLOT_MORE : 0;
+		uint64_t meta = meta_pack(&f[j]);
+
+		if (frag >> j & 1) {
+			objs[(*nr)++] = (void *)((uintptr_t)f[j].page |
+						 VETH_SLOT_META | tag);
+			objs[(*nr)++] = (void *)(uintptr_t)meta;
+			continue;
+		}
+		if (f[j].page->private_data != meta)
+			f[j].page->private_data = meta;
+		objs[(*nr)++] = (void *)((uintptr_t)f[j].page | tag);
+	}
+	*room -= need;
+	return segs;
+}
+
+/*
  * The TX loop: put @n frames on @ring, which has @room free slots, and
  * return how many were taken. Inlined twice: with @check_room false when
  * the room cannot run out (two slots per frame fit), where its tests fold
@@ -145,6 +269,16 @@ tx_fill(struct pp_txq *txq, struct pp_ring *ring, struct pp_frame *frames,
 		struct pp_frame *f = &frames[i];
 		uint64_t meta;
 
+		if (PP_UNLIKELY(f->more)) {
+			/* A multi-buffer packet: whole or not at all. */
+			unsigned int segs = tx_pkt(txq, ring, f, n - i, objs,
+						   &nr, &room);
+
+			if (!segs)
+				break;
+			i += segs - 1;
+			continue;
+		}
 		if (PP_UNLIKELY(!pp_frame_valid(f))) {
 			/* Taken and dropped. */
 			bad[nr_bad++] = f->page;
@@ -195,12 +329,12 @@ static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 
 	if (PP_UNLIKELY(!peer))
 		return 0;   /* carrier down: the caller keeps the frames */
-	ring = peer->rxq[txq->idx].priv;
+	ring = ((struct veth_rxq *)peer->rxq[txq->idx].priv)->ring;
 	/*
 	 * This thread is the ring's only producer: the room only grows under
 	 * it, so what is counted here fits, every enqueue takes all it is
-	 * given (a fragment's two slots never split), and what a full ring
-	 * refuses is one run at the end of @frames.
+	 * given (a fragment's two slots, a packet's segments never split),
+	 * and what a full ring refuses is one run at the end of @frames.
 	 */
 	room = pp_ring_free_count(ring);
 	if (PP_LIKELY(room >= 2 * (uint64_t)n))
@@ -210,7 +344,11 @@ static unsigned int veth_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 
 /*
  * Decode a burst of @got slots in @pages that holds fragments' pairs:
- * pages in place, geometry into @metas. See ring_take().
+ * pages in place, geometry into @metas, bit i of *@frag_mask for the
+ * fragments. A burst that ends between a fragment's two slots takes the
+ * second as well (it was published with the first). Returns the number
+ * of frames. Only for bursts without VETH_SLOT_MORE (rx_mb() takes
+ * those). Context: the ring's consumer.
  */
 static __attribute__((noinline)) unsigned int
 ring_take_pairs(struct pp_ring *ring, struct pp_page **pages, uint64_t *metas,
@@ -235,29 +373,6 @@ ring_take_pairs(struct pp_ring *ring, struct pp_page **pages, uint64_t *metas,
 	}
 	*frag_mask = mask;
 	return k;
-}
-
-/*
- * Take up to @n frames' slots off @ring into @pages (room for @n + 1):
- * their pages and, for fragments (bit i of *@frag_mask), their geometry
- * into @metas. A burst that ends between a fragment's two slots takes the
- * second as well (it was published with the first). Returns the number
- * of frames. Context: the ring's consumer.
- */
-static inline unsigned int ring_take(struct pp_ring *ring,
-				     struct pp_page **pages, uint64_t *metas,
-				     uint64_t *frag_mask, unsigned int n)
-{
-	unsigned int got, s;
-	uintptr_t tags = 0;
-
-	got = pp_ring_sc_dequeue_burst(ring, (void **)pages, n);
-	for (s = 0; s < got; s++)
-		tags |= (uintptr_t)pages[s];
-	*frag_mask = 0;
-	if (PP_LIKELY(!(tags & VETH_SLOT_META)))
-		return got;   /* whole pages only: nothing to decode */
-	return ring_take_pairs(ring, pages, metas, frag_mask, got);
 }
 
 /*
@@ -394,22 +509,270 @@ rx_copy(struct pp_rxq *rxq, struct pp_frame *frames, struct pp_page **in,
 	return k;
 }
 
+/* One slot off @ring into *@slot; false when it is empty. */
+static inline bool take_slot(struct pp_ring *ring, void **slot)
+{
+	return pp_ring_sc_dequeue_burst(ring, slot, 1) == 1;
+}
+
+/*
+ * Decode the frame whose first slot is @v (its second, for a fragment, is
+ * *@next when @next is not NULL, else taken off @ring). A fragment's
+ * geometry missing from the ring (never, from our TX, which enqueues the
+ * pair at once) decodes as a frame outside its block, which RX refuses.
+ */
+static struct veth_seg seg_decode(struct pp_ring *ring, uintptr_t v,
+				  void *const *next)
+{
+	struct pp_page *page = (struct pp_page *)(v & ~VETH_SLOT_TAGS);
+	uint64_t meta;
+	void *m;
+
+	if (!(v & VETH_SLOT_META))
+		meta = page->private_data;
+	else if (next)
+		meta = (uint64_t)(uintptr_t)*next;
+	else
+		meta = take_slot(ring, &m) ? (uint64_t)(uintptr_t)m :
+					    ~VETH_META_MORE;
+	/* The tag is the truth about .more; bit 63 of a meta is not ours. */
+	meta &= ~VETH_META_MORE;
+	if (v & VETH_SLOT_MORE)
+		meta |= VETH_META_MORE;
+	return (struct veth_seg){ .page = page, .meta = meta };
+}
+
+/* The offset of a decoded segment (31 bits, the frame's). */
+static inline uint32_t seg_off(const struct veth_seg *g)
+{
+	return (uint32_t)(g->meta >> 32) & PP_FRAME_OFFSET_MAX;
+}
+
+static inline bool seg_more(const struct veth_seg *g)
+{
+	return g->meta & VETH_META_MORE;
+}
+
+/*
+ * The rest of the packet a burst cut: while the last of the @ns segments
+ * in @seg has .more, take the next frame off @ring. The producer enqueued
+ * the packet at once, so it is all there; a chain longer than a packet
+ * may be (PP_FRAME_MAX_SEGS) keeps one segment over the limit, which
+ * makes rx_mb() refuse it, and the rest of it goes home here as it comes
+ * (counted with that packet). Returns the new count.
+ */
+static unsigned int seg_complete(struct pp_rxq *rxq, struct pp_ring *ring,
+				 struct veth_seg *seg, unsigned int ns)
+{
+	unsigned int first;
+	bool more = true;
+	void *v;
+
+	if (!ns || !seg_more(&seg[ns - 1]))
+		return ns;
+	/* Where the last packet starts. */
+	first = ns - 1;
+	while (first && seg_more(&seg[first - 1]))
+		first--;
+	while (more && take_slot(ring, &v)) {
+		struct veth_seg g = seg_decode(ring, (uintptr_t)v, NULL);
+
+		more = seg_more(&g);
+		if (ns - first <= PP_FRAME_MAX_SEGS && ns < VETH_SEGS_MAX) {
+			seg[ns++] = g;
+			continue;
+		}
+		/* Over the limit: the packet is refused (its last segment
+		 * kept has .more); this page goes home now. */
+		pp_net_put_pages(rxq->port->allocator, rxq->pool, &g.page, 1);
+	}
+	return ns;
+}
+
+/*
+ * A packet rx_mb() refuses: more segments than PP_FRAME_MAX_SEGS or a
+ * chain cut short (its last segment has .more), a segment outside its
+ * block, or one longer than a buffer of our pool holds behind the
+ * headroom it gets (the head's the port's, the others none).
+ */
+static bool seg_pkt_ok(const struct pp_pool *pool, uint32_t hr,
+		       const struct veth_seg *seg, unsigned int segs)
+{
+	if (segs > PP_FRAME_MAX_SEGS || seg_more(&seg[segs - 1]))
+		return false;
+	for (unsigned int j = 0; j < segs; j++) {
+		const struct veth_seg *g = &seg[j];
+		uint32_t len = (uint16_t)g->meta;
+
+		if (!pp_frame_bounds_ok(g->page, seg_off(g),
+					(uint16_t)(g->meta >> 16), len))
+			return false;
+		if (pp_page_pool(g->page) != pool &&
+		    len > (uint32_t)PP_PAGE_SIZE - (j ? 0 : hr))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Copy the @segs segments of a packet (checked by seg_pkt_ok()) into
+ * buffers of the queue's pool, as frames @out; the sender's pages go on
+ * @ret. Returns @segs, or 0 when the pool ran out: the buffers taken so
+ * far are recycled, every source page is on @ret, and the packet is lost.
+ */
+static unsigned int seg_copy_pkt(struct pp_rxq *rxq, unsigned int frag,
+				 struct pp_frame *out,
+				 const struct veth_seg *seg, unsigned int segs,
+				 struct pp_page **ret, unsigned int *nr_ret)
+{
+	struct pp_pool *pool = rxq->pool;
+	const uint16_t hr = (uint16_t)rxq->port->conf.headroom;
+	unsigned int j;
+
+	for (j = 0; j < segs; j++) {
+		const struct veth_seg *g = &seg[j];
+		uint32_t off = seg_off(g), doff, droom;
+		uint16_t shr = (uint16_t)(g->meta >> 16), len = (uint16_t)g->meta;
+		uint16_t h = j ? 0 : hr;
+		struct pp_page *dst;
+
+		if (pp_page_pool(g->page) == pool) {
+			/* Our own page came back (a loop): no copy. */
+			out[j] = (struct pp_frame){
+				.page = g->page, .offset = off,
+				.headroom = shr, .len = len,
+				.more = seg_more(g),
+			};
+			continue;
+		}
+		dst = rx_buf(pool, frag, h, len, &doff, &droom);
+		if (PP_UNLIKELY(!dst))
+			goto nobuf;
+		copy_frame((char *)pp_page_address(dst) + doff + h,
+			   (char *)pp_page_address(g->page) + off + shr, len,
+			   droom,
+			   (PP_PAGE_SIZE << g->page->order) - off - shr);
+		ret[(*nr_ret)++] = g->page;
+		out[j] = (struct pp_frame){
+			.page = dst, .offset = doff, .headroom = h, .len = len,
+			.more = seg_more(g),
+		};
+	}
+	return segs;
+
+nobuf:
+	/* What we hold of the packet is our pool's: back to its cache; the
+	 * sources not copied yet go home with the others (ours too: @ret
+	 * recycles pages of the queue's pool directly). */
+	for (unsigned int i = 0; i < j; i++)
+		pp_pool_recycle_direct(pool, out[i].page);
+	for (; j < segs; j++)
+		ret[(*nr_ret)++] = seg[j].page;
+	return 0;
+}
+/*
+ * The RX burst for multi-buffer packets, and for the call after one that
+ * left a packet in the carry buffer: the carried packet first, then up to
+ * @n frames' slots from the ring (@in holds @got already taken), the rest
+ * of a packet the burst cut, and whole packets out into @frames. A
+ * packet that does not fit in @n is carried to the next call: only the
+ * last one can be, as every other lies within the first @n frames.
+ */
+static __attribute__((noinline)) unsigned int
+rx_mb(struct pp_rxq *rxq, struct veth_rxq *vq, struct pp_frame *frames,
+      unsigned int n, void **in, unsigned int got)
+{
+	struct veth_seg seg[VETH_SEGS_MAX];
+	struct pp_page *ret[VETH_SEGS_MAX];
+	const uint32_t hr = rxq->port->conf.headroom;
+	unsigned int ns = vq->nr_carry, s, i, k = 0, nr_ret = 0;
+	unsigned int bad = 0, nobuf = 0;
+
+	memcpy(seg, vq->carry, ns * sizeof(seg[0]));
+	vq->nr_carry = 0;
+	if (ns && ns < n)
+		got = pp_ring_sc_dequeue_burst(vq->ring, in, n - ns);
+	for (s = 0; s < got; s++) {
+		uintptr_t v = (uintptr_t)in[s];
+
+		seg[ns++] = seg_decode(vq->ring, v,
+				       (v & VETH_SLOT_META) && s + 1 < got ?
+				       &in[s + 1] : NULL);
+		s += (v & VETH_SLOT_META) && s + 1 < got;
+	}
+	/* Only a burst just taken can end inside a packet: a carried one
+	 * is whole. */
+	if (got)
+		ns = seg_complete(rxq, vq->ring, seg, ns);
+
+	for (i = 0; i < ns;) {
+		unsigned int segs = 1;
+
+		while (i + segs < ns && seg_more(&seg[i + segs - 1]))
+			segs++;
+		if (PP_UNLIKELY(!seg_pkt_ok(rxq->pool, hr, &seg[i], segs))) {
+			/* Dropped whole, counted once; ours recycled. */
+			for (s = 0; s < segs; s++)
+				ret[nr_ret++] = seg[i + s].page;
+			bad++;
+		} else if (k + segs > n) {
+			break;   /* the caller's next call takes it */
+		} else if (seg_copy_pkt(rxq, vq->frag, &frames[k], &seg[i],
+					segs, ret, &nr_ret)) {
+			k += segs;
+		} else {
+			nobuf++;
+		}
+		i += segs;
+	}
+	vq->nr_carry = ns - i;
+	memcpy(vq->carry, &seg[i], vq->nr_carry * sizeof(seg[0]));
+	if (nr_ret)
+		pp_net_put_pages(rxq->port->allocator, rxq->pool, ret, nr_ret);
+	if (nobuf)
+		pp_net_stat_add(&rxq->stats.drops, nobuf);
+	if (bad)
+		pp_net_stat_add(&rxq->stats.errors, bad);
+	return k;
+}
+
+/* The OR of @n slots: which tags the burst holds. */
+static inline uintptr_t slot_tags(void *const *slots, unsigned int n)
+{
+	uintptr_t tags = 0;
+
+	for (unsigned int s = 0; s < n; s++)
+		tags |= (uintptr_t)slots[s];
+	return tags & VETH_SLOT_TAGS;
+}
+
 static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 				  unsigned int n)
 {
-	const unsigned int frag = ((struct veth_port *)rxq->port->priv)->frag;
+	struct veth_rxq *vq = rxq->priv;
 	struct pp_page *in[PP_NET_BURST + 1];
 	uint64_t metas[PP_NET_BURST], frag_mask;
 	unsigned int got;
+	uintptr_t tags;
 
 	if (n > PP_NET_BURST)
 		n = PP_NET_BURST;
-	got = ring_take(rxq->priv, in, metas, &frag_mask, n);
+	if (PP_UNLIKELY(vq->nr_carry))
+		return rx_mb(rxq, vq, frames, n, (void **)in, 0);
+	got = pp_ring_sc_dequeue_burst(vq->ring, (void **)in, n);
 	if (!got)
 		return 0;
-	if (PP_LIKELY(!frag && !frag_mask))
-		return rx_copy(rxq, frames, in, metas, 0, 0, got);
-	return rx_copy(rxq, frames, in, metas, frag_mask, frag, got);
+	tags = slot_tags((void **)in, got);
+	if (PP_LIKELY(!tags)) {
+		/* Whole pages only: nothing to decode. */
+		if (PP_LIKELY(!vq->frag))
+			return rx_copy(rxq, frames, in, metas, 0, 0, got);
+		return rx_copy(rxq, frames, in, metas, 0, vq->frag, got);
+	}
+	if (PP_UNLIKELY(tags & VETH_SLOT_MORE))
+		return rx_mb(rxq, vq, frames, n, (void **)in, got);
+	got = ring_take_pairs(vq->ring, in, metas, &frag_mask, got);
+	return rx_copy(rxq, frames, in, metas, frag_mask, vq->frag, got);
 }
 
 static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
@@ -441,7 +804,7 @@ static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
 	if (pp_devargs_frag(da, port->conf.headroom, PP_NET_FRAG_MIN_FRAME,
 			    &frag))
 		return -EINVAL;
-	vp = pp_os_calloc(1, sizeof(*vp) + port->nr_rxq * sizeof(vp->rings[0]));
+	vp = pp_os_calloc(1, sizeof(*vp) + port->nr_rxq * sizeof(vp->rxqs[0]));
 	if (!vp) {
 		PP_ERR("device '%s': out of memory for the veth port",
 		       da->devstr);
@@ -450,24 +813,63 @@ static int veth_setup(struct pp_port *port, const struct pp_devargs *da)
 	vp->ring_size = (unsigned int)ring;
 	vp->frag = frag;
 	for (q = 0; q < port->nr_rxq; q++) {
-		vp->rings[q] = pp_os_ring_create(vp->ring_size,
-						 PP_RING_F_SP_ENQ |
-						 PP_RING_F_SC_DEQ);
-		if (!vp->rings[q]) {
-			PP_ERR("device '%s': out of memory for RX ring %u (%u slots)",
-			       da->devstr, q, vp->ring_size);
+		struct veth_rxq *vq = pp_os_calloc(1, sizeof(*vq));
+
+		if (!vq) {
+			PP_ERR("device '%s': out of memory for RX queue %u",
+			       da->devstr, q);
 			goto err_free_rings;
 		}
-		port->rxq[q].priv = vp->rings[q];
+		vq->frag = frag;
+		vq->ring = pp_os_ring_create(vp->ring_size,
+					     PP_RING_F_SP_ENQ |
+					     PP_RING_F_SC_DEQ);
+		if (!vq->ring) {
+			PP_ERR("device '%s': out of memory for RX ring %u (%u slots)",
+			       da->devstr, q, vp->ring_size);
+			free(vq);
+			goto err_free_rings;
+		}
+		vp->rxqs[q] = vq;
+		port->rxq[q].priv = vq;
 	}
 	port->priv = vp;
 	return 0;
 
 err_free_rings:
-	while (q--)
-		pp_ring_free(vp->rings[q]);
+	while (q--) {
+		pp_ring_free(vp->rxqs[q]->ring);
+		free(vp->rxqs[q]);
+		port->rxq[q].priv = NULL;
+	}
 	free(vp);
 	return -ENOMEM;
+}
+
+static void veth_rxq_drain(struct pp_port *port, struct veth_rxq *vq)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	void *slots[PP_NET_BURST];
+	bool geometry = false;   /* the next slot is a fragment's meta */
+	unsigned int got, s, k;
+
+	for (s = 0; s < vq->nr_carry; s++)
+		pp_net_put_pages(port->allocator, NULL, &vq->carry[s].page, 1);
+	vq->nr_carry = 0;
+	while ((got = pp_ring_sc_dequeue_burst(vq->ring, slots,
+					       PP_NET_BURST))) {
+		for (s = k = 0; s < got; s++) {
+			uintptr_t v = (uintptr_t)slots[s];
+
+			if (geometry) {
+				geometry = false;
+				continue;
+			}
+			geometry = v & VETH_SLOT_META;
+			pages[k++] = (struct pp_page *)(v & ~VETH_SLOT_TAGS);
+		}
+		pp_net_put_pages(port->allocator, NULL, pages, k);
+	}
 }
 
 static void veth_remove(struct pp_port *port)
@@ -478,15 +880,10 @@ static void veth_remove(struct pp_port *port)
 	if (!vp)
 		return;
 	for (q = 0; q < port->nr_rxq; q++) {
-		struct pp_page *pages[PP_NET_BURST + 1];
-		uint64_t metas[PP_NET_BURST], frag_mask;
-		unsigned int got;
-
 		/* In-flight frames go back to their pools (any thread). */
-		while ((got = ring_take(vp->rings[q], pages, metas,
-					&frag_mask, PP_NET_BURST)))
-			pp_net_put_pages(port->allocator, NULL, pages, got);
-		pp_ring_free(vp->rings[q]);
+		veth_rxq_drain(port, vp->rxqs[q]);
+		pp_ring_free(vp->rxqs[q]->ring);
+		free(vp->rxqs[q]);
 		port->rxq[q].priv = NULL;
 	}
 	free(vp);
