@@ -184,7 +184,8 @@ static void veth_rx_case(int own)
 	struct pp_port *v0 = net_open(&env, "veth0,peer=veth1");
 	struct pp_port *v1 = pp_port_peer(v0);
 	struct pp_pool *rx_pool = pp_port_rxq_pool(v1, 0);
-	struct pp_frame f[NR_BAD + 1], got[NR_BAD + 1];
+	/* Zeroed: the own case sets only .page here, and .more must be clear. */
+	struct pp_frame f[NR_BAD + 1] = { 0 }, got[NR_BAD + 1];
 	struct pp_rxq_stats rs;
 	unsigned int i, n;
 

@@ -190,7 +190,8 @@ static void test_veth_auto_odd_headroom(void)
 {
 	static const uint16_t odd[] = { 3996, 60, 1000, 1949, 1950 };
 	struct pp_port *v0, *v1;
-	struct pp_frame f[5], got[5];
+	/* Zeroed: the frames are built field by field, and .more must be clear. */
+	struct pp_frame f[5] = { 0 }, got[5];
 	struct pp_rxq_stats rs;
 	unsigned int i, n;
 
