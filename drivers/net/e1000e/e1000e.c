@@ -16,11 +16,25 @@
  * maps each page once (an O(1) IOVA lookup); a buffer starts at the page's
  * colour plus the headroom and is 2048 bytes long (RCTL.BSIZE).
  *
+ * MTU: up to 1500, frames of up to 1518 bytes, one 2048-byte buffer each.
+ * Above 1500, RCTL.LPE lets longer frames in; above what a buffer holds
+ * (MTU 2030), a frame spans several RX descriptors, all but the last
+ * without EOP, and the driver hands it out as one multi-buffer packet of
+ * that many frames (pp_net.h), whole: a chain whose EOP has not come yet
+ * waits in the ring. TX sends a multi-buffer packet as one descriptor
+ * per segment, EOP on the last. Any MTU up to PP_PORT_MTU_MAX fits in
+ * PP_FRAME_MAX_SEGS buffers (9216 bytes: 5).
+ *
  * Nothing the device writes is trusted: a descriptor with error bits,
- * without EOP (a frame spread over buffers, which 2048-byte buffers and a
- * 1522-byte maximum never need), or with a length above the buffer or below
- * an Ethernet header is dropped, its page recycled, and counted in the
- * queue's errors. Nor is a frame handed to TX: one that does not lie in
+ * without EOP (a frame spread over buffers) while the MTU fits in one
+ * buffer, or with a length above the buffer or below an Ethernet header
+ * is dropped, its page recycled, and counted in the queue's errors. With
+ * chains, the whole chain is refused and counted once when any of its
+ * descriptors has errors or a length outside its buffer, when the frame
+ * is shorter than an Ethernet header or longer than the MTU's frame, or
+ * when PP_FRAME_MAX_SEGS + 1 descriptors come without EOP (then the rest
+ * of that chain, up to its EOP, is dropped too); every buffer goes back
+ * to the pool. Nor is a frame handed to TX: one that does not lie in
  * its page block (pp_frame_valid()) would make the device read the
  * neighbouring arena pages onto the wire, so it gets no descriptor; it is
  * taken, its page returned, and counted in the TX queue's errors.
@@ -178,7 +192,8 @@ static int e1000e_probe(struct pp_port *port, const struct pp_devargs *da)
 	e1000_write(ep->regs, E1000_RDT, RING_SIZE - 1);
 	e1000_write(ep->regs, E1000_RCTL,
 		    E1000_RCTL_EN | E1000_RCTL_UPE | E1000_RCTL_MPE |
-			    E1000_RCTL_BAM | E1000_RCTL_SECRC);
+			    E1000_RCTL_BAM | E1000_RCTL_SECRC |
+			    e1000e_rctl_lpe(port));
 	/* 14.7 transmit initialisation. */
 	e1000_write(ep->regs, E1000_TDBAL, (uint32_t)tx_iova);
 	e1000_write(ep->regs, E1000_TDBAH, (uint32_t)(tx_iova >> 32));

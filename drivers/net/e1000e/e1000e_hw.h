@@ -24,6 +24,7 @@
 #define E1000_RCTL_EN (1u << 1)
 #define E1000_RCTL_UPE (1u << 3)   /* unicast promiscuous */
 #define E1000_RCTL_MPE (1u << 4)   /* multicast promiscuous */
+#define E1000_RCTL_LPE (1u << 5)   /* long packets: over 1518 bytes */
 #define E1000_RCTL_BAM (1u << 15)  /* accept broadcast */
 #define E1000_RCTL_SECRC (1u << 26) /* strip the CRC */
 /* BSIZE 00 with BSEX 0: 2048-byte buffers (10.2.5.1). */

@@ -30,6 +30,16 @@ struct e1000e_port {
 	uint32_t rx_off[RING_SIZE];   /* buffer offset in the page */
 	unsigned int rx_next;         /* next descriptor to check */
 	unsigned int rx_hold;         /* refilled, not yet given (RDT) */
+	/*
+	 * Multi-buffer RX, for an MTU above what one 2048-byte buffer
+	 * holds (e1000e_rings_init()): descriptors without EOP chain into
+	 * one packet (e1000e_rx_burst() hands the burst to the chain
+	 * path). rx_discard: a chain was refused before its EOP came, and
+	 * the descriptors up to that EOP are dropped too, uncounted.
+	 */
+	bool rx_chain;
+	bool rx_discard;
+	uint32_t rx_max_pkt;          /* the longest packet: MTU + 18 */
 	/* TX: the sending thread's. */
 	struct e1000_tx_desc *tx_ring;
 	struct pp_page *tx_page[RING_SIZE];
@@ -48,12 +58,23 @@ struct e1000e_port {
  * headroom are set: one zeroed allocator page per ring mapped in ep->dma
  * (their IOVAs in *@rx_iova and *@tx_iova, for RDBA and TDBA), and every
  * RX slot given a buffer from @port's RX pool (the calling thread must be
- * its owner). Registers are not touched. Returns 0, or -ENOMEM or the
+ * its owner); and the RX mode the port's MTU asks for (ep->rx_chain,
+ * ep->rx_max_pkt; e1000e_rctl_lpe() gives the RCTL bit that goes with it).
+ * Registers are not touched. Returns 0, or -ENOMEM or the
  * mapping's error with a message naming @name; what was taken is then
  * returned by e1000e_rings_release().
  */
 int e1000e_rings_init(struct pp_port *port, struct e1000e_port *ep,
 		      const char *name, uint64_t *rx_iova, uint64_t *tx_iova);
+
+/*
+ * e1000e_rctl_lpe - RCTL.LPE, for a port whose MTU is above 1500: the
+ * 82574 (and QEMU's model) drops frames over 1518 bytes without it.
+ */
+static inline uint32_t e1000e_rctl_lpe(const struct pp_port *port)
+{
+	return pp_port_mtu(port) > PP_PORT_MTU_DEFAULT ? E1000_RCTL_LPE : 0;
+}
 
 /*
  * e1000e_rings_release - the page part of remove, once the device is

@@ -67,6 +67,170 @@ static void rx_fill(struct e1000e_port *ep, unsigned int i,
 	ep->rx_ring[i].status = 0;
 }
 
+/* Refilled descriptors go back to the device in batches (RDT). */
+static inline void rx_give_back(struct e1000e_port *ep, unsigned int i,
+				unsigned int used)
+{
+	ep->rx_next = i;
+	ep->rx_hold += used;
+	if (ep->rx_hold >= RX_FREE_THRESH) {
+		ep->rx_hold = 0;
+		/* Descriptors are written before the device may use them;
+		 * RDT is the slot after the last one refilled, minus the
+		 * one that stays empty. */
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		e1000_write(ep->regs, E1000_RDT, (i - 1) & RING_MASK);
+	}
+}
+
+/*
+ * Multi-buffer RX: at most this many descriptors a call takes, a burst's
+ * worth and one refused chain (PP_FRAME_MAX_SEGS + 1), so that a call
+ * ends even when the device marks every descriptor done.
+ */
+#define RX_CHAIN_DESCS (PP_NET_BURST + PP_FRAME_MAX_SEGS + 1)
+
+/*
+ * The descriptors of the packet that starts at slot @i, looking at no
+ * more than @limit: the done (DD) ones up to and including the first
+ * with EOP (*@eop true), or the run of done ones without it (*@eop false:
+ * the device is still writing the chain, or, @limit long, lies).
+ */
+static unsigned int rx_chain_len(const struct e1000e_port *ep, unsigned int i,
+				 unsigned int limit, bool *eop)
+{
+	unsigned int c;
+
+	*eop = false;
+	for (c = 0; c < limit; c++) {
+		uint8_t st = __atomic_load_n(
+			&ep->rx_ring[(i + c) & RING_MASK].status,
+			__ATOMIC_RELAXED);
+
+		if (!(st & E1000_RXD_STAT_DD))
+			break;
+		if (st & E1000_RXD_STAT_EOP) {
+			*eop = true;
+			return c + 1;
+		}
+	}
+	return c;
+}
+
+/*
+ * Whether the @c descriptors from slot @i (done, the last with EOP) make
+ * a packet to hand out: none has errors, each length lies in its 2048-byte
+ * buffer and its page, and the packet is an Ethernet header at least and
+ * the MTU's frame at most. Read after the acquire fence on DD.
+ */
+static bool rx_chain_ok(const struct e1000e_port *ep, unsigned int i,
+			unsigned int c)
+{
+	uint32_t total = 0;
+
+	for (unsigned int j = 0; j < c; j++) {
+		unsigned int s = (i + j) & RING_MASK;
+		const struct e1000_rx_desc *d = &ep->rx_ring[s];
+		uint16_t len = d->length;
+
+		if (d->errors || len > E1000_RX_BUF_LEN ||
+		    !pp_frame_bounds_ok(ep->rx_page[s], ep->rx_off[s],
+					ep->headroom, len))
+			return false;
+		total += len;
+	}
+	return total >= ETH_HLEN && total <= ep->rx_max_pkt;
+}
+
+/*
+ * e1000e_rx_burst() for a port whose MTU needs chains: a packet is a run
+ * of done descriptors up to one with EOP, handed out whole as that many
+ * frames (.more on all but the last; the first with the headroom, the
+ * others starting at their buffer). A chain whose EOP has not come yet
+ * stays in the ring, untouched, until it has; one that does not fit in
+ * what is left of @n waits there for the next call. Refused, counted once
+ * and every buffer recycled: a chain with an error or a bad length
+ * anywhere in it (rx_chain_ok()), and one that runs past
+ * PP_FRAME_MAX_SEGS descriptors without EOP, whose descriptors up to the
+ * EOP that ends it are then dropped as they come (ep->rx_discard). As in
+ * the single-buffer loop, a descriptor is only taken when its slot can be
+ * refilled.
+ */
+static __attribute__((noinline)) unsigned int
+rx_burst_chain(struct pp_rxq *rxq, struct e1000e_port *ep,
+	       struct pp_frame *frames, unsigned int n)
+{
+	struct pp_page *fresh[RX_CHAIN_DESCS];
+	unsigned int k = 0, bad = 0, nr_fresh, used = 0, i = ep->rx_next;
+	unsigned int ready, c, j, limit;
+	bool eop;
+
+	if (n > PP_NET_BURST)
+		n = PP_NET_BURST;
+	ready = rx_chain_len(ep, i, RX_CHAIN_DESCS, &eop);
+	if (!ready)
+		return 0;
+	nr_fresh = pp_pool_alloc_bulk(rxq->pool, fresh, ready);
+	while (used < nr_fresh) {
+		bool take;
+
+		limit = nr_fresh - used < PP_FRAME_MAX_SEGS + 1 ?
+				nr_fresh - used : PP_FRAME_MAX_SEGS + 1;
+		c = rx_chain_len(ep, i, limit, &eop);
+		if (!c || (!eop && c < PP_FRAME_MAX_SEGS + 1))
+			break;   /* not all there yet (or no buffer for it) */
+		/* Fields are read after DD (7.1.4.1), as in the loop. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!eop) {
+			/* Too long: refused, and the rest of it after. */
+			take = false;
+			bad += !ep->rx_discard;
+			ep->rx_discard = true;
+		} else if (ep->rx_discard) {
+			take = false;   /* the refused chain's end */
+			ep->rx_discard = false;
+		} else if (!rx_chain_ok(ep, i, c)) {
+			take = false;
+			bad++;
+		} else if (k + c > n) {
+			break;   /* whole packets only: the next call's */
+		} else {
+			take = true;
+		}
+		for (j = 0; j < c; j++) {
+			unsigned int s = (i + j) & RING_MASK;
+
+			if (!take) {
+				pp_pool_recycle_direct(rxq->pool,
+						       ep->rx_page[s]);
+			} else if (!j) {
+				frames[k++] = (struct pp_frame){
+					.page = ep->rx_page[s],
+					.offset = ep->rx_off[s],
+					.headroom = ep->headroom,
+					.len = ep->rx_ring[s].length,
+					.more = c > 1,
+				};
+			} else {
+				frames[k++] = (struct pp_frame){
+					.page = ep->rx_page[s],
+					.offset = ep->rx_off[s] + ep->headroom,
+					.len = ep->rx_ring[s].length,
+					.more = j + 1 < c,
+				};
+			}
+			rx_fill(ep, s, fresh[used++]);
+		}
+		i = (i + c) & RING_MASK;
+	}
+	while (used < nr_fresh)
+		pp_pool_recycle_direct(rxq->pool, fresh[--nr_fresh]);
+	rx_give_back(ep, i, used);
+	if (PP_UNLIKELY(bad))
+		pp_net_stat_add(&rxq->stats.errors, bad);
+	return k;
+}
+
 unsigned int e1000e_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 			     unsigned int n)
 {
@@ -75,6 +239,8 @@ unsigned int e1000e_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	unsigned int got = 0, bad = 0, nr_fresh, used = 0, i = ep->rx_next;
 	unsigned int ready;
 
+	if (PP_UNLIKELY(ep->rx_chain))
+		return rx_burst_chain(rxq, ep, frames, n);
 	if (n > PP_NET_BURST)
 		n = PP_NET_BURST;
 	/* How many are done, so that an empty poll costs one load. */
@@ -118,16 +284,7 @@ unsigned int e1000e_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	}
 	while (used < nr_fresh)
 		pp_pool_recycle_direct(rxq->pool, fresh[--nr_fresh]);
-	ep->rx_next = i;
-	ep->rx_hold += used;
-	if (ep->rx_hold >= RX_FREE_THRESH) {
-		ep->rx_hold = 0;
-		/* Descriptors are written before the device may use them;
-		 * RDT is the slot after the last one refilled, minus the
-		 * one that stays empty. */
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		e1000_write(ep->regs, E1000_RDT, (i - 1) & RING_MASK);
-	}
+	rx_give_back(ep, i, used);
 	if (PP_UNLIKELY(bad))
 		pp_net_stat_add(&rxq->stats.errors, bad);
 	return got;
@@ -168,6 +325,81 @@ static void tx_clean(struct pp_txq *txq, struct e1000e_port *ep)
 				 nr);
 }
 
+/*
+ * A multi-buffer packet TX takes and drops (a segment outside its page,
+ * or more segments than a packet may have): its pages go home, one error.
+ */
+static __attribute__((cold, noinline)) void
+tx_drop_pkt(struct pp_txq *txq, const struct pp_frame *f, unsigned int segs)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	unsigned int j, k = 0;
+
+	for (j = 0; j < segs; j++) {
+		pages[k++] = f[j].page;
+		if (k == PP_NET_BURST || j + 1 == segs) {
+			pp_net_put_pages(txq->port->allocator, txq->napi_pool,
+					 pages, k);
+			k = 0;
+		}
+	}
+	pp_net_stat_add(&txq->stats.errors, 1);
+}
+
+/*
+ * e1000e_tx_burst()'s multi-buffer packet at @f (@left frames to the
+ * burst's end): one descriptor per segment from *@tp on, EOP on the last
+ * only (the device sends the chain as one frame, 7.2.10.1), each holding
+ * its segment's page until tx_clean(). Returns the frames taken, *@tp
+ * moved past them; or 0, nothing written, when the packet is not taken:
+ * unfinished (the burst ends inside it), more segments than free
+ * descriptors (whole or not at all), or a page the device cannot address
+ * (counted, as in the loop). A bad packet is taken and dropped.
+ */
+static __attribute__((noinline)) unsigned int
+tx_chain(struct pp_txq *txq, struct e1000e_port *ep, const struct pp_frame *f,
+	 unsigned int left, unsigned int *tp)
+{
+	unsigned int segs = pp_pkt_segs(f, left), j, t = *tp;
+	uint64_t iova[PP_FRAME_MAX_SEGS];
+	bool ok = segs <= PP_FRAME_MAX_SEGS;
+
+	if (f[segs - 1].more)
+		return 0;
+	for (j = 0; ok && j < segs; j++)
+		ok = pp_frame_valid(&f[j]);
+	if (PP_UNLIKELY(!ok)) {
+		tx_drop_pkt(txq, f, segs);
+		return segs;
+	}
+	/* Free: from the tail up to the slot before the oldest in use. */
+	if (segs > ((ep->tx_clean - t - 1) & RING_MASK))
+		return 0;
+	for (j = 0; j < segs; j++) {
+		iova[j] = page_iova(txq, ep, f[j].page);
+		if (PP_UNLIKELY(!iova[j])) {
+			pp_net_stat_add(&txq->stats.errors, 1);
+			return 0;
+		}
+	}
+	for (j = 0; j < segs; j++) {
+		struct e1000_tx_desc *d = &ep->tx_ring[t];
+
+		d->addr = iova[j] + f[j].offset + f[j].headroom;
+		d->length = f[j].len;
+		d->cso = 0;
+		d->cmd = E1000_TXD_CMD_IFCS |
+			 (j + 1 == segs ? E1000_TXD_CMD_EOP : 0);
+		d->status = 0;
+		d->css = 0;
+		d->special = 0;
+		ep->tx_page[t] = f[j].page;
+		t = (t + 1) & RING_MASK;
+	}
+	*tp = t;
+	return segs;
+}
+
 unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 			     unsigned int n)
 {
@@ -181,6 +413,16 @@ unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		struct e1000_tx_desc *d = &ep->tx_ring[t];
 		uint64_t iova;
 
+		if (PP_UNLIKELY(f->more)) {
+			/* A multi-buffer packet: whole or not at all. */
+			unsigned int segs = tx_chain(txq, ep, f, n - taken,
+						     &t);
+
+			if (!segs)
+				break;
+			taken += segs - 1;
+			continue;
+		}
 		/* The device reads what the descriptor says: the frame
 		 * must lie in its page before it gets one. */
 		if (PP_UNLIKELY(!pp_frame_valid(f))) {
@@ -260,6 +502,10 @@ int e1000e_rings_init(struct pp_port *port, struct e1000e_port *ep,
 	}
 	ep->rx_ring = pp_page_address(ep->ring_page[0]);
 	ep->tx_ring = pp_page_address(ep->ring_page[1]);
+	/* Frames longer than a buffer come in chains of descriptors. */
+	ep->rx_max_pkt = pp_port_mtu(port) + PP_ETH_OVERHEAD;
+	ep->rx_chain = ep->rx_max_pkt > E1000_RX_BUF_LEN;
+	ep->rx_discard = false;
 	/* Every slot always holds a buffer, the one the tail hides too: it
 	 * is handed over when the tail moves past it. */
 	for (i = 0; i < RING_SIZE; i++) {
