@@ -150,6 +150,8 @@ struct rx_slot {
 	enum slot_state state;
 	uint16_t len;
 	uint32_t seed;
+	uint32_t pos;          /* its bytes' place in the packet (chains) */
+	bool last;             /* the packet's last descriptor (EOP) */
 };
 
 struct tx_slot {
@@ -173,6 +175,15 @@ struct sim {
 	struct rx_slot rx[RING_SIZE];
 	unsigned int rx_next;            /* where the driver looks next */
 	unsigned int rdh;
+	/* Multi-buffer mode (MTU 9000 or the largest): chains of RX
+	 * descriptors, multi-buffer TX packets. */
+	bool mb;
+	uint32_t max_pkt;                /* MTU + 18 */
+	bool rx_discard;                 /* the driver's, by the rules */
+	/* The packet the honest device is writing, descriptor by
+	 * descriptor (a chain may stop half written, for want of room). */
+	bool dev_active;
+	uint32_t dev_len, dev_pos, dev_seed;
 	struct tx_slot tx[RING_SIZE];
 	unsigned int tx_clean, tx_tail;  /* the driver's, by the rules */
 	unsigned int tdh;
@@ -202,18 +213,30 @@ static uint8_t pattern(uint32_t seed, uint32_t i)
 	return (uint8_t)(seed * 131u + i * 7u + (i >> 8));
 }
 
-static void fill(uint8_t *p, uint32_t len, uint32_t seed)
+static void fill_at(uint8_t *p, uint32_t len, uint32_t seed, uint32_t pos)
 {
 	for (uint32_t i = 0; i < len; i++)
-		p[i] = pattern(seed, i);
+		p[i] = pattern(seed, pos + i);
+}
+
+static void fill(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	fill_at(p, len, seed, 0);
+}
+
+/* @len bytes at @p are bytes @pos.. of pattern @seed. */
+static bool same_at(const uint8_t *p, uint32_t len, uint32_t seed,
+		    uint32_t pos)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if (p[i] != pattern(seed, pos + i))
+			return false;
+	return true;
 }
 
 static bool same(const uint8_t *p, uint32_t len, uint32_t seed)
 {
-	for (uint32_t i = 0; i < len; i++)
-		if (p[i] != pattern(seed, i))
-			return false;
-	return true;
+	return same_at(p, len, seed, 0);
 }
 
 /* ---- the port: a table entry of this file, the driver's data path ---- */
@@ -304,12 +327,13 @@ static void rx_learn(struct sim *s, unsigned int i)
 	r->state = SLOT_EMPTY;
 }
 
-/* TX slot @t holds frame @f with pattern @seed; last of its burst @rs. */
+/* TX slot @t holds frame @f with pattern @seed; last of its burst @rs;
+ * @eop: the packet's last segment (EOP), else a chain's. */
 static void tx_learn(struct sim *s, unsigned int t, const struct pp_frame *f,
-		     uint32_t seed, unsigned int rs)
+		     uint32_t seed, unsigned int rs, bool eop)
 {
 	const struct e1000_tx_desc *d = &s->tx_ring[t];
-	uint8_t want = E1000_TXD_CMD_EOP | E1000_TXD_CMD_IFCS;
+	uint8_t want = (eop ? E1000_TXD_CMD_EOP : 0) | E1000_TXD_CMD_IFCS;
 
 	if (t == rs)
 		want |= E1000_TXD_CMD_RS;
@@ -423,32 +447,74 @@ static uint16_t pick_len(struct fuzz_in *in)
 						      ETH_HLEN + 1));
 }
 
-/* The device receives up to @n frames into [RDH, RDT), honestly. */
+/* A packet length for the multi-buffer device: up to the MTU's frame. */
+static uint32_t pick_len_mb(struct sim *s, struct fuzz_in *in)
+{
+	static const uint16_t lens[] = { 14, 60, 1514, 2047, 2048, 2049,
+					 4096, 4097, 6144, 9000, 9018, 9216 };
+	uint8_t k = fuzz_u8(in);
+	uint32_t len;
+
+	if (k < 160)
+		len = lens[k % (sizeof(lens) / sizeof(lens[0]))];
+	else
+		len = ETH_HLEN + fuzz_u16(in) % (s->max_pkt - ETH_HLEN + 1);
+	return len < s->max_pkt ? len : s->max_pkt;
+}
+
+/*
+ * The device writes the next descriptor of the packet it is receiving
+ * (at RDH, which the caller checked is the device's): a whole buffer, or
+ * what is left, with EOP on the packet's last.
+ */
+static void rx_write_desc(struct sim *s)
+{
+	struct e1000_rx_desc *d = &s->rx_ring[s->rdh];
+	struct rx_slot *r = &s->rx[s->rdh];
+	uint32_t left = s->dev_len - s->dev_pos;
+	uint16_t len = (uint16_t)(left < E1000_RX_BUF_LEN ? left :
+						      E1000_RX_BUF_LEN);
+	uint8_t *buf = dev_mem(r->iova, len);
+	bool last = len == left;
+
+	/* Where the driver said, whatever a lie wrote over addr. */
+	FUZZ_CHECK(buf == r->buf);
+	fill_at(buf, len, s->dev_seed, s->dev_pos);
+	d->length = len;
+	d->csum = 0;
+	d->errors = 0;
+	d->special = 0;
+	__atomic_store_n(&d->status,
+			 E1000_RXD_STAT_DD | (last ? E1000_RXD_STAT_EOP : 0),
+			 __ATOMIC_RELEASE);
+	r->state = SLOT_HONEST;
+	r->len = len;
+	r->seed = s->dev_seed;
+	r->pos = s->dev_pos;
+	r->last = last;
+	s->dev_pos += len;
+	if (last) {
+		s->dev_active = false;
+		s->honest_sent++;
+	}
+	s->rdh = (s->rdh + 1) & RING_MASK;
+	reg_set(s, E1000_RDH, s->rdh);
+}
+
+/* The device receives into up to @n descriptors of [RDH, RDT), honestly:
+ * frames of one buffer, or with chains, packets of several. */
 static void rx_honest(struct sim *s, struct fuzz_in *in)
 {
 	unsigned int n = fuzz_u8(in) % 80;
 
 	while (n-- && s->rdh != reg(s, E1000_RDT)) {
-		struct e1000_rx_desc *d = &s->rx_ring[s->rdh];
-		struct rx_slot *r = &s->rx[s->rdh];
-		uint16_t len = pick_len(in);
-		uint8_t *buf = dev_mem(r->iova, len);
-
-		/* Where the driver said, whatever a lie wrote over addr. */
-		FUZZ_CHECK(buf == r->buf);
-		fill(buf, len, ++s->next_seed);
-		d->length = len;
-		d->csum = 0;
-		d->errors = 0;
-		d->special = 0;
-		__atomic_store_n(&d->status, E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP,
-				 __ATOMIC_RELEASE);
-		r->state = SLOT_HONEST;
-		r->len = len;
-		r->seed = s->next_seed;
-		s->honest_sent++;
-		s->rdh = (s->rdh + 1) & RING_MASK;
-		reg_set(s, E1000_RDH, s->rdh);
+		if (!s->dev_active) {
+			s->dev_len = s->mb ? pick_len_mb(s, in) : pick_len(in);
+			s->dev_pos = 0;
+			s->dev_seed = ++s->next_seed;
+			s->dev_active = true;
+		}
+		rx_write_desc(s);
 	}
 }
 
@@ -520,15 +586,179 @@ static void rx_lie(struct sim *s, struct fuzz_in *in)
 	}
 }
 
+/* ---- RX with chains: the driver's rules, written again ---- */
+
+/* The most descriptors one call takes (the driver's RX_CHAIN_DESCS). */
+#define CHAIN_DESCS (PP_NET_BURST + PP_FRAME_MAX_SEGS + 1)
+
+static bool rx_done(const struct sim *s, unsigned int i)
+{
+	return s->rx_ring[i & RING_MASK].status & E1000_RXD_STAT_DD;
+}
+
+/* Done descriptors from @i up to the first with EOP (*@eop), at most
+ * @limit. */
+static unsigned int chain_len(const struct sim *s, unsigned int i,
+			      unsigned int limit, bool *eop)
+{
+	unsigned int c;
+
+	*eop = false;
+	for (c = 0; c < limit && rx_done(s, i + c); c++) {
+		if (s->rx_ring[(i + c) & RING_MASK].status &
+		    E1000_RXD_STAT_EOP) {
+			*eop = true;
+			return c + 1;
+		}
+	}
+	return c;
+}
+
+/* A chain to hand out: no errors, each length in its buffer, the packet
+ * from an Ethernet header to the MTU's frame. */
+static bool chain_ok(const struct sim *s, unsigned int i, unsigned int c)
+{
+	uint32_t total = 0;
+
+	for (unsigned int j = 0; j < c; j++) {
+		const struct e1000_rx_desc *d = &s->rx_ring[(i + j) & RING_MASK];
+
+		if (d->errors || d->length > E1000_RX_BUF_LEN)
+			return false;
+		total += d->length;
+	}
+	return total >= ETH_HLEN && total <= s->max_pkt;
+}
+
+enum chain_fate { CHAIN_TAKEN, CHAIN_REFUSED, CHAIN_DISCARDED };
+
+/*
+ * rx_burst with chains: what the driver must take (packets whole, those
+ * that fit in n; chains without EOP wait; refused ones counted once, the
+ * rest of an over-long chain dropped uncounted), then what it gave.
+ */
+static void rx_burst_mb(struct sim *s, struct fuzz_in *in)
+{
+	unsigned int n = fuzz_u8(in) % (PP_NET_BURST + 8);
+	unsigned int cap = n < PP_NET_BURST ? n : PP_NET_BURST;
+	unsigned int rdt = reg(s, E1000_RDT), i = s->rx_next, ready, used = 0;
+	unsigned int k = 0, bad = 0, got, g = 0, npk = 0, p, j;
+	struct pp_frame f[PP_NET_BURST + 8] = { 0 };
+	struct { unsigned int c; enum chain_fate fate; } pk[CHAIN_DESCS];
+	uint16_t len[CHAIN_DESCS];
+	struct pp_rxq_stats before, after;
+	bool discard = s->rx_discard, eop;
+
+	for (ready = 0; ready < CHAIN_DESCS && rx_done(s, i + ready); ready++)
+		len[ready] = s->rx_ring[(i + ready) & RING_MASK].length;
+	while (used < ready) {
+		unsigned int limit = ready - used < PP_FRAME_MAX_SEGS + 1 ?
+					     ready - used : PP_FRAME_MAX_SEGS + 1;
+		unsigned int c = chain_len(s, i, limit, &eop);
+		enum chain_fate fate;
+
+		if (!c || (!eop && c < PP_FRAME_MAX_SEGS + 1))
+			break;
+		if (!eop) {
+			fate = discard ? CHAIN_DISCARDED : CHAIN_REFUSED;
+			bad += !discard;
+			discard = true;
+		} else if (discard) {
+			fate = CHAIN_DISCARDED;
+			discard = false;
+		} else if (!chain_ok(s, i, c)) {
+			fate = CHAIN_REFUSED;
+			bad++;
+		} else if (k + c > cap) {
+			break;
+		} else {
+			fate = CHAIN_TAKEN;
+			k += c;
+		}
+		pk[npk].c = c;
+		pk[npk++].fate = fate;
+		used += c;
+		i += c;
+	}
+	FUZZ_CHECK(pp_port_rxq_stats(s->port, 0, &before) == 0);
+	got = pp_port_rx_burst(s->port, 0, f, n);
+	FUZZ_CHECK(pp_port_rxq_stats(s->port, 0, &after) == 0);
+	FUZZ_CHECK(after.errors - before.errors == bad);
+	FUZZ_CHECK(got == k);
+	FUZZ_CHECK(s->ep->rx_discard == discard);
+
+	i = s->rx_next;
+	used = 0;
+	for (p = 0; p < npk; p++) {
+		unsigned int c = pk[p].c;
+		bool lie = false, honest = true;
+
+		for (j = 0; j < c; j++) {
+			struct rx_slot *r = &s->rx[(i + j) & RING_MASK];
+
+			/* Only a lie makes a descriptor done out of turn. */
+			FUZZ_CHECK(r->state != SLOT_EMPTY);
+			lie |= r->state == SLOT_LIED;
+			honest &= r->state == SLOT_HONEST;
+		}
+		/* A refused chain (counted) has a lie in it. */
+		if (pk[p].fate == CHAIN_REFUSED)
+			FUZZ_CHECK(lie);
+		if (pk[p].fate == CHAIN_TAKEN) {
+			const struct rx_slot *r0 = &s->rx[i & RING_MASK];
+			const struct rx_slot *rl = &s->rx[(i + c - 1) & RING_MASK];
+
+			for (j = 0; j < c; j++) {
+				struct rx_slot *r = &s->rx[(i + j) & RING_MASK];
+				struct pp_frame *fr = &f[g++];
+
+				FUZZ_CHECK(fr->page == r->page);
+				FUZZ_CHECK(pp_frame_valid(fr));
+				FUZZ_CHECK(fr->len == len[used + j]);
+				FUZZ_CHECK(fr->more == (j + 1 < c));
+				FUZZ_CHECK(fr->headroom == (j ? 0 : s->headroom));
+				FUZZ_CHECK((uint8_t *)pp_frame_data(fr) == r->buf);
+				if (r->state == SLOT_HONEST) {
+					FUZZ_CHECK(fr->len == r->len);
+					FUZZ_CHECK(same_at(r->buf, r->len, r->seed,
+							   r->pos));
+				}
+				/* A TX of it checks its bytes from 0. */
+				app_keep(s, fr,
+					 r->state == SLOT_HONEST && !r->pos ?
+						 r->seed : 0);
+			}
+			/* One honest packet, whole: it arrived. */
+			if (honest && !r0->pos && rl->last && r0->seed == rl->seed)
+				s->honest_recv++;
+		}
+		for (j = 0; j < c; j++)
+			rx_learn(s, (i + j) & RING_MASK);
+		used += c;
+		i += c;
+	}
+	FUZZ_CHECK(g == got);
+	s->rx_next = i & RING_MASK;
+	s->rx_discard = discard;
+	/* RDT stays, or becomes the slot before the next one. */
+	FUZZ_CHECK(reg(s, E1000_RDT) == rdt ||
+		   reg(s, E1000_RDT) == ((s->rx_next - 1) & RING_MASK));
+}
+
 static void rx_burst(struct sim *s, struct fuzz_in *in)
 {
-	unsigned int n = fuzz_u8(in) % (PP_NET_BURST + 8), expect = 0;
+	unsigned int n, expect = 0;
 	unsigned int bad = 0, got, g = 0, k, i, rdt = reg(s, E1000_RDT);
 	bool good[PP_NET_BURST];
 	uint16_t len[PP_NET_BURST];
 	struct pp_frame f[PP_NET_BURST + 8] = { 0 };
 	struct pp_rxq_stats before, after;
 
+	if (s->mb) {
+		rx_burst_mb(s, in);
+		return;
+	}
+	n = fuzz_u8(in) % (PP_NET_BURST + 8);
 	/* The run of DD from where the driver stands, judged as the
 	 * driver must judge it. */
 	for (k = 0; k < n && k < PP_NET_BURST; k++) {
@@ -643,6 +873,9 @@ static bool tx_frame(struct sim *s, struct fuzz_in *in, struct pp_frame *f,
 		f->headroom = s->headroom;
 		f->len = (uint16_t)(60 + fuzz_u8(in) * 4);
 	}
+	/* With multi-buffer, bit 6 makes the frame a segment with more to
+	 * come: a packet is a run of those and one without. */
+	f->more = s->mb && (src & 0x40);
 	if (src & 0x80) {
 		uint8_t kinds = fuzz_u8(in);
 
@@ -660,10 +893,11 @@ static bool tx_frame(struct sim *s, struct fuzz_in *in, struct pp_frame *f,
 
 static void tx_burst(struct sim *s, struct fuzz_in *in)
 {
-	unsigned int n = fuzz_u8(in) % (TX_MAX + 1), nr = 0, i, t, clean;
-	unsigned int taken, want_taken, bad = 0, first;
+	unsigned int n = fuzz_u8(in) % (TX_MAX + 1), nr = 0, i, j, t, clean;
+	unsigned int taken, want_taken, bad = 0, first, segs;
 	struct pp_frame f[TX_MAX] = { 0 };
 	uint32_t seed[TX_MAX];
+	bool dropped[TX_MAX] = { false };
 	struct pp_txq_stats before, after;
 
 	while (nr < n && tx_frame(s, in, &f[nr], &seed[nr]))
@@ -680,16 +914,30 @@ static void tx_burst(struct sim *s, struct fuzz_in *in)
 		} while (clean != ((rs + 1) & RING_MASK));
 	}
 	s->tx_clean = clean;
-	/* What it takes: bad frames dropped, good ones while there is room. */
+	/*
+	 * What it takes: bad frames dropped, good ones while there is room;
+	 * a multi-buffer packet whole (all its descriptors free) or not at
+	 * all, not when the burst ends inside it, dropped whole (one error)
+	 * with more than PP_FRAME_MAX_SEGS segments or one outside its page.
+	 */
 	t = s->tx_tail;
-	for (want_taken = 0; want_taken < nr; want_taken++) {
-		if (!pp_frame_valid(&f[want_taken])) {
+	for (want_taken = 0; want_taken < nr; want_taken += segs) {
+		bool ok = true;
+
+		segs = pp_pkt_segs(&f[want_taken], nr - want_taken);
+		if (f[want_taken + segs - 1].more)
+			break;
+		for (j = 0; j < segs; j++)
+			ok &= pp_frame_valid(&f[want_taken + j]);
+		if (!ok || segs > PP_FRAME_MAX_SEGS) {
+			for (j = 0; j < segs; j++)
+				dropped[want_taken + j] = true;
 			bad++;
 			continue;
 		}
-		if (((t + 1) & RING_MASK) == s->tx_clean)
+		if (segs > ((s->tx_clean - t - 1) & RING_MASK))
 			break;
-		t = (t + 1) & RING_MASK;
+		t = (t + segs) & RING_MASK;
 	}
 	FUZZ_CHECK(pp_port_txq_stats(s->port, 0, &before) == 0);
 	taken = pp_port_tx_burst(s->port, 0, f, nr);
@@ -699,9 +947,10 @@ static void tx_burst(struct sim *s, struct fuzz_in *in)
 	FUZZ_CHECK(s->ep->tx_clean == s->tx_clean);
 	first = s->tx_tail;
 	for (i = 0; i < taken; i++) {
-		if (!pp_frame_valid(&f[i]))
+		if (dropped[i])
 			continue;
-		tx_learn(s, s->tx_tail, &f[i], seed[i], (t - 1) & RING_MASK);
+		tx_learn(s, s->tx_tail, &f[i], seed[i], (t - 1) & RING_MASK,
+			 !f[i].more);
 		s->tx_tail = (s->tx_tail + 1) & RING_MASK;
 	}
 	FUZZ_CHECK(s->tx_tail == t);
@@ -793,15 +1042,19 @@ static void sim_open(struct sim *s, struct fuzz_in *in)
 {
 	static const unsigned int headrooms[] = { 0, 64, 128, 192, 1024,
 						  PP_PAGE_SIZE - E1000_RX_BUF_LEN };
+	/* The first byte: the headroom, and in its top bits the MTU (bit
+	 * 7: multi-buffer, MTU 9000, or with bit 6 the largest). */
+	uint8_t mode = fuzz_u8(in);
 	struct pp_port_conf conf = {
 		.sz = sizeof(conf),
 		.allocator = s->env->alloc,
 		.dma = dom.dma,
 		.pool_size = 64,
 		.nid = PP_NUMA_NODE_ANY,
-		.headroom = headrooms[fuzz_u8(in) % 6],
+		.headroom = headrooms[mode % 6],
 		.nr_rxq = 1,
 		.nr_txq = 1,
+		.mtu = !(mode & 0x80) ? 0 : mode & 0x40 ? PP_PORT_MTU_MAX : 9000,
 	};
 	struct pp_devargs da = { .devstr = "e1000e_sim0", .name = "e1000e_sim0",
 				 .driver = "e1000e_sim" };
@@ -816,6 +1069,9 @@ static void sim_open(struct sim *s, struct fuzz_in *in)
 	s->pool = pp_port_rxq_pool(s->port, 0);
 	s->other_pool = other_pool_create(s);
 	s->headroom = s->ep->headroom;
+	s->max_pkt = pp_port_mtu(s->port) + PP_ETH_OVERHEAD;
+	s->mb = s->max_pkt > E1000_RX_BUF_LEN;
+	FUZZ_CHECK(s->ep->rx_chain == s->mb);
 	rdba = (uint64_t)reg(s, E1000_RDBAH) << 32 | reg(s, E1000_RDBAL);
 	tdba = (uint64_t)reg(s, E1000_TDBAH) << 32 | reg(s, E1000_TDBAL);
 	s->rx_ring = (void *)dev_mem(rdba, reg(s, E1000_RDLEN));
@@ -835,9 +1091,19 @@ static void sim_close(struct sim *s)
 		/* Nothing lied: every frame written arrives, every frame
 		 * sent comes back once the device has sent it. */
 		struct fuzz_in none = { NULL, 0 };
+		unsigned int rounds = 0;
 
-		while (s->rx_next != s->rdh)
+		/* The device finishes the packet it is writing, as room
+		 * comes (the driver gives descriptors back as it takes the
+		 * packets before it). */
+		for (;;) {
+			while (s->dev_active && s->rdh != reg(s, E1000_RDT))
+				rx_write_desc(s);
+			if (s->rx_next == s->rdh && !s->dev_active)
+				break;
+			FUZZ_CHECK(++rounds < 4 * RING_SIZE);
 			rx_burst(s, &(struct fuzz_in){ (const uint8_t *)"\x40", 1 });
+		}
 		FUZZ_CHECK(s->honest_recv == s->honest_sent);
 		tx_device(s, &(struct fuzz_in){ (const uint8_t *)"\xff", 1 });
 		tx_burst(s, &none);
