@@ -167,7 +167,11 @@ rx_burst_chain(struct pp_rxq *rxq, struct e1000e_port *ep,
 
 	if (n > PP_NET_BURST)
 		n = PP_NET_BURST;
-	ready = rx_chain_len(ep, i, RX_CHAIN_DESCS, &eop);
+	/* The run of done descriptors, one buffer for each. */
+	for (ready = 0; ready < RX_CHAIN_DESCS; ready++)
+		if (!(__atomic_load_n(&ep->rx_ring[(i + ready) & RING_MASK].status,
+				      __ATOMIC_RELAXED) & E1000_RXD_STAT_DD))
+			break;
 	if (!ready)
 		return 0;
 	nr_fresh = pp_pool_alloc_bulk(rxq->pool, fresh, ready);
