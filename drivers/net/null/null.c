@@ -193,24 +193,37 @@ static unsigned int null_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	return rx_fill(rxq, nq, frames, n, nq->frag);
 }
 
+/* The packets among @n frames with a segment outside its buffer: each
+ * is one error, however many of its segments are bad. */
+static __attribute__((cold, noinline)) unsigned int
+bad_packets(const struct pp_frame *frames, unsigned int n)
+{
+	unsigned int i, bad = 0;
+	bool bad_seg = false;
+
+	for (i = 0; i < n; i++) {
+		bad_seg |= !pp_frame_valid(&frames[i]);
+		if (!frames[i].more) {
+			bad += bad_seg;
+			bad_seg = false;
+		}
+	}
+	return bad;
+}
+
 static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				  unsigned int n)
 {
 	struct pp_pool *napi = txq->napi_pool;
 	struct pp_page *other[PP_NET_BURST], *own[PP_NET_BURST];
 	unsigned int i, nr_other = 0, nr_own = 0, bad = 0;
-	bool bad_seg = false;
 
 	n = pp_burst_whole(frames, n);
 	for (i = 0; i < n; i++) {
 		struct pp_page *page = frames[i].page;
 
-		/* A packet with a bad segment is one error. */
-		bad_seg |= !pp_frame_valid(&frames[i]);
-		if (PP_UNLIKELY(bad_seg) && !frames[i].more) {
+		if (PP_UNLIKELY(!pp_frame_valid(&frames[i])))
 			bad++;
-			bad_seg = false;
-		}
 		/* The sending thread's own pages, recycled in one step. */
 		if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
 			own[nr_own++] = page;
@@ -233,7 +246,8 @@ static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		pp_net_put_pages(txq->port->allocator, NULL, other,
 				 nr_other);
 	if (PP_UNLIKELY(bad))
-		pp_net_stat_add(&txq->stats.errors, bad);
+		pp_net_stat_add(&txq->stats.errors,
+				bad_packets(frames, n));
 	return n;
 }
 
