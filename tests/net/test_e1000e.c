@@ -4,7 +4,8 @@
  * QEMU guest (run-guest.sh): two 82574 on one QEMU hub, so what one sends
  * the other receives.
  *
- *   test_e1000e link|fwd|dma_block|untrusted|tx_bounds [frames]
+ *   test_e1000e link|fwd|dma_block|untrusted|tx_bounds|jumbo|untrusted_chain
+ *               [frames]
  *
  * link       probe both ports: reset, MAC address, link up.
  * fwd        send N numbered frames from port 0; port 1 receives them and
@@ -22,6 +23,19 @@
  *            the end): none reaches the wire, each is counted in the TX
  *            queue's errors, and its page comes home; the frame that ends
  *            on the page's last byte arrives intact.
+ * jumbo      MTU 9000 on both ports: N 9000-byte packets, each three page
+ *            segments, from port 0; port 1 receives each as a chain of
+ *            five 2048-byte descriptors (one multi-buffer packet of five
+ *            frames), forwards it whole (five TX descriptors, EOP on the
+ *            last) and port 0 checks every byte of every segment; pages
+ *            and hardware counters as for fwd.
+ * untrusted_chain  MTU 9000, descriptors of a received chain altered
+ *            before the driver reads them: an error or a length above the
+ *            buffer in the middle, a packet longer than the MTU's frame,
+ *            no EOP over 20 descriptors (refused after 19, the rest
+ *            dropped up to the next EOP): each refused whole, counted
+ *            once, its buffers reused; a chain whose last descriptor is
+ *            not done yet waits in the ring and arrives whole once it is.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -85,7 +99,7 @@ static void env_fini(struct env *e)
 	CHECK_EQ(pp_arena_destroy(e->arena), 0);
 }
 
-static struct pp_port *port_open(struct env *e, int i)
+static struct pp_port *port_open_mtu(struct env *e, int i, unsigned int mtu)
 {
 	struct pp_port_conf conf = {
 		.sz = sizeof(conf),
@@ -94,6 +108,7 @@ static struct pp_port *port_open(struct env *e, int i)
 		.nr_rxq = 1,
 		.pool_size = 1024,
 		.nid = PP_NUMA_NODE_ANY,
+		.mtu = mtu,
 	};
 	char dev[64];
 	struct pp_port *p;
@@ -109,6 +124,11 @@ static struct pp_port *port_open(struct env *e, int i)
 			strerror(errno), pp_test_last_log);
 	REQUIRE(p != NULL);
 	return p;
+}
+
+static struct pp_port *port_open(struct env *e, int i)
+{
+	return port_open_mtu(e, i, 0);
 }
 
 /* Pages free in the allocator: buddy lists plus thread caches. */
@@ -181,7 +201,8 @@ static bool frame_ok(const struct pp_frame *f, uint32_t seq)
 
 static void test_fwd(unsigned int nr)
 {
-	struct pp_frame out[32], mid[32], back[32];
+	/* Zeroed: out[] is built field by field, and .more must be clear. */
+	struct pp_frame out[32] = { 0 }, mid[32], back[32];
 	unsigned long free_before;
 	uint32_t sent = 0, seq_mid = 0, seq_back = 0, bad = 0, lost = 0;
 	uint64_t rx, tx, missed, crc;
@@ -445,7 +466,7 @@ static void test_tx_bounds(void)
 		{ 64, PP_PAGE_SIZE - FRAME_LEN, FRAME_LEN },    /* 64 past */
 	};
 	enum { NR = sizeof(geom) / sizeof(geom[0]) };
-	struct pp_frame f[NR], in[32];
+	struct pp_frame f[NR] = { 0 }, in[32];
 	struct pp_txq_stats ts;
 	unsigned long free_before;
 	uint64_t rx, tx, missed, crc;
@@ -498,12 +519,278 @@ static void test_tx_bounds(void)
 	env_fini(&e);
 }
 
+/* ---- multi-buffer packets (MTU 9000) ---- */
+
+#define JUMBO_LEN 9000
+#define JUMBO_DESCS ((JUMBO_LEN + E1000_RX_BUF_LEN - 1) / E1000_RX_BUF_LEN)
+
+/* Byte @j of packet @seq: a broadcast Ethernet header, the number, a
+ * pattern. */
+static uint8_t jumbo_byte(uint32_t seq, uint32_t j)
+{
+	static const uint8_t hdr[14] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					 0x02, 0, 0, 0, 0, 0x01,
+					 ETHERTYPE >> 8, ETHERTYPE & 0xff };
+
+	if (j < 14)
+		return hdr[j];
+	if (j < 18)
+		return (uint8_t)(seq >> (8 * (j - 14)));
+	return (uint8_t)(seq * 7 + j * 13);
+}
+
+/*
+ * Packet @seq of @len bytes in pages of @pool, into @f: the head behind
+ * PP_FRAME_HEADROOM, then whole pages. Returns the segments, 0 when the
+ * pool is out of pages (none kept).
+ */
+static unsigned int jumbo_build(struct pp_pool *pool, struct pp_frame *f,
+				uint32_t seq, uint32_t len)
+{
+	uint32_t done = 0;
+	unsigned int k = 0;
+
+	while (done < len) {
+		uint32_t hr = k ? 0 : PP_FRAME_HEADROOM;
+		uint32_t take = len - done < PP_PAGE_SIZE - hr ?
+					len - done : PP_PAGE_SIZE - hr;
+		struct pp_page *pg = pp_pool_alloc_pages(pool);
+		uint8_t *d;
+
+		if (!pg) {
+			while (k--)
+				pp_pool_recycle_direct(pool, f[k].page);
+			return 0;
+		}
+		f[k] = (struct pp_frame){
+			.page = pg, .headroom = (uint16_t)hr,
+			.len = (uint16_t)take, .more = done + take < len,
+		};
+		d = pp_frame_data(&f[k]);
+		for (uint32_t j = 0; j < take; j++)
+			d[j] = jumbo_byte(seq, done + j);
+		done += take;
+		k++;
+	}
+	return k;
+}
+
+/* The packet at @f (@segs segments) is packet @seq, @len bytes, whole. */
+static bool jumbo_ok(const struct pp_frame *f, unsigned int segs, uint32_t seq,
+		     uint32_t len)
+{
+	uint32_t j = 0;
+
+	if (pp_pkt_len(f, segs) != len || f[segs - 1].more)
+		return false;
+	for (unsigned int i = 0; i < segs; i++) {
+		const uint8_t *d = pp_frame_data(&f[i]);
+
+		if (!pp_frame_valid(&f[i]) || f[i].more != (i + 1 < segs))
+			return false;
+		for (uint32_t b = 0; b < f[i].len; b++, j++)
+			if (d[b] != jumbo_byte(seq, j))
+				return false;
+	}
+	return true;
+}
+
+static void put_frames(struct env *e, struct pp_frame *f, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		pp_net_put_pages(e->alloc, NULL, &f[i].page, 1);
+}
+
+static void test_jumbo(unsigned int nr)
+{
+	struct pp_frame out[PP_NET_BURST], mid[PP_NET_BURST], back[PP_NET_BURST];
+	uint32_t sent = 0, seq_mid = 0, seq_back = 0, bad = 0, lost = 0;
+	uint32_t segs_mid = 0;
+	uint64_t rx, tx, missed, crc;
+	unsigned long free_before;
+	struct pp_port *p0, *p1;
+	struct pp_pool *pool0;
+	double deadline;
+	struct env e;
+	unsigned int i, n, m, k;
+
+	env_init(&e);
+	free_before = free_pages(e.alloc);
+	p0 = port_open_mtu(&e, 0, 9000);
+	p1 = port_open_mtu(&e, 1, 9000);
+	CHECK_EQ(pp_port_mtu(p0), 9000);
+	pool0 = p0->rxq[0].pool;
+	deadline = now_s() + 120;
+	while (seq_back + lost < nr && now_s() < deadline) {
+		/* Port 0 sends up to 8 packets, 16 in flight at most (80 of
+		 * the 255 RX descriptors a side). */
+		for (n = k = 0; k < 8 && sent + k < nr &&
+				sent + k - seq_back < 16; k++) {
+			unsigned int s = jumbo_build(pool0, &out[n], sent + k,
+						     JUMBO_LEN);
+
+			if (!s)
+				break;
+			n += s;
+		}
+		m = pp_port_tx_burst(p0, 0, out, n);
+		for (i = 0; i < m; i++)
+			sent += !out[i].more;
+		for (i = m; i < n; i++)
+			pp_pool_recycle_direct(pool0, out[i].page);
+		/* Port 1 forwards what it gets, the same pages, whole. */
+		n = pp_port_rx_burst(p1, 0, mid, PP_NET_BURST);
+		for (i = 0; i < n; i += k) {
+			k = pp_pkt_segs(&mid[i], n - i);
+			segs_mid += k;
+			if (k != JUMBO_DESCS ||
+			    !jumbo_ok(&mid[i], k, seq_mid, JUMBO_LEN))
+				bad++;
+			seq_mid++;
+		}
+		m = pp_port_tx_burst(p1, 0, mid, n);
+		for (i = m; i < n; i++)
+			lost += !mid[i].more;
+		put_frames(&e, mid + m, n - m);
+		/* Port 0 gets them back and checks every byte. */
+		n = pp_port_rx_burst(p0, 0, back, PP_NET_BURST);
+		for (i = 0; i < n; i += k) {
+			k = pp_pkt_segs(&back[i], n - i);
+			if (!jumbo_ok(&back[i], k, seq_back, JUMBO_LEN))
+				bad++;
+			seq_back++;
+		}
+		put_frames(&e, back, n);
+	}
+	printf("jumbo: sent %u, forwarded %u (%u segments), back %u, bad %u, lost %u\n",
+	       sent, seq_mid, segs_mid, seq_back, bad, lost);
+	CHECK_EQ(lost, 0);
+	CHECK_EQ(sent, nr);
+	CHECK_EQ(seq_mid, nr);
+	CHECK_EQ(segs_mid, nr * JUMBO_DESCS);
+	CHECK_EQ(seq_back, nr);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(pp_e1000e_stats(p1, &rx, &tx, &missed, &crc), 0);
+	printf("port1 hw: rx %llu tx %llu missed %llu crc %llu\n",
+	       (unsigned long long)rx, (unsigned long long)tx,
+	       (unsigned long long)missed, (unsigned long long)crc);
+	CHECK_EQ(rx, nr);
+	CHECK_EQ(tx, nr);
+	CHECK_EQ(missed, 0);
+	CHECK_EQ(crc, 0);
+	CHECK_EQ(pp_port_close(p0), 0);
+	CHECK_EQ(pp_port_close(p1), 0);
+	pp_allocator_drain_thread(e.alloc);
+	CHECK_EQ(free_pages(e.alloc), free_before);
+	env_fini(&e);
+}
+
+/* Descriptor @k after @p's next one. */
+static struct e1000_rx_desc *rx_desc(struct pp_port *p, unsigned int k)
+{
+	struct e1000e_port *ep = p->priv;
+
+	return &ep->rx_ring[(ep->rx_next + k) & RING_MASK];
+}
+
+/*
+ * Send packet @seq (@len bytes) from @p0 and wait until @p1's descriptor
+ * @last (counted from its next one) is done: the packet's EOP one.
+ */
+static void send_jumbo_and_wait(struct pp_port *p0, struct pp_port *p1,
+				uint32_t seq, uint32_t len, unsigned int last)
+{
+	struct pp_frame f[PP_FRAME_MAX_SEGS];
+	struct e1000_rx_desc *d = rx_desc(p1, last);
+	double deadline = now_s() + 5;
+	unsigned int n = jumbo_build(p0->rxq[0].pool, f, seq, len);
+
+	REQUIRE(n > 0);
+	REQUIRE(pp_port_tx_burst(p0, 0, f, n) == n);
+	while (!(__atomic_load_n(&d->status, __ATOMIC_ACQUIRE) &
+		 E1000_RXD_STAT_DD) && now_s() < deadline)
+		;
+	REQUIRE(d->status & E1000_RXD_STAT_DD);
+}
+
+static void test_untrusted_chain(void)
+{
+	struct pp_frame f[PP_NET_BURST];
+	struct pp_rxq_stats st;
+	unsigned long free_before;
+	struct pp_port *p0, *p1;
+	struct env e;
+	unsigned int i, n, errors = 0;
+	uint32_t seq = 0;
+
+	env_init(&e);
+	free_before = free_pages(e.alloc);
+	p0 = port_open_mtu(&e, 0, 9000);
+	p1 = port_open_mtu(&e, 1, 9000);
+	/* Refused whole, counted once: an error, a length above the buffer
+	 * in the middle of the chain, a packet over the MTU's frame. */
+	for (i = 0; i < 3; i++) {
+		send_jumbo_and_wait(p0, p1, seq++, JUMBO_LEN, JUMBO_DESCS - 1);
+		CHECK(!(rx_desc(p1, 2)->status & E1000_RXD_STAT_EOP));
+		if (i == 0)
+			rx_desc(p1, 2)->errors = 0x80; /* RXE */
+		else if (i == 1)
+			rx_desc(p1, 1)->length = E1000_RX_BUF_LEN + 1;
+		else
+			rx_desc(p1, JUMBO_DESCS - 1)->length = E1000_RX_BUF_LEN;
+		CHECK_EQ(pp_port_rx_burst(p1, 0, f, PP_NET_BURST), 0);
+		CHECK_EQ(pp_port_rxq_stats(p1, 0, &st), 0);
+		CHECK_EQ(st.errors, ++errors);
+	}
+	/* The last descriptor not done yet: the chain waits in the ring,
+	 * uncounted, and comes whole once it is. */
+	send_jumbo_and_wait(p0, p1, seq, JUMBO_LEN, JUMBO_DESCS - 1);
+	rx_desc(p1, JUMBO_DESCS - 1)->status &= (uint8_t)~E1000_RXD_STAT_DD;
+	CHECK_EQ(pp_port_rx_burst(p1, 0, f, PP_NET_BURST), 0);
+	/* And a burst too small for it leaves it there too. */
+	rx_desc(p1, JUMBO_DESCS - 1)->status |= E1000_RXD_STAT_DD;
+	CHECK_EQ(pp_port_rx_burst(p1, 0, f, JUMBO_DESCS - 1), 0);
+	n = pp_port_rx_burst(p1, 0, f, PP_NET_BURST);
+	CHECK_EQ(n, JUMBO_DESCS);
+	CHECK(n && jumbo_ok(f, n, seq, JUMBO_LEN));
+	put_frames(&e, f, n);
+	seq++;
+	/* No EOP over 4 packets' 20 descriptors: refused after 19 (one
+	 * error), the 20th and the next packet up to its EOP dropped
+	 * uncounted; the packet after that arrives. */
+	for (i = 0; i < 4; i++)
+		send_jumbo_and_wait(p0, p1, seq++, JUMBO_LEN,
+				    (i + 1) * JUMBO_DESCS - 1);
+	for (i = 0; i < 4 * JUMBO_DESCS; i++)
+		rx_desc(p1, i)->status &= (uint8_t)~E1000_RXD_STAT_EOP;
+	CHECK_EQ(pp_port_rx_burst(p1, 0, f, PP_NET_BURST), 0);
+	CHECK_EQ(pp_port_rxq_stats(p1, 0, &st), 0);
+	CHECK_EQ(st.errors, ++errors);
+	send_jumbo_and_wait(p0, p1, seq++, JUMBO_LEN, JUMBO_DESCS);
+	CHECK_EQ(pp_port_rx_burst(p1, 0, f, PP_NET_BURST), 0);
+	send_jumbo_and_wait(p0, p1, seq, JUMBO_LEN, JUMBO_DESCS - 1);
+	n = pp_port_rx_burst(p1, 0, f, PP_NET_BURST);
+	CHECK_EQ(n, JUMBO_DESCS);
+	CHECK(n && jumbo_ok(f, n, seq, JUMBO_LEN));
+	put_frames(&e, f, n);
+	CHECK_EQ(pp_port_rxq_stats(p1, 0, &st), 0);
+	CHECK_EQ(st.errors, errors);
+	CHECK_EQ(st.packets, 2);
+	/* The sent pages come home with an empty burst. */
+	CHECK_EQ(pp_port_tx_burst(p0, 0, f, 0), 0);
+	CHECK_EQ(pp_port_close(p0), 0);
+	CHECK_EQ(pp_port_close(p1), 0);
+	pp_allocator_drain_thread(e.alloc);
+	CHECK_EQ(free_pages(e.alloc), free_before);
+	env_fini(&e);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int frames = argc > 2 ? (unsigned int)atoi(argv[2]) : 20000;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s link|fwd|dma_block|untrusted|tx_bounds [frames]\n",
+		fprintf(stderr, "usage: %s link|fwd|dma_block|untrusted|tx_bounds|jumbo|untrusted_chain [frames]\n",
 			argv[0]);
 		return 2;
 	}
@@ -518,6 +805,11 @@ int main(int argc, char **argv)
 		RUN_TEST(test_untrusted);
 	else if (!strcmp(argv[1], "tx_bounds"))
 		RUN_TEST(test_tx_bounds);
+	else if (!strcmp(argv[1], "jumbo"))
+		test_jumbo(argc > 2 ? frames : 2000),
+			printf("%s test_jumbo\n", pp_test_failures ? "FAIL" : "ok  ");
+	else if (!strcmp(argv[1], "untrusted_chain"))
+		RUN_TEST(test_untrusted_chain);
 	else
 		return 2;
 	return pp_test_result();
