@@ -497,6 +497,187 @@ static void test_bad(void)
 	reset_env();
 }
 
+/* xorshift64: a fixed sequence, so a failure reproduces. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % n);
+}
+
+/*
+ * Build a random packet @seq into @f: 1 to 18 segments (19, to be
+ * refused, one time in 32), each a page or a 2048-byte fragment of @src
+ * with a random length, the head behind the headroom; one time in 32 a
+ * segment runs past its block. *@len: its bytes; *@bad: TX must drop it.
+ */
+static unsigned int random_pkt(struct pp_pool *src, struct pp_frame *f,
+			       uint64_t seq, uint32_t *len, bool *bad)
+{
+	unsigned int segs = rnd(32) ? 1 + rnd(rnd(4) ? 4 : PP_FRAME_MAX_SEGS) :
+				      PP_FRAME_MAX_SEGS + 1;
+	uint32_t total = 0, done = 0;
+	unsigned int j;
+
+	*bad = segs > PP_FRAME_MAX_SEGS;
+	for (j = 0; j < segs; j++) {
+		uint32_t hr = j ? 0 : HR, off = 0, cap;
+		struct pp_page *page;
+
+		if (rnd(3)) {
+			page = pp_pool_alloc_pages(src);
+			cap = PP_PAGE_SIZE - hr;
+		} else {
+			page = pp_pool_alloc_frag(src, &off, 2048);
+			cap = 2048 - hr;
+		}
+		REQUIRE(page != NULL);
+		f[j] = (struct pp_frame){
+			.page = page, .offset = off, .headroom = (uint16_t)hr,
+			.len = (uint16_t)(1 + rnd(cap)), .more = j + 1 < segs,
+		};
+		if (!j && f[j].len < 12)
+			f[j].len = 12;   /* room for the seq and the length */
+		total += f[j].len;
+	}
+	for (j = 0; j < segs; j++) {
+		for (uint32_t b = 0; b < f[j].len; b++)
+			((uint8_t *)pp_frame_data(&f[j]))[b] =
+				pkt_byte(seq, total, done + b);
+		done += f[j].len;
+	}
+	if (!rnd(32)) {
+		j = rnd(segs);
+		f[j].len = (uint16_t)(PP_PAGE_SIZE - f[j].offset -
+				      f[j].headroom + 1);
+		*bad = true;
+	}
+	*len = total;
+	return segs;
+}
+
+/*
+ * Random bursts of random packets (random segments, pages and
+ * fragments, some bad, some cut by the burst's end) into a 64-slot ring,
+ * received with random n: TX takes whole packets only and drops bad ones
+ * whole (one error each); RX gives exactly the good packets taken, in
+ * order and intact, whole, never more than n frames; the pools balance.
+ */
+static void random_case(const char *dev)
+{
+	struct pp_port *v0 = net_open(&env, dev);
+	struct pp_port *v1 = pp_port_peer(v0);
+	struct pp_pool *src = pp_port_rxq_pool(v0, 0), *dst;
+	static uint32_t want_len[1 << 16];
+	uint64_t seq = 0, next_rx = 0, nr_want = 0, bad_taken = 0;
+	struct seen s = { 0 };
+	struct pp_txq_stats ts;
+	struct pp_rxq_stats rs;
+	unsigned int round;
+
+	dst = pp_port_rxq_pool(v1, 0);
+	for (round = 0; round < 3000; round++) {
+		struct pp_frame f[PP_NET_BURST + 2 * PP_FRAME_MAX_SEGS];
+		struct pp_frame got[PP_NET_BURST];
+		uint32_t lens[PP_NET_BURST + 2 * PP_FRAME_MAX_SEGS];
+		bool bad[PP_NET_BURST + 2 * PP_FRAME_MAX_SEGS];
+		unsigned int start[PP_NET_BURST + 2 * PP_FRAME_MAX_SEGS];
+		unsigned int k = 0, npkt = 0, sent, i, n, want_n;
+
+		pp_pool_set_owner(src);
+		while (k + PP_FRAME_MAX_SEGS + 1 <= PP_NET_BURST && rnd(8)) {
+			start[npkt] = k;
+			k += random_pkt(src, &f[k], seq + npkt, &lens[npkt],
+					&bad[npkt]);
+			npkt++;
+		}
+		/* Sometimes the burst ends inside the last packet. */
+		n = k;
+		if (npkt && f[k - 1].more == 0 && start[npkt - 1] + 1 < k &&
+		    !rnd(8))
+			n = k - 1;
+		sent = pp_port_tx_burst(v0, 0, f, n);
+		CHECK(sent <= n);
+		CHECK(!sent || !f[sent - 1].more);
+		/* Whole packets taken; bad ones count, good ones arrive. */
+		for (i = 0; i < npkt && start[i] < sent; i++) {
+			CHECK(i + 1 == npkt || start[i + 1] <= sent);
+			if (bad[i])
+				bad_taken++;
+			else
+				want_len[nr_want++ % (1 << 16)] = lens[i];
+		}
+		/* Packets not taken: the sender recycles them. */
+		for (unsigned int j = sent; j < k; j++)
+			pp_pool_recycle_direct(src, f[j].page);
+		seq += i;
+		/* Renumber what was not taken: it is sent again never. */
+		CHECK(i == npkt || n < k || sent < n);
+		/* The receiver takes with a random n. */
+		for (unsigned int r = rnd(3); r < 3; r++) {
+			want_n = 1 + rnd(80);
+			n = pp_port_rx_burst(v1, 0, got, want_n);
+			CHECK(n <= want_n && n <= PP_NET_BURST);
+			CHECK(!n || !got[n - 1].more);
+			for (i = 0; i < n;) {
+				unsigned int segs = pp_pkt_segs(&got[i], n - i);
+
+				CHECK(next_rx < nr_want);
+				/* Seqs of refused or untaken packets are
+				 * skipped: match on the expected length and
+				 * the seq the bytes carry. */
+				s.next_seq = *(uint64_t *)pp_frame_data(&got[i]);
+				check_pkt(&s, &got[i], segs,
+					  want_len[next_rx++ % (1 << 16)]);
+				i += segs;
+			}
+			pp_pool_set_owner(dst);
+			put_frames(v1, got, n);
+		}
+	}
+	/* Drain. */
+	for (;;) {
+		struct pp_frame got[PP_NET_BURST];
+		unsigned int n = pp_port_rx_burst(v1, 0, got, PP_NET_BURST);
+
+		if (!n)
+			break;
+		for (unsigned int i = 0; i < n;) {
+			unsigned int segs = pp_pkt_segs(&got[i], n - i);
+
+			s.next_seq = *(uint64_t *)pp_frame_data(&got[i]);
+			check_pkt(&s, &got[i], segs,
+				  want_len[next_rx++ % (1 << 16)]);
+			i += segs;
+		}
+		put_frames(v1, got, n);
+	}
+	CHECK_EQ(next_rx, nr_want);
+	CHECK_EQ(s.bad, 0);
+	CHECK(s.max_segs > 4);
+	CHECK(bad_taken > 0);
+	CHECK_EQ(pp_port_txq_stats(v0, 0, &ts), 0);
+	CHECK_EQ(ts.errors, bad_taken);
+	CHECK_EQ(ts.packets, nr_want + bad_taken);
+	CHECK_EQ(pp_port_rxq_stats(v1, 0, &rs), 0);
+	CHECK_EQ(rs.errors + rs.drops, 0);
+	CHECK_EQ(rs.packets, nr_want);
+	net_check_pools(v0);
+	net_check_pools(v1);
+	CHECK_EQ(pp_port_close(v0), 0);
+	reset_env();
+}
+
+static void test_random(void)
+{
+	random_case("veth0,peer=veth1,ring=64");
+	random_case("veth0,peer=veth1,ring=128,frag=2048");
+	random_case("veth0,peer=veth1,ring=64,frag=auto");
+}
+
 int main(void)
 {
 	net_env_init(&env, 64 << 20);
@@ -510,6 +691,7 @@ int main(void)
 	RUN_TEST(test_rx_whole);
 	RUN_TEST(test_tx_whole);
 	RUN_TEST(test_bad);
+	RUN_TEST(test_random);
 	net_env_fini(&env);
 	return pp_test_result();
 }
