@@ -762,16 +762,16 @@ static unsigned int veth_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	got = pp_ring_sc_dequeue_burst(vq->ring, (void **)in, n);
 	if (!got)
 		return 0;
+	frag_mask = 0;
 	tags = slot_tags((void **)in, got);
-	if (PP_LIKELY(!tags)) {
-		/* Whole pages only: nothing to decode. */
-		if (PP_LIKELY(!vq->frag))
-			return rx_copy(rxq, frames, in, metas, 0, 0, got);
-		return rx_copy(rxq, frames, in, metas, 0, vq->frag, got);
+	/* Whole pages only (no tag): nothing to decode. */
+	if (PP_UNLIKELY(tags)) {
+		if (tags & VETH_SLOT_MORE)
+			return rx_mb(rxq, vq, frames, n, (void **)in, got);
+		got = ring_take_pairs(vq->ring, in, metas, &frag_mask, got);
 	}
-	if (PP_UNLIKELY(tags & VETH_SLOT_MORE))
-		return rx_mb(rxq, vq, frames, n, (void **)in, got);
-	got = ring_take_pairs(vq->ring, in, metas, &frag_mask, got);
+	if (PP_LIKELY(!vq->frag && !frag_mask))
+		return rx_copy(rxq, frames, in, metas, 0, 0, got);
 	return rx_copy(rxq, frames, in, metas, frag_mask, vq->frag, got);
 }
 
