@@ -497,6 +497,60 @@ static void test_bad(void)
 	reset_env();
 }
 
+/*
+ * Geometry rewritten on the ring after TX checked it (the page's
+ * private_data, meta_pack()'s layout), in the middle segment of a
+ * 3-segment packet: offsets and headrooms near 2^16 and 2^32, an offset
+ * with bit 31 set (one past the frame's 31 bits: it must fail the check,
+ * not wrap to a small offset), one byte past the page. Each packet is
+ * dropped whole with one RX error; the good packets around them arrive.
+ */
+static void test_ring_geometry(void)
+{
+	static const struct { uint32_t off; uint16_t hr, len; } bad[] = {
+		{ 0xffffff00u, 0x100, 64 },      /* offset + headroom wraps */
+		{ 0xfffffff0u, 0, 0x20 },        /* offset + len wraps */
+		{ 0xffffffffu, 0xffff, 0xffff }, /* every field at its max */
+		{ 0x80000000u, 0, 64 },          /* bit 31: 0 once masked */
+		{ 0xffff, 0, 64 },               /* offset near 2^16 */
+		{ 0, 0xffff, 1 },                /* headroom near 2^16 */
+		{ 0, 0, PP_PAGE_SIZE + 1 },      /* one byte past the page */
+	};
+	const unsigned int nr = sizeof(bad) / sizeof(bad[0]);
+	struct pp_port *v0 = net_open(&env, "veth0,peer=veth1");
+	struct pp_port *v1 = pp_port_peer(v0);
+	struct pp_pool *src = pp_port_rxq_pool(v0, 0);
+	struct pp_frame f[3], got[PP_NET_BURST];
+	struct seen s = { 0 };
+	struct pp_rxq_stats rs;
+	unsigned int i, k, n;
+
+	for (i = 0; i < nr; i++) {
+		pp_pool_set_owner(src);
+		k = build_pkt(src, f, 99, PKT_LEN, SHAPE_PAGES);
+		CHECK_EQ(pp_port_tx_burst(v0, 0, f, k), k);
+		f[1].page->private_data = (uint64_t)bad[i].off << 32 |
+					  (uint64_t)bad[i].hr << 16 |
+					  bad[i].len;
+		k = build_pkt(src, f, i, PKT_LEN, SHAPE_PAGES);
+		CHECK_EQ(pp_port_tx_burst(v0, 0, f, k), k);
+		n = pp_port_rx_burst(v1, 0, got, PP_NET_BURST);
+		CHECK_EQ(n, 3);
+		if (n == 3)
+			check_pkt(&s, got, 3, PKT_LEN);
+		put_frames(v1, got, n);
+	}
+	CHECK_EQ(s.bad, 0);
+	CHECK_EQ(s.pkts, nr);
+	CHECK_EQ(pp_port_rxq_stats(v1, 0, &rs), 0);
+	CHECK_EQ(rs.errors, nr);
+	CHECK_EQ(rs.packets, nr);
+	net_check_pools(v0);
+	net_check_pools(v1);
+	CHECK_EQ(pp_port_close(v0), 0);
+	reset_env();
+}
+
 /* xorshift64: a fixed sequence, so a failure reproduces. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -691,6 +745,7 @@ int main(void)
 	RUN_TEST(test_rx_whole);
 	RUN_TEST(test_tx_whole);
 	RUN_TEST(test_bad);
+	RUN_TEST(test_ring_geometry);
 	RUN_TEST(test_random);
 	net_env_fini(&env);
 	return pp_test_result();

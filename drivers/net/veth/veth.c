@@ -75,15 +75,15 @@
 #define VETH_PAIR_KEY "_pair"
 
 /*
- * A frame taken off the ring, decoded: its page and geometry (meta_pack()),
- * with bit 63 (the offset's 32nd bit, never set by meta_pack()) holding
- * its .more.
+ * A frame taken off the ring, decoded: its slot (the page pointer with
+ * VETH_SLOT_MORE as it came; seg_page(), seg_more()) and its geometry as
+ * the ring held it (meta_pack()'s layout, unchecked: seg_pkt_ok() checks
+ * it in 64 bits before a frame is made of it).
  */
 struct veth_seg {
-	struct pp_page *page;
+	uintptr_t slot;
 	uint64_t meta;
 };
-#define VETH_META_MORE (1ULL << 63)
 
 /*
  * What rx_mb() works on at most: a burst's frames (PP_NET_BURST) and the
@@ -534,23 +534,27 @@ static struct veth_seg seg_decode(struct pp_ring *ring, uintptr_t v,
 		meta = (uint64_t)(uintptr_t)*next;
 	else
 		meta = take_slot(ring, &m) ? (uint64_t)(uintptr_t)m :
-					    ~VETH_META_MORE;
-	/* The tag is the truth about .more; bit 63 of a meta is not ours. */
-	meta &= ~VETH_META_MORE;
-	if (v & VETH_SLOT_MORE)
-		meta |= VETH_META_MORE;
-	return (struct veth_seg){ .page = page, .meta = meta };
+					    UINT64_MAX;
+	return (struct veth_seg){
+		.slot = (uintptr_t)page | (v & VETH_SLOT_MORE), .meta = meta,
+	};
 }
 
-/* The offset of a decoded segment (31 bits, the frame's). */
-static inline uint32_t seg_off(const struct veth_seg *g)
+static inline struct pp_page *seg_page(const struct veth_seg *g)
 {
-	return (uint32_t)(g->meta >> 32) & PP_FRAME_OFFSET_MAX;
+	return (struct pp_page *)(g->slot & ~VETH_SLOT_TAGS);
 }
 
 static inline bool seg_more(const struct veth_seg *g)
 {
-	return g->meta & VETH_META_MORE;
+	return g->slot & VETH_SLOT_MORE;
+}
+
+/* The offset as the ring held it: all 32 bits, so that one past the
+ * frame's 31 fails the bounds check instead of wrapping into them. */
+static inline uint32_t seg_off(const struct veth_seg *g)
+{
+	return (uint32_t)(g->meta >> 32);
 }
 
 /*
@@ -584,7 +588,9 @@ static unsigned int seg_complete(struct pp_rxq *rxq, struct pp_ring *ring,
 		}
 		/* Over the limit: the packet is refused (its last segment
 		 * kept has .more); this page goes home now. */
-		pp_net_put_pages(rxq->port->allocator, rxq->pool, &g.page, 1);
+		struct pp_page *page = seg_page(&g);
+
+		pp_net_put_pages(rxq->port->allocator, rxq->pool, &page, 1);
 	}
 	return ns;
 }
@@ -604,10 +610,10 @@ static bool seg_pkt_ok(const struct pp_pool *pool, uint32_t hr,
 		const struct veth_seg *g = &seg[j];
 		uint32_t len = (uint16_t)g->meta;
 
-		if (!pp_frame_bounds_ok(g->page, seg_off(g),
+		if (!pp_frame_bounds_ok(seg_page(g), seg_off(g),
 					(uint16_t)(g->meta >> 16), len))
 			return false;
-		if (pp_page_pool(g->page) != pool &&
+		if (pp_page_pool(seg_page(g)) != pool &&
 		    len > (uint32_t)PP_PAGE_SIZE - (j ? 0 : hr))
 			return false;
 	}
@@ -631,15 +637,15 @@ static unsigned int seg_copy_pkt(struct pp_rxq *rxq, unsigned int frag,
 
 	for (j = 0; j < segs; j++) {
 		const struct veth_seg *g = &seg[j];
+		struct pp_page *src = seg_page(g), *dst;
 		uint32_t off = seg_off(g), doff, droom;
 		uint16_t shr = (uint16_t)(g->meta >> 16), len = (uint16_t)g->meta;
 		uint16_t h = j ? 0 : hr;
-		struct pp_page *dst;
 
-		if (pp_page_pool(g->page) == pool) {
+		if (pp_page_pool(src) == pool) {
 			/* Our own page came back (a loop): no copy. */
 			out[j] = (struct pp_frame){
-				.page = g->page, .offset = off,
+				.page = src, .offset = off,
 				.headroom = shr, .len = len,
 				.more = seg_more(g),
 			};
@@ -649,10 +655,9 @@ static unsigned int seg_copy_pkt(struct pp_rxq *rxq, unsigned int frag,
 		if (PP_UNLIKELY(!dst))
 			goto nobuf;
 		copy_frame((char *)pp_page_address(dst) + doff + h,
-			   (char *)pp_page_address(g->page) + off + shr, len,
-			   droom,
-			   (PP_PAGE_SIZE << g->page->order) - off - shr);
-		ret[(*nr_ret)++] = g->page;
+			   (char *)pp_page_address(src) + off + shr, len,
+			   droom, (PP_PAGE_SIZE << src->order) - off - shr);
+		ret[(*nr_ret)++] = src;
 		out[j] = (struct pp_frame){
 			.page = dst, .offset = doff, .headroom = h, .len = len,
 			.more = seg_more(g),
@@ -667,9 +672,10 @@ nobuf:
 	for (unsigned int i = 0; i < j; i++)
 		pp_pool_recycle_direct(pool, out[i].page);
 	for (; j < segs; j++)
-		ret[(*nr_ret)++] = seg[j].page;
+		ret[(*nr_ret)++] = seg_page(&seg[j]);
 	return 0;
 }
+
 /*
  * The RX burst for multi-buffer packets, and for the call after one that
  * left a packet in the carry buffer: the carried packet first, then up to
@@ -713,7 +719,7 @@ rx_mb(struct pp_rxq *rxq, struct veth_rxq *vq, struct pp_frame *frames,
 		if (PP_UNLIKELY(!seg_pkt_ok(rxq->pool, hr, &seg[i], segs))) {
 			/* Dropped whole, counted once; ours recycled. */
 			for (s = 0; s < segs; s++)
-				ret[nr_ret++] = seg[i + s].page;
+				ret[nr_ret++] = seg_page(&seg[i + s]);
 			bad++;
 		} else if (k + segs > n) {
 			break;   /* the caller's next call takes it */
@@ -853,8 +859,11 @@ static void veth_rxq_drain(struct pp_port *port, struct veth_rxq *vq)
 	bool geometry = false;   /* the next slot is a fragment's meta */
 	unsigned int got, s, k;
 
-	for (s = 0; s < vq->nr_carry; s++)
-		pp_net_put_pages(port->allocator, NULL, &vq->carry[s].page, 1);
+	for (s = 0; s < vq->nr_carry; s++) {
+		struct pp_page *page = seg_page(&vq->carry[s]);
+
+		pp_net_put_pages(port->allocator, NULL, &page, 1);
+	}
 	vq->nr_carry = 0;
 	while ((got = pp_ring_sc_dequeue_burst(vq->ring, slots,
 					       PP_NET_BURST))) {
