@@ -21,6 +21,17 @@
  * than its buffers, which it counts as RX errors); after each burst every
  * allocated page is one of the four pools' (pp_pool_inflight), and when
  * the ports close no page is left allocated.
+ *
+ * Poll: multi-buffer packets (a null port's frames of 60 to 9216 bytes,
+ * whole pages or fragments) through a program that gives each packet a
+ * verdict from the input (every verdict, bad redirect indexes, unknown
+ * ones), garbage verdicts on the other segments, and sometimes moves a
+ * segment out of its block. A program sees whole packets of the port's
+ * size; one verdict per packet counts; the counters add up packet by
+ * packet; the stack consumer gets only whole, valid packets; a spoilt
+ * packet is one error wherever it goes (PASS: the RX queue's, TX and
+ * REDIRECT: the target's TX); the veth peer receives whole packets of the
+ * size; and every allocated page is some pool's after each poll.
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,7 +40,7 @@
 
 #include "fuzz_common.h"
 
-#define ARENA_PAGES 256
+#define ARENA_PAGES 512
 #define MAX_ORDER_USED 3
 #define TX_MAX 48
 
@@ -264,6 +275,170 @@ static void ports(struct fuzz_env *env, struct fuzz_in *in)
 	FUZZ_CHECK(pp_port_close(src) == 0);
 }
 
+struct poll_fuzz {
+	struct fuzz_in *in;
+	unsigned int size;        /* the packets' bytes */
+	uint64_t pkts;            /* packets the program saw */
+	uint64_t kinds[8];        /* packets by verdict (poll_verdicts[]) */
+	uint64_t spoilt[8];       /* spoilt packets, by verdict */
+	uint64_t stack_pkts;
+};
+
+/* The verdicts the input picks from: all kinds, good and bad. */
+static const uint16_t poll_verdicts[8] = {
+	PP_XDP_DROP, PP_XDP_PASS, PP_XDP_TX, PP_XDP_REDIRECT_TO(0),
+	PP_XDP_REDIRECT_TO(1), PP_XDP_REDIRECT_TO(5), PP_XDP_ABORTED, 200,
+};
+
+static void prog_fuzz(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
+		      uint16_t *verdicts, unsigned int n)
+{
+	struct poll_fuzz *pf = ctx->arg;
+	unsigned int i, j, segs;
+
+	for (i = 0; i < n; i += segs) {
+		uint8_t b = fuzz_u8(pf->in);
+
+		segs = pp_pkt_segs(&frames[i], n - i);
+		FUZZ_CHECK(!frames[i + segs - 1].more);
+		FUZZ_CHECK(segs <= PP_FRAME_MAX_SEGS);
+		FUZZ_CHECK(pp_pkt_len(&frames[i], segs) == pf->size);
+		verdicts[i] = poll_verdicts[b & 7];
+		pf->kinds[b & 7]++;
+		for (j = 1; j < segs; j++)
+			verdicts[i + j] = fuzz_u16(pf->in);
+		if (b & 0x80) {
+			struct pp_frame *f = &frames[i + (b >> 3 & 15) % segs];
+
+			f->headroom = 0xffff;
+			f->len = 0xffff;
+			pf->spoilt[b & 7]++;
+		}
+		pf->pkts++;
+	}
+}
+
+static void stack_fuzz(void *arg, struct pp_port *port,
+		       struct pp_frame *frames, unsigned int n)
+{
+	struct poll_fuzz *pf = arg;
+	unsigned int i, j, segs;
+
+	for (i = 0; i < n; i += segs) {
+		segs = pp_pkt_segs(&frames[i], n - i);
+		FUZZ_CHECK(!frames[i + segs - 1].more);
+		FUZZ_CHECK(pp_pkt_len(&frames[i], segs) == pf->size);
+		for (j = 0; j < segs; j++)
+			FUZZ_CHECK(pp_frame_valid(&frames[i + j]));
+		pf->stack_pkts++;
+	}
+	pp_frame_put_bulk(pp_port_allocator(port), frames, n);
+}
+
+/* Everything @p received: whole packets of @size, back to their pools. */
+static void drain_whole(struct pp_port *p, unsigned int size)
+{
+	struct pp_frame f[PP_NET_BURST];
+	unsigned int n, i, segs;
+
+	while ((n = pp_port_rx_burst(p, 0, f, PP_NET_BURST))) {
+		for (i = 0; i < n; i += segs) {
+			segs = pp_pkt_segs(&f[i], n - i);
+			FUZZ_CHECK(!f[i + segs - 1].more);
+			FUZZ_CHECK(pp_pkt_len(&f[i], segs) == size);
+		}
+		recycle(f, n);
+	}
+}
+
+static void polls(struct fuzz_env *env, struct fuzz_in *in)
+{
+	struct pp_port_conf conf = {
+		.sz = sizeof(conf), .allocator = env->alloc, .ring_size = 64,
+		.pool_size = 64, .nid = PP_NUMA_NODE_ANY,
+	};
+	struct poll_fuzz pf = { .in = in };
+	unsigned int polls = fuzz_u8(in) % 8, q;
+	uint8_t how = fuzz_u8(in);
+	struct pp_port *src, *sink, *veth, *all[4];
+	struct pp_prog prog = { .sz = sizeof(prog), .fn = prog_fuzz,
+				.arg = &pf, .nr_targets = 2 };
+	char dev[64];
+
+	pf.size = 60 + fuzz_u16(in) % (PP_FRAME_MAX_PKT - 60 + 1);
+	snprintf(dev, sizeof(dev), "null2,size=%u%s", pf.size,
+		 how & 1 ? ",frag=2048" : "");
+	src = pp_port_open(dev, &conf);
+	sink = pp_port_open("null3", &conf);
+	veth = pp_port_open("veth2,peer=veth3", &conf);
+	FUZZ_CHECK(src && sink && veth);
+	prog.targets[0] = sink;
+	prog.targets[1] = veth;
+	FUZZ_CHECK(pp_port_set_prog(src, &prog) == 0);
+	pp_port_set_stack(src, stack_fuzz, &pf);
+	all[0] = src;
+	all[1] = sink;
+	all[2] = veth;
+	all[3] = pp_port_peer(veth);
+	while (polls--) {
+		struct pp_rxq_stats r0, r1;
+		struct pp_txq_stats s0, s1, k0, k1, v0, v1;
+		struct pp_zone_stats zs;
+		uint64_t pkts = pf.pkts, stack = pf.stack_pkts, spoilt[8], k[8];
+		unsigned long held = 0;
+
+		memcpy(spoilt, pf.spoilt, sizeof(spoilt));
+		memcpy(k, pf.kinds, sizeof(k));
+		FUZZ_CHECK(pp_port_rxq_stats(src, 0, &r0) == 0);
+		FUZZ_CHECK(pp_port_txq_stats(src, 0, &s0) == 0);
+		FUZZ_CHECK(pp_port_txq_stats(sink, 0, &k0) == 0);
+		FUZZ_CHECK(pp_port_txq_stats(veth, 0, &v0) == 0);
+		pp_port_poll(src, 0, 1 + fuzz_u8(in) % 128);
+		FUZZ_CHECK(pp_port_rxq_stats(src, 0, &r1) == 0);
+		FUZZ_CHECK(pp_port_txq_stats(src, 0, &s1) == 0);
+		FUZZ_CHECK(pp_port_txq_stats(sink, 0, &k1) == 0);
+		FUZZ_CHECK(pp_port_txq_stats(veth, 0, &v1) == 0);
+		for (q = 0; q < 8; q++) {
+			spoilt[q] = pf.spoilt[q] - spoilt[q];
+			k[q] = pf.kinds[q] - k[q];
+		}
+
+		/* Packet by packet: the head's verdict is the packet's fate;
+		 * bad verdicts and a spoilt PASS are RX errors. */
+		FUZZ_CHECK(r1.packets - r0.packets == pf.pkts - pkts);
+		FUZZ_CHECK(r1.xdp_drop - r0.xdp_drop == k[0]);
+		FUZZ_CHECK(r1.xdp_pass - r0.xdp_pass == k[1] - spoilt[1]);
+		FUZZ_CHECK(r1.xdp_tx - r0.xdp_tx == k[2]);
+		FUZZ_CHECK(r1.xdp_redirect - r0.xdp_redirect == k[3] + k[4]);
+		FUZZ_CHECK(r1.errors - r0.errors ==
+			   k[5] + k[6] + k[7] + spoilt[1]);
+		FUZZ_CHECK(pf.stack_pkts - stack == r1.xdp_pass - r0.xdp_pass);
+		/* A spoilt packet sent is one TX error (null takes all; a
+		 * full veth ring may refuse one first, a drop). */
+		FUZZ_CHECK(s1.errors - s0.errors == spoilt[2]);
+		FUZZ_CHECK(k1.errors - k0.errors == spoilt[3]);
+		FUZZ_CHECK(v1.errors - v0.errors <= spoilt[4]);
+		FUZZ_CHECK(s1.packets - s0.packets == k[2]);
+		/* Taken or dropped, whole: null takes all. */
+		FUZZ_CHECK(k1.packets - k0.packets == k[3]);
+		FUZZ_CHECK((v1.packets - v0.packets) + (v1.drops - v0.drops) ==
+			   k[4]);
+		drain_whole(pp_port_peer(veth), pf.size);
+		for (q = 0; q < 4; q++)
+			held += pp_pool_inflight(pp_port_rxq_pool(all[q], 0));
+		FUZZ_CHECK(pp_allocator_zone_stats(env->alloc, 0, &zs) == 0);
+		FUZZ_CHECK(zs.managed_pages - zs.free_pages -
+				   zs.thread_cache_pages == held);
+	}
+	for (q = 0; q < 4; q++) {
+		pp_pool_set_owner(pp_port_rxq_pool(all[q], 0));
+		FUZZ_CHECK(pp_pool_check(pp_port_rxq_pool(all[q], 0)) == 0);
+	}
+	FUZZ_CHECK(pp_port_close(veth) == 0);
+	FUZZ_CHECK(pp_port_close(sink) == 0);
+	FUZZ_CHECK(pp_port_close(src) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_env *env = fuzz_env_get(ARENA_PAGES * PP_PAGE_SIZE);
@@ -271,6 +446,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	helpers(env, &in);
 	ports(env, &in);
+	polls(env, &in);
 	pp_allocator_drain_thread(env->alloc);
 	fuzz_check_allocated(env, 0);
 	return 0;
