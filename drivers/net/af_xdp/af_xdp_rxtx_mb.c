@@ -167,10 +167,20 @@ unsigned int af_xdp_rx_burst_mb(struct pp_rxq *rxq, struct pp_frame *frames,
 {
 	struct xdp_queue *xq = rxq->priv;
 	unsigned int got, used = 0, ok = 0, refused = 0;
+	unsigned int want = n > XDP_MB_PEEK_MIN ? n : XDP_MB_PEEK_MIN;
 	uint32_t idx = 0;
 
-	got = xsk_ring_cons__peek(&xq->rx, n > XDP_MB_PEEK_MIN ? n :
-					    XDP_MB_PEEK_MIN, &idx);
+	/*
+	 * libxdp's peek reads the kernel's producer index only once the
+	 * entries it saw before are all consumed. An unfinished chain left
+	 * at the end of those would then be all it ever saw again, never
+	 * its end: read the index whenever fewer than wanted are known.
+	 * Acquire: pairs with the kernel's release of the descriptors.
+	 */
+	if (xq->rx.cached_prod - xq->rx.cached_cons < want)
+		xq->rx.cached_prod = __atomic_load_n(xq->rx.producer,
+						     __ATOMIC_ACQUIRE);
+	got = xsk_ring_cons__peek(&xq->rx, want, &idx);
 	while (used < got) {
 		unsigned int segs;
 
