@@ -217,7 +217,7 @@ def refusal(path):
     # What testpmd said when it would not run (no Rx-pps at all).
     keep = []
     for line in open(path, errors="replace"):
-        if re.search(r"(?i)fail|error|invalid|not supported|exceed|cannot|too (big|large)", line):
+        if re.search(r"(?i)fail|error|invalid|not supported|exceed|cannot|too (big|large)|mtu", line):
             keep.append(line.strip())
     return keep[:4]
 
