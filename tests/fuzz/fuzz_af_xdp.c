@@ -717,12 +717,17 @@ static void rx_burst_sb(struct sim *s, struct fuzz_in *in)
 	FUZZ_CHECK(ok == got);
 }
 
-/* A packet the model would send: every segment sendable, few enough. */
-static bool model_tx_pkt_ok(const struct pp_frame *f, unsigned int segs)
+/*
+ * A packet the model would send: every segment sendable, few enough for
+ * the chain limit and for the TX ring (one longer than the ring could
+ * never go in whole).
+ */
+static bool model_tx_pkt_ok(const struct sim *s, const struct pp_frame *f,
+			    unsigned int segs)
 {
 	unsigned int j;
 
-	if (segs > xq.tx_max_segs)
+	if (segs > xq.tx_max_segs || segs > s->size)
 		return false;
 	for (j = 0; j < segs; j++)
 		if (!model_tx_ok(&f[j]))
@@ -755,7 +760,7 @@ static void tx_check_mb(struct sim *s, struct pp_frame *f, unsigned int nf,
 	while (i < n) {
 		unsigned int segs = pp_pkt_segs(f + i, n - i), j;
 
-		if (!model_tx_pkt_ok(f + i, segs)) {
+		if (!model_tx_pkt_ok(s, f + i, segs)) {
 			for (j = 0; j < segs; j++)
 				model_tx_drop(s, &f[i + j]);
 			s->tx_err++;

@@ -237,14 +237,16 @@ unsigned int af_xdp_rx_burst_mb(struct pp_rxq *rxq, struct pp_frame *frames,
 /*
  * Whether every segment of the packet at @f (@segs frames) can go out as
  * a descriptor: the single-buffer path's checks (af_xdp_tx_burst) on
- * each, and no more segments than the kernel takes in one chain.
+ * each, no more segments than the kernel takes in one chain, and no more
+ * than the TX ring holds (a chain goes in whole: a longer one would wait
+ * for room forever).
  */
 static bool xdp_mb_tx_pkt_ok(const struct xdp_queue *xq,
 			     const struct pp_frame *f, unsigned int segs)
 {
 	unsigned int s;
 
-	if (PP_UNLIKELY(segs > xq->tx_max_segs))
+	if (PP_UNLIKELY(segs > xq->tx_max_segs || segs > xq->tx.size))
 		return false;
 	for (s = 0; s < segs; s++) {
 		uint64_t addr = xdp_page_addr(xq->base, f[s].page);
