@@ -830,9 +830,8 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 			" (the kernel's: no XDP_MAX_TX_SKB_BUDGET before Linux 6.17)" : "",
 			xp->umem->sg ? ", multi-buffer" : "");
 	if (xp->umem->sg)
-		PP_DEBUG_LOG("af_xdp: %s: multi-buffer, chains of up to %u descriptors sent, xdp_zc_max_segs %u",
-			     ifname, xp->q[0].tx_max_segs,
-			     xdp_zc_max_segs(ifindex));
+		PP_DEBUG_LOG("af_xdp: %s: multi-buffer, TX chains of up to %u descriptors",
+			     ifname, xp->q[0].tx_max_segs);
 	xdp_unbound_queues_warn(ifname, qid, xp->nr_queues);
 	/* The port is named after the interface, as the kernel names it. */
 	snprintf(port->name, sizeof(port->name), "%s", ifname);
