@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -247,8 +248,11 @@ int main(int argc, char **argv)
 	       OVS_MBUFS_PER_NODE, ovs * OVS_MBUFS_PER_NODE / 1e9);
 
 	if (json_path) {
+		char date[32];
+		time_t now = time(NULL);
 		FILE *j = strcmp(json_path, "-") ? fopen(json_path, "w") : stdout;
 
+		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 		if (!j) {
 			fprintf(stderr, "mtu-memory: %s: %s\n", json_path,
 				strerror(errno));
@@ -257,12 +261,14 @@ int main(int argc, char **argv)
 		fprintf(j, "{\"tool\":\"mtu-memory\",\"mtu\":%u,\"frame\":%u,\"ring\":%u,\"rows\":[",
 			mtu, frame, ring);
 		for (unsigned int i = 0; i < 4; i++)
-			fprintf(j, "%s{\"what\":\"%s\",\"desc_bytes\":%.1f,\"ring_bytes\":%.0f,\"frame_bytes\":%.0f,\"bufs_per_frame\":%.3f,\"ring_vs_ovs\":%.4f}",
+			fprintf(j, "%s{\"what\":\"%s\",\"desc_bytes\":%.1f,\"ring_bytes\":%.0f,\"frame_bytes\":%.0f,\"bufs_per_frame\":%.3f,\"ring_vs_ovs\":%.4f,\"frame_vs_ovs\":%.4f}",
 				i ? "," : "", rows[i].what, rows[i].buf_bytes,
 				rows[i].ring_bytes, rows[i].frame_bytes,
 				rows[i].bufs_per_frame,
-				rows[i].ring_bytes / rows[2].ring_bytes);
-		fprintf(j, "],\"ovs_node_bytes\":%.0f}\n", ovs * OVS_MBUFS_PER_NODE);
+				rows[i].ring_bytes / rows[2].ring_bytes,
+				rows[i].frame_bytes / rows[2].frame_bytes);
+		fprintf(j, "],\"ovs_node_bytes\":%.0f,\"date\":\"%s\"}\n",
+			ovs * OVS_MBUFS_PER_NODE, date);
 		if (j != stdout)
 			fclose(j);
 	}
