@@ -20,16 +20,46 @@
 # Needs root, iproute2, and dpdk-testpmd for the comparison (without it
 # only pagepool's figures are printed). Writes out/afxdp-bench/.
 #
+# Jumbo frames (PP_AFXDP_SIZE above what one 4 KiB UMEM frame holds):
+# both ends of the pair get the MTU, the receiver opens its port with it
+# (multi-buffer AF_XDP, Linux 6.6), and the source is the packet socket
+# (BPF_PROG_RUN refuses live frames larger than a page). DPDK 22.11's
+# net_af_xdp has no multi-buffer: testpmd is run with --max-pkt-len and
+# its refusal is printed as the DPDK column.
+#
+# Before/after: PP_AFXDP_BASE_BUILD names a second build directory (of
+# another commit, configured the same); its xdp_bench runs as "base",
+# alternated with this build's in the same run, and the table gives
+# pagepool / base.
+#
 #   PP_AFXDP_DURATION  seconds the sender runs per run (default 4)
 #   PP_AFXDP_REPEAT    runs per configuration (default 5)
 #   PP_AFXDP_SOURCE    xdp (default) or packet: the traffic source
+#   PP_AFXDP_SIZE      frame size in bytes (default 64; up to 9014)
+#   PP_AFXDP_MTU       the pair's and the port's MTU (default 1500, or
+#                      9000 when the frames do not fit 1500)
+#   PP_AFXDP_BASE_BUILD  a second build directory to compare with
+#   PP_AFXDP_NO_DPDK   1: leave testpmd out
 #   PP_BUILD_DIR       build directory (default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 dur=${PP_AFXDP_DURATION:-4}
 rep=${PP_AFXDP_REPEAT:-5}
+size=${PP_AFXDP_SIZE:-64}
+mtu=${PP_AFXDP_MTU:-1500}
+[ -n "${PP_AFXDP_MTU:-}" ] || [ "$size" -le 1514 ] || mtu=9000
+if [ "$size" -gt $((mtu + 14)) ]; then
+	echo "afxdp-bench: $size-byte frames do not fit MTU $mtu (at most $((mtu + 14)) bytes untagged)" >&2
+	exit 2
+fi
+# BPF_PROG_RUN takes live frames up to a page less its head- and tailroom.
 source=${PP_AFXDP_SOURCE:-xdp}
+if [ "$source" = xdp ] && [ "$size" -gt 3000 ]; then
+	[ -z "${PP_AFXDP_SOURCE:-}" ] || echo "afxdp-bench: $size-byte frames are above what BPF_PROG_RUN takes as live frames: the packet socket sends them" >&2
+	source=packet
+fi
+base=${PP_AFXDP_BASE_BUILD:-}
 case "$source" in
 xdp) send_cmd=send-xdp ;;
 packet) send_cmd=send ;;
@@ -60,6 +90,14 @@ ninja -C "$build" tests/netns/xdp_bench >"$outdir/build.log" 2>&1 || {
 	exit 1
 }
 bench=$build/tests/netns/xdp_bench
+if [ -n "$base" ]; then
+	step "building xdp_bench in $base (base)"
+	ninja -C "$base" tests/netns/xdp_bench >"$outdir/build-base.log" 2>&1 || {
+		tail -20 "$outdir/build-base.log"
+		echo "afxdp-bench: xdp_bench did not build in $base" >&2
+		exit 1
+	}
+fi
 
 # ---- the veth pair, removed on every way out ----
 ns=ppxbench$$
@@ -76,58 +114,85 @@ ip link add "$near" type veth peer name "$far" netns "$ns"
 # Through /proc/sys: a minimal Debian has no sysctl command (procps).
 echo 1 >"/proc/sys/net/ipv6/conf/$near/disable_ipv6" 2>/dev/null || true
 ip netns exec "$ns" sh -c "echo 1 >/proc/sys/net/ipv6/conf/$far/disable_ipv6" 2>/dev/null || true
+# Both ends: veth forwards a frame only up to the receiving end's MTU.
+# Before any XDP program: veth caps the peer's MTU at a page's worth
+# while a program that is not frags-aware is attached.
+if [ "$mtu" != 1500 ]; then
+	ip link set "$near" mtu "$mtu"
+	ip -n "$ns" link set "$far" mtu "$mtu"
+fi
 ip link set "$near" up
 ip -n "$ns" link set "$far" up
 
 have_dpdk=0
 command -v dpdk-testpmd >/dev/null && have_dpdk=1
 [ $have_dpdk = 1 ] || echo "afxdp-bench: dpdk-testpmd not found (apt-get install dpdk): pagepool only" >&2
+[ "${PP_AFXDP_NO_DPDK:-0}" = 1 ] && have_dpdk=0
 
 # One run: receiver up on CPU 0, then the sender on CPU 1 for $dur s.
-run_pp() { # mode log
-	taskset -c 0 "$bench" recv "af_xdp:$near" "$1" $((dur + 3)) \
-		>"$2.json" 2>"$2" &
+# The MTU argument only where it is not the default, so that a base
+# build from before it existed runs the same command line.
+run_xdp_bench() { # bench mode log
+	local extra=()
+	[ "$mtu" = 1500 ] || extra=("$mtu")
+	taskset -c 0 "$1" recv "af_xdp:$near" "$2" $((dur + 3)) "${extra[@]}" \
+		>"$3.json" 2>"$3" &
 	local pid=$!
 	sleep 1
-	taskset -c 1 "$bench" $send_cmd "$ns" "$far" "$dur" >"$2.send.json"
+	taskset -c 1 "$bench" $send_cmd "$ns" "$far" "$dur" "$size" >"$3.send.json"
 	wait $pid
+}
+
+run_pp() { # mode log
+	run_xdp_bench "$bench" "$@"
+}
+
+run_base() { # mode log
+	run_xdp_bench "$base/tests/netns/xdp_bench" "$@"
 }
 
 run_dpdk() { # mode log
 	local fwd=rxonly
+	local jumbo=()
 	[ "$1" = fwd ] && fwd=macswap
+	# The largest frame the MTU makes (testpmd counts the header and
+	# the CRC in it): net_af_xdp refuses what one UMEM frame cannot hold.
+	[ "$mtu" = 1500 ] || jumbo=("--max-pkt-len=$((mtu + 18))")
 	# Forwarding lcore 1 and main lcore 0 both on CPU 0: the main lcore
 	# only prints statistics, once a second.
 	timeout -s INT $((dur + 4)) dpdk-testpmd --lcores 0@0,1@0 --no-pci \
 		--no-huge -m 512 --file-prefix "$ns" \
 		--vdev "net_af_xdp0,iface=$near,start_queue=0,queue_count=1" -- \
 		--forward-mode=$fwd --port-topology=loop --auto-start \
-		--stats-period 1 --total-num-mbufs=16384 >"$2" 2>&1 &
+		--stats-period 1 --total-num-mbufs=16384 "${jumbo[@]}" >"$2" 2>&1 &
 	local pid=$!
 	sleep 2
-	taskset -c 1 "$bench" $send_cmd "$ns" "$far" "$dur" >"$2.send.json"
+	taskset -c 1 "$bench" $send_cmd "$ns" "$far" "$dur" "$size" >"$2.send.json"
 	wait $pid || true
 }
 
-total=$(( rep * 2 * (1 + have_dpdk) ))
+impls=(pp)
+[ -n "$base" ] && impls+=(base)
+[ $have_dpdk = 1 ] && impls+=(dpdk)
+total=$(( rep * 2 * ${#impls[@]} ))
 n=0
 for i in $(seq 1 "$rep"); do
 	for mode in rxonly fwd; do
-		# Alternate which one goes first, so drift hits both alike.
-		order="pp dpdk"
-		[ $((i % 2)) = 0 ] && order="dpdk pp"
+		# Alternate which one goes first, so drift hits all alike.
+		order="${impls[*]}"
+		[ $((i % 2)) = 0 ] && order=$(printf '%s\n' "${impls[@]}" | tac | xargs)
 		for impl in $order; do
-			[ $impl = dpdk ] && [ $have_dpdk = 0 ] && continue
 			n=$((n + 1))
-			step "[$n/$total] $impl $mode (${dur}s)"
+			step "[$n/$total] $impl $mode ${size}B (${dur}s)"
 			"run_$impl" "$mode" "$outdir/$impl-$mode-$i.log"
 		done
 	done
 done
 
-python3 - "$outdir" "$rep" "$dur" "$source" <<'EOF'
+python3 - "$outdir" "$rep" "$dur" "$source" "$size" "$mtu" <<'EOF'
 import glob, json, re, statistics, sys
 outdir, rep, dur, source = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+size, mtu = int(sys.argv[5]), int(sys.argv[6])
 
 def series(path):
     # Both receivers print one RX rate a second: ours "...: N pps",
@@ -148,8 +213,16 @@ def sent(path):
     except Exception:
         return 0
 
+def refusal(path):
+    # What testpmd said when it would not run (no Rx-pps at all).
+    keep = []
+    for line in open(path, errors="replace"):
+        if re.search(r"(?i)fail|error|invalid|not supported|exceed|cannot|too (big|large)|mtu", line):
+            keep.append(line.strip())
+    return keep[:4]
+
 res = {}
-for impl in ("pp", "dpdk"):
+for impl in ("pp", "base", "dpdk"):
     for mode in ("rxonly", "fwd"):
         runs = sorted(glob.glob(f"{outdir}/{impl}-{mode}-*.log"))
         if not runs:
@@ -158,25 +231,50 @@ for impl in ("pp", "dpdk"):
         src = [sent(r + ".send.json") for r in runs]
         res[f"{impl}_{mode}"] = {"runs": pps, "pps": statistics.median(pps),
                                  "sender_pps": statistics.median(src)}
+        if impl == "dpdk" and not any(pps):
+            res[f"{impl}_{mode}"]["unsupported"] = refusal(runs[0])
 res["repeat"] = rep
 res["duration_s"] = dur
 res["source"] = source
+res["size"] = size
+res["mtu"] = mtu
 json.dump(res, open(f"{outdir}/afxdp-bench.json", "w"), indent=1)
+
+def mpps(r):
+    return f"{r['pps'] / 1e6:.3f}" if r else "-"
+
+def spread(r):
+    lo, hi = min(r["runs"]), max(r["runs"])
+    return f"{lo / 1e6:.3f}-{hi / 1e6:.3f}"
 
 print()
 what = "an XDP live-frames" if source == "xdp" else "an AF_PACKET"
-print(f"AF_XDP on a veth pair, 64-byte frames from {what} sender in a netns "
+print(f"AF_XDP on a veth pair (MTU {mtu}), {size}-byte frames from {what} sender in a netns "
       f"(CPU 1), receiver on CPU 0; median of {rep} runs of {dur}s, runs alternated")
-print(f"{'workload':<10} {'pagepool Mpps':>14} {'DPDK Mpps':>10} {'ratio':>7} {'sender Mpps (pp/dpdk)':>22}")
+print(f"{'workload':<10} {'pagepool Mpps':>14} {'Gbit/s':>7} {'base Mpps':>10} {'pp/base':>8} "
+      f"{'DPDK Mpps':>10} {'pp/DPDK':>8} {'sender Mpps (pp)':>17}")
 for mode in ("rxonly", "fwd"):
     pp = res.get(f"pp_{mode}")
+    bs = res.get(f"base_{mode}")
     dp = res.get(f"dpdk_{mode}")
     if not pp:
         continue
-    ratio = f"{pp['pps'] / dp['pps']:.2f}x" if dp and dp["pps"] else "-"
-    dps = f"{dp['pps'] / 1e6:.3f}" if dp else "-"
-    dsend = f"{dp['sender_pps'] / 1e6:.3f}" if dp else "-"
-    print(f"{mode:<10} {pp['pps'] / 1e6:>14.3f} {dps:>10} {ratio:>7} "
-          f"{pp['sender_pps'] / 1e6:>10.3f} / {dsend}")
+    rb = f"{pp['pps'] / bs['pps']:.3f}x" if bs and bs["pps"] else "-"
+    rd = f"{pp['pps'] / dp['pps']:.2f}x" if dp and dp["pps"] else "-"
+    gbit = pp["pps"] * size * 8 / 1e9
+    print(f"{mode:<10} {mpps(pp):>14} {gbit:>7.2f} {mpps(bs):>10} {rb:>8} "
+          f"{mpps(dp) if dp and dp['pps'] else ('unsupp.' if dp else '-'):>10} {rd:>8} "
+          f"{pp['sender_pps'] / 1e6:>17.3f}")
+for mode in ("rxonly", "fwd"):
+    for impl in ("pp", "base", "dpdk"):
+        r = res.get(f"{impl}_{mode}")
+        if r and any(r["runs"]):
+            print(f"  {impl} {mode} runs (min-max Mpps): {spread(r)}")
+for mode in ("rxonly", "fwd"):
+    dp = res.get(f"dpdk_{mode}")
+    if dp and "unsupported" in dp:
+        print(f"  DPDK {mode}: no traffic; testpmd said:")
+        for line in dp["unsupported"] or ["(nothing matching; see the logs)"]:
+            print(f"    {line}")
 print(f"\nJSON: {outdir}/afxdp-bench.json")
 EOF

@@ -55,6 +55,24 @@
  * At the end the app returns what it holds, af_xdp_queue_reclaim takes
  * back what the kernel kept, both pools are destroyed with nothing in
  * flight and no page is left allocated.
+ *
+ * Multi-buffer (a socket bound with XDP_USE_SG; the setup byte's top bit
+ * picks it, and af_xdp_rxtx_mb.c's bursts run): the kernel also writes
+ * chains, honest (two or three descriptors, XDP_PKT_CONTD on all but the
+ * last), too long (up to 24), endless (XDP_PKT_CONTD on every one, so
+ * the ring fills mid-chain or the chain is left unfinished), with bad
+ * addresses and lengths inside; the app sends packets of several
+ * segments, some too long for the chain limit (tx_max_segs, 1 to 18 as
+ * a zero-copy device would say), some unfinished at the burst's end.
+ * The model walks the chains as the kernel's word says: a whole chain of
+ * good descriptors comes back as one packet of frames with .more on all
+ * but the last, or waits (unfinished so far, or larger than the burst);
+ * a chain with a bad descriptor, longer than PP_FRAME_MAX_SEGS, or
+ * filling the whole ring without an end, is refused whole (one RX error,
+ * every page of ours back to the pool) together with the rest of it
+ * still to come; TX takes packets whole or not at all, drops a bad one
+ * whole with one error, never ends inside a packet, and marks every
+ * descriptor of a chain but the last with XDP_PKT_CONTD.
  */
 #include <errno.h>
 
@@ -109,6 +127,11 @@ struct sim {
 	struct pp_frame app[ARENA_PAGES];
 	unsigned int nr_app;
 	uint64_t bad_desc, bad_comp, tx_err;
+	uint64_t rx_err;            /* RX errors: bad descriptors, or (sg)
+				     * refused chains */
+	uint64_t bad_chain;
+	bool sg;                    /* the multi-buffer bursts */
+	bool rx_skip;               /* the model's: dropping a chain's rest */
 	uint32_t fill_seen;         /* fill entries the model has read */
 	/* the kernel */
 	struct addr_list held;      /* taken from the fill ring */
@@ -282,7 +305,9 @@ static void check_all(struct sim *s)
 	FUZZ_CHECK(pp_pool_get_stats(s->pool2, &ps) == 0);
 	FUZZ_CHECK(ps.inflight == s->app2);
 	FUZZ_CHECK(xq.bad_desc == s->bad_desc);
-	FUZZ_CHECK(s->rxq.stats.errors == s->bad_desc);
+	FUZZ_CHECK(s->rxq.stats.errors == s->rx_err);
+	FUZZ_CHECK(xq.bad_chain == s->bad_chain);
+	FUZZ_CHECK(xq.rx_skip == s->rx_skip);
 	FUZZ_CHECK(xq.bad_comp == s->bad_comp);
 	FUZZ_CHECK(s->txq.stats.errors == s->tx_err);
 	FUZZ_CHECK(xq.tx_outstanding == s->count[M_TX]);
@@ -332,68 +357,108 @@ static uint64_t tx_side_page(struct sim *s, struct fuzz_in *in)
 	return page_addr(start);
 }
 
+/*
+ * One RX descriptor as the kernel may write it (not yet published):
+ * honest or not, by the input.
+ */
+static struct xdp_desc *k_rx_desc(struct sim *s, struct fuzz_in *in)
+{
+	uint8_t k = fuzz_u8(in);
+	uint16_t r = fuzz_u16(in);
+	uint32_t off = (k & 0x80) ? (r & (PP_PAGE_SIZE - 1))
+				  : PP_FRAME_HEADROOM;
+	uint64_t addr;
+	uint32_t len, to_end;
+	struct xdp_desc *d;
+
+	switch (k & 7) {
+	case 0: case 1: case 2: /* honest, when it holds a page */
+		if (s->held.n) {
+			addr = list_take(&s->held, r % s->held.n);
+			list_push(&s->delivered, addr);
+			addr += off;
+			break;
+		}
+		/* fall through */
+	case 3: /* replayed */
+		if (s->delivered.n) {
+			addr = s->delivered.a[r % s->delivered.n] + off;
+			break;
+		}
+		/* fall through */
+	case 4:
+		addr = wild_addr(s, in);
+		break;
+	case 5: /* a page it was never given */
+		addr = page_addr(r % s->npages) + off;
+		break;
+	case 6:
+		addr = tx_side_page(s, in) + off;
+		break;
+	default: { /* in the fill ring, not taken yet */
+		uint32_t avail = k_fill.producer - k_fill.consumer;
+
+		addr = avail ? fill_ring[(k_fill.consumer + r % avail) &
+					  xq.fill.mask] + off
+			     : wild_addr(s, in);
+		break;
+	}
+	}
+	to_end = PP_PAGE_SIZE - (uint32_t)(addr & (PP_PAGE_SIZE - 1));
+	switch ((k >> 3) & 7) {
+	case 0: case 1: len = 60 + fuzz_u16(in) % 1455; break;
+	case 2: len = 1 + fuzz_u8(in); break;
+	case 3: len = to_end; break;
+	case 4: len = to_end + 1 + fuzz_u8(in); break;
+	case 5: len = 0; break;
+	case 6: len = 0xffffffffu - fuzz_u8(in); break;
+	default: len = fuzz_u32(in); break;
+	}
+	d = &rx_ring[k_rx.producer & xq.rx.mask];
+	d->addr = addr;
+	d->len = len;
+	d->options = (k & 0x40) ? fuzz_u32(in) : 0;
+	return d;
+}
+
+static void k_rx_publish(void)
+{
+	__atomic_store_n(&k_rx.producer, k_rx.producer + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * A chain (multi-buffer): @c descriptors, XDP_PKT_CONTD on all but the
+ * last, or on every one (endless); other option bits set or not (the
+ * driver reads only XDP_PKT_CONTD). Stops where the ring is full.
+ */
+static void k_write_rx_chain(struct sim *s, struct fuzz_in *in)
+{
+	uint8_t k = fuzz_u8(in);
+	unsigned int c = 1 + fuzz_u8(in) % 24, j;
+
+	for (j = 0; j < c && k_rx.producer - k_rx.consumer < s->size; j++) {
+		struct xdp_desc *d = k_rx_desc(s, in);
+
+		d->options = (k & 2) ? d->options & ~(uint32_t)XDP_PKT_CONTD : 0;
+		if (j + 1 < c || (k & 1))
+			d->options |= XDP_PKT_CONTD;
+		k_rx_publish();
+	}
+}
+
 static void k_write_rx(struct sim *s, struct fuzz_in *in)
 {
-	unsigned int n = 1 + fuzz_u8(in) % 8;
+	unsigned int n;
 
+	/* Multi-buffer: chains, half the time. */
+	if (s->sg && (fuzz_u8(in) & 1)) {
+		k_write_rx_chain(s, in);
+		return;
+	}
+	n = 1 + fuzz_u8(in) % 8;
 	while (n-- && k_rx.producer - k_rx.consumer < s->size) {
-		uint8_t k = fuzz_u8(in);
-		uint16_t r = fuzz_u16(in);
-		uint32_t off = (k & 0x80) ? (r & (PP_PAGE_SIZE - 1))
-					  : PP_FRAME_HEADROOM;
-		uint64_t addr;
-		uint32_t len, to_end;
-		struct xdp_desc *d;
-
-		switch (k & 7) {
-		case 0: case 1: case 2: /* honest, when it holds a page */
-			if (s->held.n) {
-				addr = list_take(&s->held, r % s->held.n);
-				list_push(&s->delivered, addr);
-				addr += off;
-				break;
-			}
-			/* fall through */
-		case 3: /* replayed */
-			if (s->delivered.n) {
-				addr = s->delivered.a[r % s->delivered.n] + off;
-				break;
-			}
-			/* fall through */
-		case 4:
-			addr = wild_addr(s, in);
-			break;
-		case 5: /* a page it was never given */
-			addr = page_addr(r % s->npages) + off;
-			break;
-		case 6:
-			addr = tx_side_page(s, in) + off;
-			break;
-		default: { /* in the fill ring, not taken yet */
-			uint32_t avail = k_fill.producer - k_fill.consumer;
-
-			addr = avail ? fill_ring[(k_fill.consumer + r % avail) &
-						  xq.fill.mask] + off
-				     : wild_addr(s, in);
-			break;
-		}
-		}
-		to_end = PP_PAGE_SIZE - (uint32_t)(addr & (PP_PAGE_SIZE - 1));
-		switch ((k >> 3) & 7) {
-		case 0: case 1: len = 60 + fuzz_u16(in) % 1455; break;
-		case 2: len = 1 + fuzz_u8(in); break;
-		case 3: len = to_end; break;
-		case 4: len = to_end + 1 + fuzz_u8(in); break;
-		case 5: len = 0; break;
-		case 6: len = 0xffffffffu - fuzz_u8(in); break;
-		default: len = fuzz_u32(in); break;
-		}
-		d = &rx_ring[k_rx.producer & xq.rx.mask];
-		d->addr = addr;
-		d->len = len;
-		d->options = (k & 0x40) ? fuzz_u32(in) : 0;
-		__atomic_store_n(&k_rx.producer, k_rx.producer + 1,
-				 __ATOMIC_RELEASE);
+		k_rx_desc(s, in);
+		k_rx_publish();
 	}
 }
 
@@ -470,7 +535,148 @@ static void model_comp(struct sim *s, uint32_t old)
 	}
 }
 
-static void rx_burst(struct sim *s, struct fuzz_in *in)
+/* ---- multi-buffer RX, as the model sees it ---------------------------- */
+
+static const struct xdp_desc *rx_desc_at(uint32_t i)
+{
+	return &rx_ring[i & xq.rx.mask];
+}
+
+/* The model's claim of a descriptor's page: -1 (counted) when not ours. */
+static int model_claim(struct sim *s, const struct xdp_desc *d)
+{
+	unsigned int i = (unsigned int)(d->addr >> PP_PAGE_SHIFT);
+
+	if (d->addr >= s->umem_size || s->st[i] != M_FILL) {
+		s->bad_desc++;
+		return -1;
+	}
+	set_state(s, i, M_OUT);
+	return (int)i;
+}
+
+/* A descriptor dropped without a look at its length. */
+static void model_drop(struct sim *s, const struct xdp_desc *d)
+{
+	(void)model_claim(s, d);
+}
+
+/*
+ * The chain at @at of @segs descriptors: true, with the frames checked
+ * against @f, when every descriptor is good; else refused.
+ */
+static bool model_chain(struct sim *s, uint32_t at, unsigned int segs,
+			const struct pp_frame *f)
+{
+	int pages[PP_FRAME_MAX_SEGS];
+	unsigned int j;
+	bool ok = true;
+
+	for (j = 0; j < segs; j++) {
+		const struct xdp_desc *d = rx_desc_at(at + j);
+		uint32_t off = (uint32_t)(d->addr & (PP_PAGE_SIZE - 1));
+
+		pages[j] = model_claim(s, d);
+		if (pages[j] < 0) {
+			ok = false;
+			continue;
+		}
+		if (!d->len || (uint64_t)off + d->len > PP_PAGE_SIZE) {
+			s->bad_desc++;
+			ok = false;
+		}
+	}
+	if (!ok) {
+		s->bad_chain++;
+		s->rx_err++;
+		return false;
+	}
+	for (j = 0; j < segs; j++) {
+		const struct xdp_desc *d = rx_desc_at(at + j);
+
+		FUZZ_CHECK(f[j].page == s->first + pages[j]);
+		FUZZ_CHECK(f[j].offset == 0 &&
+			   f[j].headroom == (d->addr & (PP_PAGE_SIZE - 1)) &&
+			   f[j].len == d->len);
+		FUZZ_CHECK(f[j].more == (j + 1 < segs));
+		fuzz_frame_touch(&f[j]);
+		set_state(s, (unsigned int)pages[j], M_APP);
+		app_add(s, &f[j]);
+	}
+	return true;
+}
+
+/* The chain's length at @at among @avail: as af_xdp_rxtx_mb.c counts. */
+static unsigned int model_chain_len(uint32_t at, unsigned int avail)
+{
+	unsigned int i;
+
+	for (i = 0; i < avail; i++) {
+		if (i == PP_FRAME_MAX_SEGS)
+			return PP_FRAME_MAX_SEGS + 1;
+		if (!(rx_desc_at(at + i)->options & XDP_PKT_CONTD))
+			return i + 1;
+	}
+	return 0;
+}
+
+static void rx_burst_mb(struct sim *s, struct fuzz_in *in)
+{
+	struct pp_frame f[PP_NET_BURST] = { 0 };
+	unsigned int n = fuzz_u8(in) % (PP_NET_BURST + 1);
+	uint32_t old = k_rx.consumer, avail = k_rx.producer - old;
+	unsigned int want = n > PP_FRAME_MAX_SEGS + 1 ? n : PP_FRAME_MAX_SEGS + 1;
+	unsigned int got, peek, used = 0, ok = 0;
+
+	errno = ERRNO_MARK;
+	got = af_xdp_rx_burst_mb(&s->rxq, f, n);
+	FUZZ_CHECK(errno == ERRNO_MARK);
+	FUZZ_CHECK(got <= n);
+	peek = avail < want ? avail : want;
+	while (used < peek) {
+		unsigned int segs;
+
+		if (s->rx_skip) {
+			const struct xdp_desc *d = rx_desc_at(old + used);
+
+			if (!(d->options & XDP_PKT_CONTD))
+				s->rx_skip = false;
+			model_drop(s, d);
+			used++;
+			continue;
+		}
+		segs = model_chain_len(old + used, peek - used);
+		if (!segs) {
+			/* Unfinished: waits, unless it fills the ring. */
+			if (used || peek < s->size)
+				break;
+			segs = PP_FRAME_MAX_SEGS + 1;
+		}
+		if (segs > PP_FRAME_MAX_SEGS) {
+			unsigned int j, nr = peek - used < PP_FRAME_MAX_SEGS ?
+					     peek - used : PP_FRAME_MAX_SEGS;
+
+			for (j = 0; j < nr; j++)
+				model_drop(s, rx_desc_at(old + used + j));
+			s->bad_chain++;
+			s->rx_err++;
+			s->rx_skip = true;
+			used += nr;
+			continue;
+		}
+		if (segs > n - ok)
+			break;
+		if (model_chain(s, old + used, segs, f + ok))
+			ok += segs;
+		used += segs;
+	}
+	FUZZ_CHECK(k_rx.consumer - old == used);
+	FUZZ_CHECK(ok == got);
+	/* Whole packets only. */
+	FUZZ_CHECK(!got || !f[got - 1].more);
+}
+
+static void rx_burst_sb(struct sim *s, struct fuzz_in *in)
 {
 	struct pp_frame f[PP_NET_BURST] = { 0 };
 	unsigned int n = fuzz_u8(in) % (PP_NET_BURST + 1);
@@ -489,11 +695,13 @@ static void rx_burst(struct sim *s, struct fuzz_in *in)
 
 		if (d->addr >= s->umem_size || s->st[i] != M_FILL) {
 			s->bad_desc++;
+			s->rx_err++;
 			continue;
 		}
 		if (!d->len || (uint64_t)off + d->len > PP_PAGE_SIZE) {
 			/* Our page with a bad length: back to the pool. */
 			s->bad_desc++;
+			s->rx_err++;
 			set_state(s, i, M_OUT);
 			continue;
 		}
@@ -507,6 +715,93 @@ static void rx_burst(struct sim *s, struct fuzz_in *in)
 		ok++;
 	}
 	FUZZ_CHECK(ok == got);
+}
+
+/*
+ * A packet the model would send: every segment sendable, few enough for
+ * the chain limit and for the TX ring (one longer than the ring could
+ * never go in whole).
+ */
+static bool model_tx_pkt_ok(const struct sim *s, const struct pp_frame *f,
+			    unsigned int segs)
+{
+	unsigned int j;
+
+	if (segs > xq.tx_max_segs || segs > s->size)
+		return false;
+	for (j = 0; j < segs; j++)
+		if (!model_tx_ok(&f[j]))
+			return false;
+	return true;
+}
+
+/* A frame the burst refused or did not take leaves the model's ring side. */
+static void model_tx_drop(struct sim *s, const struct pp_frame *f)
+{
+	if (f->page->order)
+		s->app2--;
+	set_state(s, page_index(s, f->page), M_OUT);
+}
+
+/*
+ * The multi-buffer burst over the @nf frames the app built (with .more
+ * bits): packets whole or not at all, each bad one dropped whole with one
+ * error, chains marked with XDP_PKT_CONTD on all but their last.
+ */
+static void tx_check_mb(struct sim *s, struct pp_frame *f, unsigned int nf,
+			unsigned int r, uint32_t old_prod, uint32_t room)
+{
+	unsigned int n = nf < PP_NET_BURST ? nf : PP_NET_BURST, i = 0, k = 0;
+	unsigned int slots;
+
+	while (n && f[n - 1].more)
+		n--;
+	slots = n < room ? n : room;
+	while (i < n) {
+		unsigned int segs = pp_pkt_segs(f + i, n - i), j;
+
+		if (!model_tx_pkt_ok(s, f + i, segs)) {
+			for (j = 0; j < segs; j++)
+				model_tx_drop(s, &f[i + j]);
+			s->tx_err++;
+			i += segs;
+			continue;
+		}
+		if (segs > slots - k)
+			break;
+		for (j = 0; j < segs; j++) {
+			const struct pp_frame *fr = &f[i + j];
+			unsigned int p = page_index(s, fr->page);
+			const struct xdp_desc *d =
+				&tx_ring[(old_prod + k + j) & xq.tx.mask];
+
+			FUZZ_CHECK(d->addr < s->umem_size &&
+				   d->addr + d->len <= s->umem_size);
+			FUZZ_CHECK(d->addr >> PP_PAGE_SHIFT == p);
+			FUZZ_CHECK(d->addr == page_addr(p) + fr->offset +
+						      fr->headroom &&
+				   d->len == fr->len && d->len != 0);
+			FUZZ_CHECK(d->options ==
+				   (j + 1 < segs ? XDP_PKT_CONTD : 0u));
+			set_state(s, p, M_TX);
+		}
+		k += segs;
+		i += segs;
+	}
+	FUZZ_CHECK(r == i);
+	FUZZ_CHECK(k == k_tx.producer - old_prod);
+	/* Never inside a packet. */
+	FUZZ_CHECK(!r || !f[r - 1].more);
+	for (; i < nf; i++)
+		app_add(s, &f[i]);
+}
+
+static void rx_burst(struct sim *s, struct fuzz_in *in)
+{
+	if (s->sg)
+		rx_burst_mb(s, in);
+	else
+		rx_burst_sb(s, in);
 }
 
 static void tx_burst(struct sim *s, struct fuzz_in *in)
@@ -541,15 +836,23 @@ static void tx_burst(struct sim *s, struct fuzz_in *in)
 				s->app2++;
 			pick_geometry(in, &fr);
 		}
+		/* Multi-buffer: the packet goes on in the next frame, by
+		 * the input (a frame the app received keeps no .more). */
+		fr.more = s->sg && (src & 0x20);
 		f[nf++] = fr;
 	}
 	/* What a burst must take: as many as the TX ring has room for. */
 	room = s->size - (k_tx.producer - k_tx.consumer);
 
 	errno = ERRNO_MARK;
-	r = af_xdp_tx_burst(&s->txq, f, nf);
+	r = s->sg ? af_xdp_tx_burst_mb(&s->txq, f, nf) :
+		    af_xdp_tx_burst(&s->txq, f, nf);
 	FUZZ_CHECK(errno == ERRNO_MARK);
 	model_comp(s, old_comp);
+	if (s->sg) {
+		tx_check_mb(s, f, nf, r, old_prod, room);
+		return;
+	}
 	FUZZ_CHECK(r == (nf < room ? nf : room));
 	for (i = 0; i < r; i++) {
 		unsigned int p = page_index(s, f[i].page);
@@ -594,7 +897,8 @@ static void complete(struct sim *s, struct fuzz_in *in)
 	} else {
 		struct pp_frame none[1] = { 0 };
 
-		FUZZ_CHECK(af_xdp_tx_burst(&s->txq, none, 0) == 0);
+		FUZZ_CHECK((s->sg ? af_xdp_tx_burst_mb(&s->txq, none, 0) :
+				    af_xdp_tx_burst(&s->txq, none, 0)) == 0);
 	}
 	FUZZ_CHECK(errno == ERRNO_MARK);
 	model_comp(s, old);
@@ -713,6 +1017,10 @@ static void setup(struct sim *s, struct fuzz_in *in)
 	xq.fd = -1;
 	xq.pool = s->pool;
 	xq.zero_copy = k & 0x40;
+	/* Multi-buffer, and the chain limit a zero-copy device may set. */
+	s->sg = k & 0x80;
+	xq.tx_max_segs = (k & 8) ? 1 + (start >> 27) % PP_FRAME_MAX_SEGS :
+				   PP_FRAME_MAX_SEGS;
 	xq.tag = s->tag = (uint64_t)(uintptr_t)&xq;
 	FUZZ_CHECK(!(s->tag & XDP_TAG_RINGS));
 

@@ -54,6 +54,14 @@
 #define T_WINDOW 64
 /* Queues on each end of the pair. */
 #define T_QUEUES 2
+/*
+ * The largest frame the round trips send: an untagged Ethernet frame at
+ * a 9000-byte MTU (a packet socket sends MTU + 14 bytes, + 4 only for a
+ * VLAN-tagged frame), and a buffer for it.
+ */
+#define T_JUMBO_MTU 9000
+#define T_JUMBO_LEN (T_JUMBO_MTU + 14)
+#define T_BUF_LEN 9216
 /* Consecutive frames the sender puts on one queue before the next. */
 #define T_BLOCK 16
 
@@ -69,6 +77,9 @@ struct t_hdr {
 
 static char t_ns[32], t_near[IF_NAMESIZE], t_far[IF_NAMESIZE];
 static bool t_created;
+/* What a round trip sends: how many frames, and up to how long. */
+static unsigned int t_nframes = T_FRAMES;
+static size_t t_max_len = 1514;
 
 /*
  * Run a shell command. PP_TEST_IP, when set, names the iproute2 binary
@@ -149,11 +160,30 @@ static uint32_t t_sum(const uint8_t *p, size_t n)
 	return h;
 }
 
-/* Frame @seq: 60..1514 bytes, payload a function of seq, summed. */
+/*
+ * The length of frame @seq: 60..t_max_len. Above 1514, one frame in four
+ * is at an edge of the UMEM frames a multi-buffer packet is cut into
+ * (3840 bytes behind the 256-byte headroom: one byte less, exactly, one
+ * more, for one, two and three frames) or the largest.
+ */
+static size_t t_frame_len(uint32_t seq)
+{
+	static const size_t edges[] = { 3839, 3840, 3841, 7679, 7680, 7681,
+					T_JUMBO_LEN };
+
+	if (t_max_len > 1514 && seq % 4 == 0) {
+		size_t e = edges[(seq / 4) % (sizeof(edges) / sizeof(edges[0]))];
+
+		return e < t_max_len ? e : t_max_len;
+	}
+	return 60 + (seq * 37) % (t_max_len - 60 + 1);
+}
+
+/* Frame @seq: t_frame_len() bytes, payload a function of seq, summed. */
 static size_t t_frame(uint8_t *buf, uint32_t seq, const uint8_t *src)
 {
 	struct t_hdr *h = (struct t_hdr *)buf;
-	size_t len = 60 + (seq * 37) % (1514 - 60 + 1);
+	size_t len = t_frame_len(seq);
 	size_t i;
 
 	memset(h->dst, 0xff, 6);
@@ -265,7 +295,8 @@ static int t_sender(unsigned int n, const struct t_steer *st)
 	char path[64];
 	struct sockaddr_ll sll = { 0 };
 	struct ifreq ifr = { 0 };
-	uint8_t mac[6], buf[2048];
+	static uint8_t buf[T_BUF_LEN];
+	uint8_t mac[6];
 	uint32_t expect[T_QUEUES];
 	unsigned int sent = 0, back = 0, bad = 0, idle = 0, on = ~0u;
 	int nsfd, fd, one = 1, rcvbuf = 8 << 20;
@@ -402,7 +433,14 @@ static bool t_log_has(const char *needle)
 	return strstr(t_log, needle) != NULL;
 }
 
-/* The bouncer: our frames go back with the addresses swapped. */
+/* Packets of more than one segment the bouncer saw. */
+static unsigned long t_bounced_mb;
+
+/*
+ * The bouncer: our frames go back with the addresses swapped. Only a
+ * packet's head has headers (and a verdict that counts): a later
+ * segment is payload, whatever its bytes look like.
+ */
 static void t_bounce(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
 		     uint16_t *verdicts, unsigned int n)
 {
@@ -413,6 +451,11 @@ static void t_bounce(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
 		struct t_hdr *h = pp_frame_data(&frames[i]);
 		uint8_t tmp[6];
 
+		if (i && frames[i - 1].more) {
+			verdicts[i] = PP_XDP_DROP; /* not read */
+			continue;
+		}
+		t_bounced_mb += frames[i].more;
 		if (frames[i].len < sizeof(*h) ||
 		    h->type != htons(T_ETHERTYPE)) {
 			verdicts[i] = PP_XDP_DROP;
@@ -519,10 +562,10 @@ static void t_bounce_through(struct pp_port **ports, unsigned int nr,
 	child = fork();
 	REQUIRE(child >= 0);
 	if (!child)
-		_exit(t_sender(T_FRAMES, st));
+		_exit(t_sender(t_nframes, st));
 	status = t_run_until_exit(ports, nr, child);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	CHECK_EQ(bounced, T_FRAMES);
+	CHECK_EQ(bounced, t_nframes);
 	for (unsigned int p = 0; p < nr; p++) {
 		for (unsigned int q = 0; q < pp_port_nr_rxq(ports[p]); q++) {
 			unsigned int vq = first_queue[p] + q;
@@ -530,7 +573,7 @@ static void t_bounce_through(struct pp_port **ports, unsigned int nr,
 			struct pp_txq_stats ts;
 			uint64_t want = 0;
 
-			for (uint32_t seq = 0; seq < T_FRAMES; seq++)
+			for (uint32_t seq = 0; seq < t_nframes; seq++)
 				want += t_queue_of(st, seq) == vq;
 			CHECK_EQ(pp_port_rxq_stats(ports[p], q, &rs), 0);
 			CHECK_EQ(pp_port_txq_stats(ports[p], q, &ts), 0);
@@ -1075,6 +1118,300 @@ static void test_tx_frag(void)
 	t_env_destroy(&e);
 }
 
+/* ---- multi-buffer: MTU 9000 ------------------------------------------ */
+
+/*
+ * Both ends of the pair: the kernel forwards a frame over veth only up to
+ * the receiving end's MTU, in both directions.
+ */
+static void t_mtu_set(unsigned int mtu)
+{
+	REQUIRE(!sh("ip link set %s mtu %u", t_near, mtu));
+	REQUIRE(!sh("ip -n %s link set %s mtu %u", t_ns, t_far, mtu));
+}
+
+static struct pp_port *t_open_mtu(struct t_env *e, const char *extra,
+				  unsigned int mtu)
+{
+	struct pp_port_conf conf = {
+		.sz = sizeof(conf), .allocator = e->alloc, .nr_rxq = 1,
+		.mtu = mtu,
+	};
+	char dev[128];
+
+	snprintf(dev, sizeof(dev), "af_xdp:%s%s", t_near, extra);
+	return pp_port_open(dev, &conf);
+}
+
+/* AF_XDP multi-buffer (XDP_USE_SG) came with Linux 6.6. */
+static bool t_kernel_has_sg(void)
+{
+	return t_kernel_at_least(6, 6);
+}
+
+/*
+ * The largest MTU whose frames fit one UMEM frame (4096 bytes less the
+ * 256-byte headroom, less 18 bytes of Ethernet header and VLAN tag) opens
+ * single-buffer everywhere. One more needs multi-buffer: on Linux 6.6 and
+ * later the port binds with it, and before, the open is refused and says
+ * what to do (the QEMU guest runs Debian 12's 6.1: netns_guest).
+ */
+static void test_mtu_threshold(void)
+{
+	struct t_env e = t_env_create();
+	struct pp_port *port;
+
+	t_log_reset();
+	port = t_open_mtu(&e, ",mode=copy", 3822);
+	REQUIRE(port != NULL);
+	CHECK(t_log_has(", copy mode, "));
+	CHECK(!t_log_has(", multi-buffer"));
+	CHECK_EQ(pp_port_mtu(port), 3822);
+	CHECK_EQ(pp_port_close(port), 0);
+
+	t_log_reset();
+	errno = 0;
+	port = t_open_mtu(&e, ",mode=copy", 3823);
+	if (t_kernel_has_sg()) {
+		REQUIRE(port != NULL);
+		CHECK(t_log_has(", multi-buffer"));
+		CHECK_EQ(pp_port_close(port), 0);
+	} else {
+		CHECK(port == NULL);
+		CHECK_EQ(errno, EOPNOTSUPP);
+		CHECK(t_log_has("this kernel has no AF_XDP multi-buffer"));
+		CHECK(t_log_has("run Linux 6.6 or later, or open the port with an MTU of at most 3822"));
+		if (port)
+			pp_port_close(port);
+	}
+	/* A refused open leaves nothing attached. */
+	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+	t_env_destroy(&e);
+}
+
+/*
+ * MTU 9000 before Linux 6.6: refused at open, with the message that says
+ * what to do, and nothing left behind. On a kernel with multi-buffer,
+ * the round trip below covers it.
+ */
+static void test_mtu9000_refused(void)
+{
+	struct t_env e = t_env_create();
+	struct pp_port *port;
+
+	if (t_kernel_has_sg()) {
+		printf("     SKIP: this kernel has AF_XDP multi-buffer: test_mtu9000_roundtrip runs instead (the QEMU guest's 6.1 runs this one: netns_guest)\n");
+		t_env_destroy(&e);
+		return;
+	}
+	t_log_reset();
+	errno = 0;
+	port = t_open_mtu(&e, "", T_JUMBO_MTU);
+	CHECK(port == NULL);
+	CHECK_EQ(errno, EOPNOTSUPP);
+	CHECK(t_log_has("MTU 9000 needs frames of up to 9018 bytes, more than one UMEM frame holds (3840 bytes behind the 256-byte headroom), and this kernel has no AF_XDP multi-buffer (XDP_USE_SG, Linux 6.6): run Linux 6.6 or later, or open the port with an MTU of at most 3822"));
+	if (port)
+		pp_port_close(port);
+	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+	t_env_destroy(&e);
+}
+
+/*
+ * MTU 9000 over the veth pair, both ends at 9000: frames of 60 to 9014
+ * bytes (at every edge of one, two and three UMEM frames) go out of the
+ * far end's packet socket, arrive as chains of descriptors, are bounced
+ * whole (one verdict a packet) and go back as chains; the sender checks
+ * every byte of every frame, in order, and the pools and the allocator
+ * balance. veth takes the XDP program with the peer at MTU 9000 only
+ * because it is frags-aware ("Peer MTU is too large to set XDP"
+ * otherwise).
+ */
+static void test_mtu9000_roundtrip(void)
+{
+	struct t_env e;
+	const unsigned int first = 0;
+	struct pp_port *port;
+	struct t_steer st;
+
+	if (!t_kernel_has_sg()) {
+		printf("     SKIP: no AF_XDP multi-buffer before Linux 6.6 (test_mtu9000_refused covers this kernel)\n");
+		return;
+	}
+	if (!t_steer_init(&st, 0, 1, 0))
+		return;
+	e = t_env_create();
+	t_mtu_set(T_JUMBO_MTU);
+	t_log_reset();
+	port = t_open_mtu(&e, "", T_JUMBO_MTU);
+	REQUIRE(port != NULL);
+	CHECK(t_log_has(", copy mode, "));
+	CHECK(t_log_has(", multi-buffer"));
+	CHECK(!t_log_has("MTU 1500, below"));
+	t_nframes = 4000;
+	t_max_len = T_JUMBO_LEN;
+	t_bounced_mb = 0;
+	t_bounce_through(&port, 1, &first, &st);
+	/* Chains did go through: every frame above 3840 bytes is one. */
+	CHECK(t_bounced_mb > t_nframes / 4);
+	t_nframes = T_FRAMES;
+	t_max_len = 1514;
+	CHECK_EQ(pp_port_close(port), 0);
+	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+	t_env_destroy(&e);
+	t_mtu_set(1500);
+}
+
+/*
+ * A UMEM has one mode, its first socket's: a port that needs
+ * multi-buffer cannot join an arena's UMEM bound without it (refused,
+ * saying so), while a small-MTU port that joins a multi-buffer UMEM runs
+ * the multi-buffer bursts (the kernel chains for it too).
+ */
+static void test_mtu_umem_mode(void)
+{
+	struct t_env e = t_env_create();
+	struct pp_port *a, *b;
+
+	if (!t_kernel_has_sg()) {
+		printf("     SKIP: no AF_XDP multi-buffer before Linux 6.6\n");
+		t_env_destroy(&e);
+		return;
+	}
+	t_mtu_set(T_JUMBO_MTU);
+	a = t_open_mtu(&e, ",queue=0,mode=copy", 1500);
+	REQUIRE(a != NULL);
+	t_log_reset();
+	errno = 0;
+	b = t_open_mtu(&e, ",queue=1,mode=copy", T_JUMBO_MTU);
+	CHECK(b == NULL);
+	CHECK_EQ(errno, EINVAL);
+	CHECK(t_log_has("a UMEM has one mode; open this port on another arena, or open the large-MTU port first"));
+	if (b)
+		pp_port_close(b);
+	CHECK_EQ(pp_port_close(a), 0);
+
+	b = t_open_mtu(&e, ",queue=1,mode=copy", T_JUMBO_MTU);
+	REQUIRE(b != NULL);
+	t_log_reset();
+	a = t_open_mtu(&e, ",queue=0,mode=copy", 1500);
+	REQUIRE(a != NULL);
+	CHECK(t_log_has(", multi-buffer"));
+	CHECK_EQ(pp_port_close(a), 0);
+	CHECK_EQ(pp_port_close(b), 0);
+	t_env_destroy(&e);
+	t_mtu_set(1500);
+}
+
+/*
+ * Multi-buffer TX against the real kernel: a packet of 19 segments (one
+ * more than any packet may have), one with a segment past its page, a
+ * fragment of another pool in a chain: each taken and dropped whole,
+ * one error each, nothing sent; an unfinished packet at the end of the
+ * burst is not taken; a whole 9014-byte packet in three segments leaves
+ * the interface as one frame. Every page comes home.
+ */
+static void test_mtu9000_tx(void)
+{
+	enum { NR = 19 + 3 + 3 + 3 + 2 };
+	struct t_env e;
+	struct pp_frame f[NR];
+	struct pp_txq_stats ts;
+	struct pp_port *port;
+	struct pp_pool *pool;
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	unsigned long before;
+	unsigned int i, k = 0, taken;
+	uint8_t frame[T_JUMBO_LEN];
+	size_t len, off;
+
+	if (!t_kernel_has_sg()) {
+		printf("     SKIP: no AF_XDP multi-buffer before Linux 6.6\n");
+		return;
+	}
+	e = t_env_create();
+	t_mtu_set(T_JUMBO_MTU);
+	port = t_open_mtu(&e, ",mode=copy", T_JUMBO_MTU);
+	REQUIRE(port != NULL);
+	pool = pp_port_rxq_pool(port, 0);
+	/* 19 segments of 64 bytes. */
+	for (i = 0; i < 19; i++, k++) {
+		f[k] = (struct pp_frame){ .page = pp_pool_alloc_pages(pool),
+					  .headroom = 256, .len = 64,
+					  .more = i < 18 };
+		REQUIRE(f[k].page != NULL);
+	}
+	/* Three segments, the middle one a byte past its page. */
+	for (i = 0; i < 3; i++, k++) {
+		f[k] = (struct pp_frame){ .page = pp_pool_alloc_pages(pool),
+					  .headroom = 256,
+					  .len = i == 1 ? PP_PAGE_SIZE - 255 : 100,
+					  .more = i < 2 };
+		REQUIRE(f[k].page != NULL);
+	}
+	/* Three segments, the last one empty. */
+	for (i = 0; i < 3; i++, k++) {
+		f[k] = (struct pp_frame){ .page = pp_pool_alloc_pages(pool),
+					  .headroom = 256,
+					  .len = i == 2 ? 0 : 100,
+					  .more = i < 2 };
+		REQUIRE(f[k].page != NULL);
+	}
+	/* A whole 9014-byte frame in three segments. */
+	t_max_len = T_JUMBO_LEN;
+	len = t_frame(frame, 24, (const uint8_t *)"\x02\0\0\0\0\x01");
+	t_max_len = 1514;
+	REQUIRE(len == T_JUMBO_LEN);
+	for (i = 0, off = 0; i < 3; i++, k++) {
+		size_t seg = i < 2 ? 3840 : len - 2 * 3840;
+
+		f[k] = (struct pp_frame){ .page = pp_pool_alloc_pages(pool),
+					  .headroom = 256, .len = (uint16_t)seg,
+					  .more = i < 2 };
+		REQUIRE(f[k].page != NULL);
+		memcpy(pp_frame_data(&f[k]), frame + off, seg);
+		off += seg;
+	}
+	/* Unfinished: two segments, the last with .more. */
+	for (i = 0; i < 2; i++, k++) {
+		f[k] = (struct pp_frame){ .page = pp_pool_alloc_pages(pool),
+					  .headroom = 256, .len = 100,
+					  .more = 1 };
+		REQUIRE(f[k].page != NULL);
+	}
+	REQUIRE(k == NR);
+	before = t_tx_packets(t_near);
+	taken = pp_port_tx_burst(port, 0, f, NR);
+	CHECK_EQ(taken, NR - 2);
+	CHECK_EQ(pp_port_txq_stats(port, 0, &ts), 0);
+	CHECK_EQ(ts.errors, 3);
+	CHECK_EQ(ts.packets, 4);
+	for (i = 0; i < 100 && t_tx_packets(t_near) == before; i++) {
+		pp_port_tx_burst(port, 0, f, 0);
+		nanosleep(&pause, NULL);
+	}
+	nanosleep(&pause, NULL);
+	pp_port_tx_burst(port, 0, f, 0);
+	CHECK_EQ(t_tx_packets(t_near) - before, 1);
+	/* What was not taken is still ours. */
+	for (i = NR - 2; i < NR; i++)
+		pp_pool_recycle_direct(pool, f[i].page);
+	CHECK_EQ(pp_pool_check(pool), 0);
+	CHECK_EQ(pp_port_close(port), 0);
+	t_env_destroy(&e);
+	t_mtu_set(1500);
+}
+
+/*
+ * PP_TEST_ONLY=name[,name...] runs only the tests named (by substring),
+ * for working on one of them; unset, all run.
+ */
+#define T_RUN(fn)                                                          \
+	do {                                                               \
+		const char *only_ = getenv("PP_TEST_ONLY");                \
+		if (!only_ || strstr(only_, #fn))                          \
+			RUN_TEST(fn);                                      \
+	} while (0)
+
 int main(int argc, char **argv)
 {
 	struct pp_port *probe;
@@ -1103,19 +1440,24 @@ int main(int argc, char **argv)
 	CHECK_EQ(pp_port_close(probe), 0);
 	t_env_destroy(&e);
 
-	RUN_TEST(test_roundtrip);
-	RUN_TEST(test_roundtrip_two_queues);
-	RUN_TEST(test_small_rings);
-	RUN_TEST(test_shared_umem_larger_ring);
-	RUN_TEST(test_reopen);
-	RUN_TEST(test_two_ports_share);
-	RUN_TEST(test_errors);
-	RUN_TEST(test_fd_limit);
-	RUN_TEST(test_sigterm_detaches);
-	RUN_TEST(test_sigkill_stale_detached);
-	RUN_TEST(test_fwd_sigint_detaches);
-	RUN_TEST(test_tx_bounds);
-	RUN_TEST(test_tx_frag);
+	T_RUN(test_roundtrip);
+	T_RUN(test_roundtrip_two_queues);
+	T_RUN(test_small_rings);
+	T_RUN(test_shared_umem_larger_ring);
+	T_RUN(test_reopen);
+	T_RUN(test_two_ports_share);
+	T_RUN(test_errors);
+	T_RUN(test_fd_limit);
+	T_RUN(test_sigterm_detaches);
+	T_RUN(test_sigkill_stale_detached);
+	T_RUN(test_fwd_sigint_detaches);
+	T_RUN(test_tx_bounds);
+	T_RUN(test_tx_frag);
+	T_RUN(test_mtu_threshold);
+	T_RUN(test_mtu9000_refused);
+	T_RUN(test_mtu9000_roundtrip);
+	T_RUN(test_mtu_umem_mode);
+	T_RUN(test_mtu9000_tx);
 
 	/* Teardown leaves no namespace and no link. */
 	t_cleanup();

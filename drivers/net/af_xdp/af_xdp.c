@@ -60,8 +60,10 @@
 #include <unistd.h>
 
 #include <linux/ethtool.h>
+#include <linux/genetlink.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
+#include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 
@@ -98,6 +100,7 @@ struct xdp_port {
 	struct xdp_iface *iface;
 	enum xsk_bind_mode mode;
 	bool zero_copy;
+	bool sg;                    /* the MTU needs XDP_USE_SG */
 	unsigned int nr_queues;
 	struct xdp_queue *q;        /* nr_queues, cache-line aligned */
 };
@@ -151,6 +154,238 @@ static int xdp_libbpf_print(enum libbpf_print_level level, const char *fmt,
 	if (n && msg[n - 1] == '\n')
 		msg[n - 1] = '\0';
 	PP_DEBUG_LOG("libbpf: %s", msg);
+	return 0;
+}
+
+
+/* ---- multi-buffer ---------------------------------------------------- */
+
+/*
+ * Packet bytes one UMEM frame holds: the 4 KiB frame less the kernel's
+ * XDP_PACKET_HEADROOM and the UMEM's frame_headroom, which together are
+ * the port's headroom, 256 at least (af_xdp_umem_get()). A port whose
+ * frames (MTU + PP_ETH_OVERHEAD) are larger needs multi-buffer.
+ */
+#define XDP_KERNEL_HEADROOM 256
+
+static unsigned int xdp_frame_room(const struct pp_port *port)
+{
+	unsigned int hr = port->conf.headroom > XDP_KERNEL_HEADROOM ?
+				  port->conf.headroom : XDP_KERNEL_HEADROOM;
+
+	return (unsigned int)PP_PAGE_SIZE - hr;
+}
+
+/*
+ * Whether this kernel has AF_XDP multi-buffer (XDP_USE_SG, Linux 6.6),
+ * asked without taking any queue: a fresh socket is bound with that flag
+ * alone to interface index 0. xsk_bind() refuses flags it does not know
+ * (EINVAL) before it looks the interface up, so a kernel that knows the
+ * flag answers ENODEV (there is no interface 0) and one that does not,
+ * EINVAL. Returns 1, 0, or -errno when there is no telling (no XDP
+ * sockets, no descriptor left: the steps that follow say which).
+ */
+static int xdp_kernel_has_sg(void)
+{
+	struct sockaddr_xdp sxdp = {
+		.sxdp_family = AF_XDP, .sxdp_flags = XDP_USE_SG,
+	};
+	int fd, err;
+
+	fd = XDP_FAIL_RC(EMFILE, socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0));
+	if (fd < 0)
+		return -errno;
+	err = bind(fd, (struct sockaddr *)&sxdp, sizeof(sxdp)) ? errno : 0;
+	close(fd);
+	if (err == ENODEV)
+		return 1;
+	if (err == EINVAL)
+		return 0;
+	return -(err ? err : EINVAL);
+}
+
+/* One generic netlink request with one attribute; the reply in @buf. */
+static int xdp_genl_ask(int fd, uint16_t family, uint8_t cmd, uint16_t attr,
+			const void *val, uint16_t len, char *buf, size_t size)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct genlmsghdr gh;
+		char attrs[32];
+	} req;
+	struct nlattr *na = (struct nlattr *)req.attrs;
+	const struct nlmsghdr *nh = (const struct nlmsghdr *)buf;
+	ssize_t n;
+
+	if ((size_t)NLA_HDRLEN + len > sizeof(req.attrs))
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_type = family;
+	req.nh.nlmsg_flags = NLM_F_REQUEST;
+	req.nh.nlmsg_seq = 1;
+	req.gh.cmd = cmd;
+	req.gh.version = 1;
+	na->nla_type = attr;
+	na->nla_len = (uint16_t)(NLA_HDRLEN + len);
+	memcpy((char *)na + NLA_HDRLEN, val, len);
+	req.nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN) + NLA_ALIGN(na->nla_len);
+	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0)
+		return -errno;
+	n = recv(fd, buf, size, 0);
+	if (n < 0)
+		return -errno;
+	if (!NLMSG_OK(nh, (size_t)n) || nh->nlmsg_type == NLMSG_ERROR)
+		return -EIO;
+	return (int)n;
+}
+
+/* Attribute @type of the generic netlink reply in @buf (@n bytes). */
+static const struct nlattr *xdp_genl_attr(const char *buf, int n,
+					  uint16_t type)
+{
+	const struct nlmsghdr *nh = (const struct nlmsghdr *)buf;
+	const char *end = buf + ((int)nh->nlmsg_len < n ? (int)nh->nlmsg_len : n);
+	const char *p = (const char *)NLMSG_DATA(nh) + GENL_HDRLEN;
+
+	while (p + NLA_HDRLEN <= end) {
+		const struct nlattr *na = (const struct nlattr *)p;
+
+		if (na->nla_len < NLA_HDRLEN || na->nla_len > end - p)
+			break;
+		if ((na->nla_type & NLA_TYPE_MASK) == type)
+			return na;
+		p += NLA_ALIGN(na->nla_len);
+	}
+	return NULL;
+}
+
+/* The netdev family (include/uapi/linux/netdev.h, Linux 6.6). */
+#define XDP_NETDEV_CMD_DEV_GET 1
+#define XDP_NETDEV_A_DEV_IFINDEX 1
+#define XDP_NETDEV_A_DEV_XDP_ZC_MAX_SEGS 4
+
+/*
+ * The device's xdp_zc_max_segs: the longest chain a zero-copy socket may
+ * send on it (the kernel refuses a longer one and never completes it),
+ * read from the netdev netlink family; 0 when it cannot be read.
+ */
+static unsigned int xdp_zc_max_segs(int ifindex)
+{
+	char buf[1024];
+	const struct nlattr *na;
+	uint32_t idx = (uint32_t)ifindex, segs = 0;
+	uint16_t family;
+	int fd, n;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0)
+		return 0;
+	n = xdp_genl_ask(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
+			 CTRL_ATTR_FAMILY_NAME, "netdev", sizeof("netdev"), buf,
+			 sizeof(buf));
+	na = n > 0 ? xdp_genl_attr(buf, n, CTRL_ATTR_FAMILY_ID) : NULL;
+	if (na && na->nla_len >= NLA_HDRLEN + sizeof(family)) {
+		memcpy(&family, (const char *)na + NLA_HDRLEN, sizeof(family));
+		n = xdp_genl_ask(fd, family, XDP_NETDEV_CMD_DEV_GET,
+				 XDP_NETDEV_A_DEV_IFINDEX, &idx, sizeof(idx),
+				 buf, sizeof(buf));
+		na = n > 0 ? xdp_genl_attr(buf, n,
+					   XDP_NETDEV_A_DEV_XDP_ZC_MAX_SEGS) :
+			     NULL;
+		if (na && na->nla_len >= NLA_HDRLEN + sizeof(segs))
+			memcpy(&segs, (const char *)na + NLA_HDRLEN,
+			       sizeof(segs));
+	}
+	close(fd);
+	return segs;
+}
+
+/* The interface's MTU (SIOCGIFMTU); 0 when unknown. */
+static unsigned int xdp_iface_mtu(const char *ifname)
+{
+	struct ifreq ifr;
+	int fd, err;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	err = ioctl(fd, SIOCGIFMTU, &ifr);
+	close(fd);
+	return err ? 0 : (unsigned int)ifr.ifr_mtu;
+}
+
+/*
+ * Whether the port's MTU can be had here, before anything is set up:
+ * frames above one UMEM frame need AF_XDP multi-buffer. Sets xp->sg.
+ * Returns 0, or -EOPNOTSUPP after a message that says what to do.
+ * *@kernel_sg: whether the kernel has multi-buffer (for the program).
+ */
+static int xdp_mtu_check(struct pp_port *port, struct xdp_port *xp,
+			 const char *devstr, const char *ifname,
+			 bool *kernel_sg)
+{
+	unsigned int mtu = pp_port_mtu(port), room = xdp_frame_room(port);
+	unsigned int have = xdp_iface_mtu(ifname);
+	int sg = xdp_kernel_has_sg();
+
+	*kernel_sg = sg > 0;
+	xp->sg = mtu + PP_ETH_OVERHEAD > room;
+	if (xp->sg && sg <= 0) {
+		char why[256];
+		int err = sg;
+		const char *hint = sg < 0 ? af_xdp_fd_hint(&err, why,
+							   sizeof(why)) : NULL;
+
+		if (hint) {
+			PP_ERR("device '%s': cannot tell whether this kernel has AF_XDP multi-buffer: %s (%s)",
+			       devstr, strerror(-err), hint);
+			return err;
+		}
+		PP_ERR("device '%s': MTU %u needs frames of up to %u bytes, more than one UMEM frame holds (%u bytes behind the %u-byte headroom), and this kernel has no AF_XDP multi-buffer (XDP_USE_SG, Linux 6.6): run Linux 6.6 or later, or open the port with an MTU of at most %u",
+		       devstr, mtu, mtu + PP_ETH_OVERHEAD, room,
+		       (unsigned int)PP_PAGE_SIZE - room, room - PP_ETH_OVERHEAD);
+		return -EOPNOTSUPP;
+	}
+	/* Not an error: the operator may raise it after the open. */
+	if (have && have < mtu)
+		PP_WARN("af_xdp: %s has MTU %u, below the port's %u: the kernel drops larger frames both ways; raise it (ip link set dev %s mtu %u, and the peer's too on a veth pair)",
+			ifname, have, mtu, ifname, mtu);
+	return 0;
+}
+
+/*
+ * The bursts a port runs. A UMEM bound with XDP_USE_SG gets chains for
+ * every packet larger than a frame, whatever this port's MTU, so it is
+ * the UMEM's flag that picks the multi-buffer bursts, and each queue
+ * learns how long a chain it may send.
+ */
+static int xdp_bursts_set(struct pp_port *port, struct xdp_port *xp,
+			  const char *devstr, int ifindex)
+{
+	unsigned int q, zc_segs = 0;
+
+	if (!xp->umem->sg)
+		return 0;
+	if (xp->zero_copy) {
+		zc_segs = xdp_zc_max_segs(ifindex);
+		if (!zc_segs) {
+			PP_ERR("device '%s': zero-copy multi-buffer, but the device's xdp_zc_max_segs (netlink family netdev) cannot be read, and a chain longer than it would never complete: use mode=copy",
+			       devstr);
+			return -EOPNOTSUPP;
+		}
+	}
+	for (q = 0; q < xp->nr_queues; q++) {
+		struct xdp_queue *xq = &xp->q[q];
+
+		/* Copy mode: the kernel builds an skb, MAX_SKB_FRAGS + 1
+		 * (PP_FRAME_MAX_SEGS at the least configuration). */
+		xq->tx_max_segs = xq->zero_copy && zc_segs < PP_FRAME_MAX_SEGS ?
+					  zc_segs : PP_FRAME_MAX_SEGS;
+	}
+	port->rx_burst = af_xdp_rx_burst_mb;
+	port->tx_burst = af_xdp_tx_burst_mb;
 	return 0;
 }
 
@@ -216,7 +451,8 @@ static int xdp_socket_create(struct xdp_port *xp, struct xdp_queue *xq,
 		.libxdp_flags = 0,
 		.xdp_flags = 0,
 		.bind_flags = XDP_USE_NEED_WAKEUP |
-			      (zc ? XDP_ZEROCOPY : XDP_COPY),
+			      (zc ? XDP_ZEROCOPY : XDP_COPY) |
+			      (xp->sg ? XDP_USE_SG : 0),
 	};
 
 #ifdef PP_AF_XDP_OWN_PROG
@@ -231,6 +467,9 @@ static int xdp_socket_create(struct xdp_port *xp, struct xdp_queue *xq,
 	if (first) {
 		xq->fill = um->fill0;
 		xq->comp = um->comp0;
+		/* libxdp passes the flags for a UMEM's first socket only;
+		 * the others join with XDP_SHARED_UMEM and inherit them. */
+		um->sg = xp->sg;
 	}
 	um->sockets++;
 	xq->zero_copy = xdp_socket_is_zero_copy(xq->xsk);
@@ -278,11 +517,12 @@ static void xdp_port_teardown(struct pp_port *port, struct xdp_port *xp)
 			af_xdp_queue_drain_tx(xq, &port->txq[q]);
 		xsk_socket__delete(xq->xsk);
 		xq->xsk = NULL;
-		if (xq->bad_desc || xq->bad_comp)
-			PP_WARN("af_xdp: %s queue %u dropped %llu bad RX and %llu bad completion descriptors",
+		if (xq->bad_desc || xq->bad_comp || xq->bad_chain)
+			PP_WARN("af_xdp: %s queue %u dropped %llu bad RX and %llu bad completion descriptors, and refused %llu RX descriptor chains",
 				port->name, xq->qid,
 				(unsigned long long)xq->bad_desc,
-				(unsigned long long)xq->bad_comp);
+				(unsigned long long)xq->bad_comp,
+				(unsigned long long)xq->bad_chain);
 	}
 	/* Sockets first: only then is the kernel done with the pages. */
 	for (q = 0; q < xp->nr_queues; q++)
@@ -428,6 +668,7 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 	enum xsk_bind_mode mode;
 	unsigned long qid;
 	unsigned int q;
+	bool kernel_sg = false;
 	int ifindex, err = 0;
 
 	/* A key of null and veth, listed here only to say why not. */
@@ -489,14 +730,27 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		return -ENOMEM;
 	}
 	memset(xp->q, 0, xp->nr_queues * sizeof(*xp->q));
+	err = xdp_mtu_check(port, xp, da->devstr, ifname, &kernel_sg);
+	if (err)
+		goto err_teardown;
 
 	pthread_mutex_lock(&af_xdp_lock);
-	xp->iface = af_xdp_iface_get(ifname, ifindex, &err);
+	xp->iface = af_xdp_iface_get(ifname, ifindex, kernel_sg, &err);
 	if (xp->iface)
 		xp->umem = af_xdp_umem_get(port->allocator, arena, ring_size,
 					port->conf.headroom, &err);
+	/*
+	 * A UMEM bound already keeps its first socket's choice: a port
+	 * that needs multi-buffer cannot join one bound without it.
+	 */
+	if (xp->umem && xp->sg && xp->umem->sockets && !xp->umem->sg) {
+		PP_ERR("device '%s': MTU %u needs multi-buffer, but arena %s's UMEM was bound without it by an earlier port (MTU of at most %u): a UMEM has one mode; open this port on another arena, or open the large-MTU port first",
+		       da->devstr, pp_port_mtu(port), pp_arena_name(arena),
+		       xdp_frame_room(port) - PP_ETH_OVERHEAD);
+		err = -EINVAL;
+	}
 	pthread_mutex_unlock(&af_xdp_lock);
-	if (!xp->iface || !xp->umem)
+	if (!xp->iface || !xp->umem || err)
 		goto err_teardown;
 
 	for (q = 0; q < xp->nr_queues; q++) {
@@ -524,9 +778,11 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 					err = xdp_bind_error(da->devstr, ifname,
 							     xq->qid, err);
 				else
-					PP_ERR("device '%s': %s queue %u has no zero-copy AF_XDP: %s (use mode=copy or mode=auto)",
+					PP_ERR("device '%s': %s queue %u has no zero-copy AF_XDP%s: %s (use mode=copy or mode=auto%s)",
 					       da->devstr, ifname, xq->qid,
-					       strerror(-err));
+					       xp->sg ? " with multi-buffer" : "",
+					       strerror(-err),
+					       xp->sg ? ", or an MTU that fits one UMEM frame" : "");
 				goto err_teardown;
 			}
 		}
@@ -558,16 +814,24 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		af_xdp_fill_refill(xq, xq->pool,
 				xq->fill.size / xq->fill_batch);
 	}
+	err = xdp_bursts_set(port, xp, da->devstr, ifindex);
+	if (err)
+		goto err_teardown;
 	if (xp->zero_copy)
-		PP_INFO("port %s: AF_XDP on %s queues %lu..%lu, zero-copy mode",
-			port->name, ifname, qid, qid + xp->nr_queues - 1);
+		PP_INFO("port %s: AF_XDP on %s queues %lu..%lu, zero-copy mode%s",
+			port->name, ifname, qid, qid + xp->nr_queues - 1,
+			xp->umem->sg ? ", multi-buffer" : "");
 	else
-		PP_INFO("port %s: AF_XDP on %s queues %lu..%lu, copy mode, TX budget %u frames a call%s",
+		PP_INFO("port %s: AF_XDP on %s queues %lu..%lu, copy mode, TX budget %u frames a call%s%s",
 			port->name, ifname, qid, qid + xp->nr_queues - 1,
 			xp->q[0].tx_budget,
 			ring_size >= PP_NET_BURST &&
 			xp->q[0].tx_budget == XDP_TX_BUDGET_DEFAULT ?
-			" (the kernel's: no XDP_MAX_TX_SKB_BUDGET before Linux 6.17)" : "");
+			" (the kernel's: no XDP_MAX_TX_SKB_BUDGET before Linux 6.17)" : "",
+			xp->umem->sg ? ", multi-buffer" : "");
+	if (xp->umem->sg)
+		PP_DEBUG_LOG("af_xdp: %s: multi-buffer, TX chains of up to %u descriptors",
+			     ifname, xp->q[0].tx_max_segs);
 	xdp_unbound_queues_warn(ifname, qid, xp->nr_queues);
 	/* The port is named after the interface, as the kernel names it. */
 	snprintf(port->name, sizeof(port->name), "%s", ifname);

@@ -63,6 +63,13 @@ struct xdp_umem {
 	struct xsk_ring_cons comp0;
 	unsigned int refs;
 	unsigned int sockets;       /* bound so far; under af_xdp_lock */
+	/*
+	 * Bound with XDP_USE_SG (multi-buffer): the kernel keeps the first
+	 * socket's choice for the UMEM and every socket that joins it
+	 * (xs->sg is the UMEM's flag), so it is the UMEM's, set by its
+	 * first bind. Under af_xdp_lock.
+	 */
+	bool sg;
 	struct xdp_umem *next;
 };
 
@@ -100,10 +107,13 @@ const char *af_xdp_fd_hint(int *err, char *buf, size_t len);
  * The interface's shared state: made by its first port (lock file taken,
  * our program attached), referenced by the others. NULL with *@errp set
  * after a message. Under af_xdp_lock; _put drops a reference, and the
- * last one detaches the program and removes the lock file.
+ * last one detaches the program and removes the lock file. @frags: the
+ * kernel has AF_XDP multi-buffer, so the program is loaded frags-aware
+ * (BPF_F_XDP_HAS_FRAGS), which is what lets a driver (veth among them)
+ * take an MTU above a page and hand it packets in fragments.
  */
 struct xdp_iface *af_xdp_iface_get(const char *ifname, int ifindex,
-				   int *errp);
+				   bool frags, int *errp);
 void af_xdp_iface_put(struct xdp_iface *ifc);
 
 /*

@@ -286,7 +286,7 @@ static int xdp_prog_detach_one(struct xdp_iface *ifc)
 				   0);
 }
 
-static int xdp_prog_attach(struct xdp_iface *ifc)
+static int xdp_prog_attach(struct xdp_iface *ifc, bool frags)
 {
 	DECLARE_LIBBPF_OPTS(bpf_object_open_opts, oopts,
 			    .object_name = "pp_af_xdp");
@@ -311,6 +311,20 @@ static int xdp_prog_attach(struct xdp_iface *ifc)
 		PP_ERR("af_xdp: cannot prepare the XDP program: %s",
 		       strerror(-err));
 		return err;
+	}
+	/*
+	 * Frags-aware where the kernel has AF_XDP multi-buffer: the program
+	 * looks at no packet data, so fragments change nothing for it, and
+	 * without the flag a driver keeps the MTU to what one page holds
+	 * (veth: "Peer MTU is too large to set XDP") or drops what does not
+	 * fit. Not before 6.6: there a packet larger than a UMEM frame
+	 * cannot reach a socket anyway, and the program stays as it was.
+	 */
+	if (frags) {
+		err = xdp_program__set_xdp_frags_support(ifc->prog, true);
+		if (err)
+			PP_WARN("af_xdp: cannot mark the XDP program frags-aware: %s (packets above a page will not reach it)",
+				strerror(-err));
 	}
 	err = XDP_FAIL_RC(EPERM, xdp_program__attach(ifc->prog, ifc->ifindex,
 						     XDP_MODE_UNSPEC, 0));
@@ -373,7 +387,7 @@ void af_xdp_iface_put(struct xdp_iface *ifc)
 
 /* The interface's shared state, attaching our program on first use. */
 struct xdp_iface *af_xdp_iface_get(const char *ifname, int ifindex,
-				   int *errp)
+				   bool frags, int *errp)
 {
 	struct xdp_iface *ifc;
 	int err;
@@ -403,9 +417,11 @@ struct xdp_iface *af_xdp_iface_get(const char *ifname, int ifindex,
 	if (err)
 		goto err_unlock;
 #ifdef PP_AF_XDP_OWN_PROG
-	err = xdp_prog_attach(ifc);
+	err = xdp_prog_attach(ifc, frags);
 	if (err)
 		goto err_unlock;
+#else
+	(void)frags; /* libxdp's default program: its own choice */
 #endif
 	ifc->refs = 1;
 	ifc->next = af_xdp_ifaces;

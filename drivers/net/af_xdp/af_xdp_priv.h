@@ -37,6 +37,20 @@
 #define XDP_TAG_RINGS 3u
 
 /*
+ * AF_XDP multi-buffer (Linux 6.6, include/uapi/linux/if_xdp.h): a socket
+ * bound with XDP_USE_SG gets a packet larger than one UMEM frame as a
+ * chain of descriptors, every one but the last with XDP_PKT_CONTD in its
+ * options, and sends chains marked the same way. Older headers (Debian
+ * 12's are 6.1's) have neither name; the values are the kernel ABI.
+ */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+
+/*
  * One queue: its socket and four rings. RX queue q and TX queue q share
  * the socket; the RX thread touches rx and fill, the TX thread tx and
  * comp, so the two halves sit on separate cache lines.
@@ -52,6 +66,10 @@ struct xdp_queue {
 	unsigned int fill_batch;    /* pages per refill: a burst, or the level */
 	unsigned int fill_free_min; /* refill while this many slots are free */
 	int fd;
+	/* Multi-buffer RX only (af_xdp_rx_burst_mb); after the fields above
+	 * so that the single-buffer path's layout is as it was. */
+	bool rx_skip;               /* dropping the rest of a refused chain */
+	uint64_t bad_chain;         /* RX chains refused (each one error) */
 	/* TX thread */
 	struct xsk_ring_prod tx __attribute__((aligned(PP_CACHE_LINE)));
 	struct xsk_ring_cons comp;
@@ -60,6 +78,10 @@ struct xdp_queue {
 	uint64_t bad_comp;
 	unsigned int tx_budget;     /* frames one copy-mode sendto() may send */
 	bool zero_copy;
+	/* Multi-buffer TX only: the most descriptors the kernel takes in
+	 * one chain (copy mode: MAX_SKB_FRAGS + 1; zero-copy: the device's
+	 * xdp_zc_max_segs), at most PP_FRAME_MAX_SEGS. */
+	unsigned int tx_max_segs;
 	/* control */
 	struct xsk_socket *xsk __attribute__((aligned(PP_CACHE_LINE)));
 	struct pp_pool *pool;
@@ -102,6 +124,22 @@ unsigned int af_xdp_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 unsigned int af_xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 			     unsigned int n);
 void af_xdp_complete(struct xdp_queue *xq, struct pp_txq *txq);
+/*
+ * af_xdp_kick_rx, af_xdp_kick_tx_ring - the kicks the bursts make, for
+ * the multi-buffer bursts (out of line, so the single-buffer ones keep
+ * theirs inlined).
+ * af_xdp_rx_burst_mb, af_xdp_tx_burst_mb - the bursts of a socket bound
+ * with XDP_USE_SG (af_xdp_rxtx_mb.c): descriptor chains in and out as
+ * multi-buffer packets. The probe installs them in place of the two
+ * above on such a port, so a single-buffer port runs exactly the code it
+ * ran before.
+ */
+void af_xdp_kick_rx(struct xdp_queue *xq);
+void af_xdp_kick_tx_ring(struct xdp_queue *xq);
+unsigned int af_xdp_rx_burst_mb(struct pp_rxq *rxq, struct pp_frame *frames,
+				unsigned int n);
+unsigned int af_xdp_tx_burst_mb(struct pp_txq *txq, struct pp_frame *frames,
+				unsigned int n);
 void af_xdp_queue_drain_tx(struct xdp_queue *xq, struct pp_txq *txq);
 void af_xdp_queue_reclaim(struct xdp_queue *xq, struct pp_allocator *alloc);
 

@@ -316,6 +316,16 @@ void af_xdp_complete(struct xdp_queue *xq, struct pp_txq *txq)
 	xdp_complete(xq, txq);
 }
 
+void af_xdp_kick_rx(struct xdp_queue *xq)
+{
+	xdp_kick_rx(xq->fd);
+}
+
+void af_xdp_kick_tx_ring(struct xdp_queue *xq)
+{
+	xdp_kick_tx_ring(xq);
+}
+
 /* ---- close ---------------------------------------------------------- */
 
 /*
