@@ -121,10 +121,13 @@ static unsigned int rx_chain_len(const struct e1000e_port *ep, unsigned int i,
  * Whether the @c descriptors from slot @i (done, the last with EOP) make
  * a packet to hand out: none has errors, each length lies in its 2048-byte
  * buffer and its page, and the packet is an Ethernet header at least and
- * the MTU's frame at most. Read after the acquire fence on DD.
+ * the MTU's frame at most. Each length is read once, into @lens, which
+ * the frames are then made of: the device may write the descriptor
+ * again, and what was checked must be what is used. Read after the
+ * acquire fence on DD.
  */
 static bool rx_chain_ok(const struct e1000e_port *ep, unsigned int i,
-			unsigned int c)
+			unsigned int c, uint16_t *lens)
 {
 	uint32_t total = 0;
 
@@ -133,6 +136,7 @@ static bool rx_chain_ok(const struct e1000e_port *ep, unsigned int i,
 		const struct e1000_rx_desc *d = &ep->rx_ring[s];
 		uint16_t len = d->length;
 
+		lens[j] = len;
 		if (d->errors || len > E1000_RX_BUF_LEN ||
 		    !pp_frame_bounds_ok(ep->rx_page[s], ep->rx_off[s],
 					ep->headroom, len))
@@ -161,6 +165,7 @@ rx_burst_chain(struct pp_rxq *rxq, struct e1000e_port *ep,
 	       struct pp_frame *frames, unsigned int n)
 {
 	struct pp_page *fresh[RX_CHAIN_DESCS];
+	uint16_t lens[PP_FRAME_MAX_SEGS + 1];
 	unsigned int k = 0, bad = 0, nr_fresh, used = 0, i = ep->rx_next;
 	unsigned int ready, c, j, limit;
 	bool eop;
@@ -193,7 +198,7 @@ rx_burst_chain(struct pp_rxq *rxq, struct e1000e_port *ep,
 		} else if (ep->rx_discard) {
 			take = false;   /* the refused chain's end */
 			ep->rx_discard = false;
-		} else if (!rx_chain_ok(ep, i, c)) {
+		} else if (!rx_chain_ok(ep, i, c, lens)) {
 			take = false;
 			bad++;
 		} else if (k + c > n) {
@@ -212,14 +217,14 @@ rx_burst_chain(struct pp_rxq *rxq, struct e1000e_port *ep,
 					.page = ep->rx_page[s],
 					.offset = ep->rx_off[s],
 					.headroom = ep->headroom,
-					.len = ep->rx_ring[s].length,
+					.len = lens[j],
 					.more = c > 1,
 				};
 			} else {
 				frames[k++] = (struct pp_frame){
 					.page = ep->rx_page[s],
 					.offset = ep->rx_off[s] + ep->headroom,
-					.len = ep->rx_ring[s].length,
+					.len = lens[j],
 					.more = j + 1 < c,
 				};
 			}
