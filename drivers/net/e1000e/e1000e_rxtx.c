@@ -121,10 +121,13 @@ static unsigned int rx_chain_len(const struct e1000e_port *ep, unsigned int i,
  * Whether the @c descriptors from slot @i (done, the last with EOP) make
  * a packet to hand out: none has errors, each length lies in its 2048-byte
  * buffer and its page, and the packet is an Ethernet header at least and
- * the MTU's frame at most. Read after the acquire fence on DD.
+ * the MTU's frame at most. Each length is read once, into @lens, which
+ * the frames are then made of: the device may write the descriptor
+ * again, and what was checked must be what is used. Read after the
+ * acquire fence on DD.
  */
 static bool rx_chain_ok(const struct e1000e_port *ep, unsigned int i,
-			unsigned int c)
+			unsigned int c, uint16_t *lens)
 {
 	uint32_t total = 0;
 
@@ -133,6 +136,7 @@ static bool rx_chain_ok(const struct e1000e_port *ep, unsigned int i,
 		const struct e1000_rx_desc *d = &ep->rx_ring[s];
 		uint16_t len = d->length;
 
+		lens[j] = len;
 		if (d->errors || len > E1000_RX_BUF_LEN ||
 		    !pp_frame_bounds_ok(ep->rx_page[s], ep->rx_off[s],
 					ep->headroom, len))
@@ -161,6 +165,7 @@ rx_burst_chain(struct pp_rxq *rxq, struct e1000e_port *ep,
 	       struct pp_frame *frames, unsigned int n)
 {
 	struct pp_page *fresh[RX_CHAIN_DESCS];
+	uint16_t lens[PP_FRAME_MAX_SEGS + 1];
 	unsigned int k = 0, bad = 0, nr_fresh, used = 0, i = ep->rx_next;
 	unsigned int ready, c, j, limit;
 	bool eop;
@@ -193,7 +198,7 @@ rx_burst_chain(struct pp_rxq *rxq, struct e1000e_port *ep,
 		} else if (ep->rx_discard) {
 			take = false;   /* the refused chain's end */
 			ep->rx_discard = false;
-		} else if (!rx_chain_ok(ep, i, c)) {
+		} else if (!rx_chain_ok(ep, i, c, lens)) {
 			take = false;
 			bad++;
 		} else if (k + c > n) {
@@ -212,14 +217,14 @@ rx_burst_chain(struct pp_rxq *rxq, struct e1000e_port *ep,
 					.page = ep->rx_page[s],
 					.offset = ep->rx_off[s],
 					.headroom = ep->headroom,
-					.len = ep->rx_ring[s].length,
+					.len = lens[j],
 					.more = c > 1,
 				};
 			} else {
 				frames[k++] = (struct pp_frame){
 					.page = ep->rx_page[s],
 					.offset = ep->rx_off[s] + ep->headroom,
-					.len = ep->rx_ring[s].length,
+					.len = lens[j],
 					.more = j + 1 < c,
 				};
 			}
@@ -330,6 +335,22 @@ static void tx_clean(struct pp_txq *txq, struct e1000e_port *ep)
 }
 
 /*
+ * A frame's .more, read as bit 31 of the 32-bit word it shares with the
+ * offset (the x86-64 and AArch64 ABIs fill a bit field from the bottom):
+ * the load the offset takes anyway, instead of a byte load of its own.
+ */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "frame_more() reads the frame's offset word as little-endian"
+#endif
+static inline bool frame_more(const struct pp_frame *f)
+{
+	uint32_t w;
+
+	memcpy(&w, (const char *)f + sizeof(f->page), sizeof(w));
+	return w >> 31;
+}
+
+/*
  * A multi-buffer packet TX takes and drops (a segment outside its page,
  * or more segments than a packet may have): its pages go home, one error.
  */
@@ -351,14 +372,15 @@ tx_drop_pkt(struct pp_txq *txq, const struct pp_frame *f, unsigned int segs)
 }
 
 /*
- * e1000e_tx_burst()'s multi-buffer packet at @f (@left frames to the
- * burst's end): one descriptor per segment from *@tp on, EOP on the last
- * only (the device sends the chain as one frame, 7.2.10.1), each holding
- * its segment's page until tx_clean(). Returns the frames taken, *@tp
- * moved past them; or 0, nothing written, when the packet is not taken:
- * unfinished (the burst ends inside it), more segments than free
- * descriptors (whole or not at all), or a page the device cannot address
- * (counted, as in the loop). A bad packet is taken and dropped.
+ * The packet at @f (one frame, or a multi-buffer packet's segments; @left
+ * frames to the burst's end): one descriptor per segment from *@tp on,
+ * EOP on the last only (the device sends the chain as one frame,
+ * 7.2.10.1), each holding its segment's page until tx_clean(). Returns
+ * the frames taken, *@tp moved past them; or 0, nothing written, when
+ * the packet is not taken: unfinished (the burst ends inside it), more
+ * segments than free descriptors (whole or not at all), or a page the
+ * device cannot address (counted, as in the loop). A bad packet is taken
+ * and dropped whole, one error.
  */
 static __attribute__((noinline)) unsigned int
 tx_chain(struct pp_txq *txq, struct e1000e_port *ep, const struct pp_frame *f,
@@ -404,6 +426,28 @@ tx_chain(struct pp_txq *txq, struct e1000e_port *ep, const struct pp_frame *f,
 	return segs;
 }
 
+/*
+ * The rest of a TX burst from its first multi-buffer packet on, frames
+ * and packets alike through tx_chain(), from descriptor *@tp (moved past
+ * what is filled). Returns the frames taken. Apart so that the loop in
+ * e1000e_tx_burst() stays a plain count over the frames with its tail
+ * in a register.
+ */
+static __attribute__((noinline)) unsigned int
+tx_rest(struct pp_txq *txq, struct e1000e_port *ep, const struct pp_frame *f,
+	unsigned int n, unsigned int *tp)
+{
+	unsigned int i = 0, segs;
+
+	while (i < n) {
+		segs = tx_chain(txq, ep, &f[i], n - i, tp);
+		if (!segs)
+			break;
+		i += segs;
+	}
+	return i;
+}
+
 unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 			     unsigned int n)
 {
@@ -417,16 +461,9 @@ unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		struct e1000_tx_desc *d = &ep->tx_ring[t];
 		uint64_t iova;
 
-		if (PP_UNLIKELY(f->more)) {
-			/* A multi-buffer packet: whole or not at all. */
-			unsigned int segs = tx_chain(txq, ep, f, n - taken,
-						     &t);
-
-			if (!segs)
-				break;
-			taken += segs - 1;
-			continue;
-		}
+		/* A multi-buffer packet: tx_rest() takes the rest. */
+		if (PP_UNLIKELY(frame_more(f)))
+			break;
 		/* The device reads what the descriptor says: the frame
 		 * must lie in its page before it gets one. */
 		if (PP_UNLIKELY(!pp_frame_valid(f))) {
@@ -453,6 +490,13 @@ unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		d->special = 0;
 		ep->tx_page[t] = f->page;
 		t = (t + 1) & RING_MASK;
+	}
+	/* Stopped at a multi-buffer packet, not for want of room. */
+	if (PP_UNLIKELY(taken < n && frame_more(&frames[taken]))) {
+		unsigned int tail = t;
+
+		taken += tx_rest(txq, ep, &frames[taken], n - taken, &tail);
+		t = tail;
 	}
 	if (t != ep->tx_tail) {
 		/*
