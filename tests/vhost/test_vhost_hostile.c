@@ -1618,7 +1618,7 @@ static void test_tx_chain_small_mtu(void)
  * packet with every byte in place; 300 of them, laps of both rings. Every
  * page is back at the end.
  */
-static void round_trip(bool in_order)
+static void round_trip(bool in_order, const char *extra)
 {
 	static uint8_t buf[PP_FRAME_MAX_PKT];
 	struct pp_frame fr[PP_NET_BURST] = { 0 };
@@ -1629,7 +1629,7 @@ static void round_trip(bool in_order)
 	unsigned int n, nd = 0, got, nb;
 	uint64_t bytes = 0;
 
-	p = open_mtu(&f, 9000, in_order, 0, "");
+	p = open_mtu(&f, 9000, in_order, 0, extra);
 	REQUIRE(p != NULL);
 	pool = pp_port_rxq_pool(p, 0);
 	dev_vq_init(&rx, &f, 0);
@@ -1673,12 +1673,19 @@ static void round_trip(bool in_order)
 
 static void test_round_trip_9000(void)
 {
-	round_trip(false);
+	round_trip(false, "");
 }
 
 static void test_round_trip_9000_in_order(void)
 {
-	round_trip(true);
+	round_trip(true, "");
+}
+
+/* RX into 1 KiB fragments: 9018 bytes over 12 of them. */
+static void test_round_trip_9000_frag(void)
+{
+	round_trip(true, ",frag=1024");
+	round_trip(false, ",frag=1024");
 }
 
 /* The kicks the eventfd of @fd holds (read, so reset); 0 when none. */
@@ -2435,6 +2442,7 @@ int main(void)
 	RUN_TEST(test_tx_chain_small_mtu);
 	RUN_TEST(test_round_trip_9000);
 	RUN_TEST(test_round_trip_9000_in_order);
+	RUN_TEST(test_round_trip_9000_frag);
 	RUN_TEST(test_reconnect_frag);
 	RUN_TEST(test_server_not_a_socket);
 	RUN_TEST(test_server_live_socket);
