@@ -7,7 +7,7 @@
  *       [--duration S] [--warmup S] [--refill single|list|array]
  *       [--json FILE] [--arena-mb MB] [--cpus LIST]
  *       [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]
- *       [--telemetry PREFIX] [--frag SIZE|auto] [--mac-swap]
+ *       [--telemetry PREFIX] [--frag SIZE|auto] [--mac-swap] [--mtu M]
  *
  * When the second port is one end of a veth pair, the other end is the
  * receiver and gets its own thread per queue: with --mode pass it hands
@@ -223,6 +223,7 @@ static void usage(FILE *f)
 		"           [--json FILE] [--arena-mb MB] [--cpus LIST]\n"
 		"           [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]\n"
 		"           [--telemetry PREFIX] [--frag SIZE|auto] [--mac-swap]\n"
+		"           [--mtu M]\n"
 		"       fwd --port DEV [...]   (one port: loop topology, frames go back\n"
 		"                              out of the same port)\n"
 		"       fwd --help | --version\n"
@@ -266,10 +267,13 @@ static void usage(FILE *f)
 		"                        (default: off, a page per frame)\n"
 		"  --mac-swap            swap each frame's Ethernet addresses before it\n"
 		"                        goes out\n"
+		"  --mtu M               the ports' MTU, %d-%d: frames of up to M + 18\n"
+		"                        bytes, over one buffer in segments (default\n"
+		"                        1500, or what --tx-len needs)\n"
 		"  -h, --help            this text\n"
 		"  -V, --version         the version, and the commit it was built from\n",
 		MAX_QUEUES, LOOP_INJECT_MAX, LOOP_LEN_MIN, LOOP_LEN_MAX,
-		LOOP_LEN_DEFAULT);
+		LOOP_LEN_DEFAULT, PP_PORT_MTU_MIN, PP_PORT_MTU_MAX);
 }
 
 /* [doc:prog] */
@@ -445,6 +449,7 @@ int main(int argc, char **argv)
 		{ "telemetry", required_argument, NULL, 'T' },
 		{ "frag", required_argument, NULL, 'F' },
 		{ "mac-swap", no_argument, NULL, 'M' },
+		{ "mtu", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct pp_cli_opts cli = {
@@ -457,7 +462,7 @@ int main(int argc, char **argv)
 	const char *telemetry = NULL, *frag = NULL;
 	char frag_dev[2][256];
 	enum pp_pool_refill refill = PP_REFILL_ARRAY;
-	unsigned int queues = 1, nr_dev = 0, nr_w = 0, tx_first = 0;
+	unsigned int queues = 1, nr_dev = 0, nr_w = 0, tx_first = 0, mtu = 0;
 	double duration = 10, warmup = 0, arena_mb = 0;
 	unsigned long long count = 0;
 	bool bidir = false, verify = false, uses_vfio[2] = { false, false };
@@ -527,6 +532,9 @@ int main(int argc, char **argv)
 		case 'M':
 			mac_swap = true;
 			break;
+		case 'U':
+			mtu = (unsigned int)pp_cli_uint("fwd", "--mtu", optarg, PP_PORT_MTU_MIN, PP_PORT_MTU_MAX);
+			break;
 		}
 	}
 	pp_cli_no_operands(&cli, argc, argv);
@@ -583,6 +591,16 @@ int main(int argc, char **argv)
 	    loop.len > LOOP_LEN_MAX) {
 		fprintf(stderr, "fwd: --tx-first takes 0..%u frames per queue, --tx-len %u..%u bytes\n",
 			LOOP_INJECT_MAX, LOOP_LEN_MIN, LOOP_LEN_MAX);
+		return 2;
+	}
+	/* Without --mtu, the ports carry the loop's frames. */
+	if (!mtu)
+		mtu = loop.len > PP_PORT_MTU_DEFAULT + 14 ?
+			      loop.len - 14 : PP_PORT_MTU_DEFAULT;
+	if (loop.len > mtu + PP_ETH_OVERHEAD) {
+		fprintf(stderr, "fwd: --tx-len %u does not fit --mtu %u (frames of up to %u bytes): raise --mtu to %u\n",
+			loop.len, mtu, mtu + PP_ETH_OVERHEAD,
+			loop.len - PP_ETH_OVERHEAD);
 		return 2;
 	}
 	if (verify && (!(bidir || nr_dev == 1) || !tx_first)) {
@@ -643,7 +661,7 @@ int main(int argc, char **argv)
 	/* Ports: every RX queue gets a page_pool refilled the asked way. */
 	struct pp_port_conf conf = {
 		.sz = sizeof(conf), .allocator = alloc, .nr_rxq = queues,
-		.refill = refill, .nid = PP_NUMA_NODE_ANY,
+		.refill = refill, .nid = PP_NUMA_NODE_ANY, .mtu = mtu,
 	};
 	struct pp_port_conf conf_in = conf, conf_out = conf;
 	conf_in.dma = uses_vfio[0] ? dma : NULL;

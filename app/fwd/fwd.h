@@ -28,7 +28,8 @@ uint64_t drops(struct pp_port *p);
 /* The wire loop: frame lengths --tx-len takes, frames per TX queue
  * --tx-first takes (more than any ring holds, so it fills one at most). */
 #define LOOP_LEN_MIN 60          /* Ethernet's minimum without the FCS */
-#define LOOP_LEN_MAX 1514        /* and its maximum */
+#define LOOP_LEN_MAX 9018        /* a 9000-byte MTU's, with a VLAN tag:
+				  * over one page, in segments */
 #define LOOP_LEN_DEFAULT 64      /* testpmd's tx_first frames */
 #define LOOP_INJECT_MAX 4096
 
@@ -38,7 +39,7 @@ uint64_t drops(struct pp_port *p);
  * every worker's reads) and in the drain, which runs after they joined.
  */
 struct loop_books {
-	unsigned int len;    /* --tx-len */
+	unsigned int len;    /* --tx-len: a packet's bytes, all segments */
 	uint32_t injected;   /* frames the first bursts sent, numbered 0.. */
 	uint8_t *seen;       /* drain: one bit per frame number */
 	uint64_t drained;    /* drain: intact frames, each number once */

@@ -35,7 +35,8 @@ void frames_mac_swap(struct pp_frame *frames, unsigned int n)
 	for (unsigned int i = 0; i < n; i++) {
 		uint8_t *d = pp_frame_data(&frames[i]), t[6];
 
-		if (frames[i].len < 12)
+		/* The addresses are in a packet's first segment. */
+		if (frames[i].len < 12 || (i && frames[i - 1].more))
 			continue;
 		memcpy(t, d, 6);
 		memcpy(d, d + 6, 6);
@@ -43,10 +44,15 @@ void frames_mac_swap(struct pp_frame *frames, unsigned int n)
 	}
 }
 
-static void loop_frame_fill(uint8_t *d, unsigned int len, uint32_t id)
+/* Byte @i of loop frame @id (the header's bytes aside). */
+static inline uint8_t loop_byte(uint32_t id, unsigned int i)
+{
+	return (uint8_t)(id * 131u + i);
+}
+
+static void loop_hdr_fill(uint8_t *d, uint32_t id)
 {
 	const uint32_t magic = LOOP_MAGIC;
-	unsigned int i;
 
 	memset(d, 0xff, 6);
 	memcpy(d + 6, "\x02\x00\x00\x00\x00\x01", 6);
@@ -54,29 +60,105 @@ static void loop_frame_fill(uint8_t *d, unsigned int len, uint32_t id)
 	d[13] = LOOP_ETHERTYPE & 0xff;
 	memcpy(d + LOOP_MAGIC_OFF, &magic, sizeof(magic));
 	memcpy(d + LOOP_ID_OFF, &id, sizeof(id));
-	for (i = LOOP_HDR_LEN; i < len; i++)
-		d[i] = (uint8_t)(id * 131u + i);
 }
 
-/* Whether @f is an intact loop frame; its number in *@id. */
-static bool loop_frame_ok(const struct pp_frame *f, uint32_t *id)
+/* Whether @d (@len bytes, the head of a frame) has an intact header; the
+ * frame's number in *@id. */
+static bool loop_hdr_ok(const uint8_t *d, unsigned int len, uint32_t *id)
 {
-	const uint8_t *d = pp_frame_data(f);
 	uint32_t magic, n;
-	unsigned int i;
 
-	if (f->len != loop.len)
+	if (len < LOOP_HDR_LEN)
 		return false;
 	memcpy(&magic, d + LOOP_MAGIC_OFF, sizeof(magic));
 	memcpy(&n, d + LOOP_ID_OFF, sizeof(n));
 	if (magic != LOOP_MAGIC || n >= loop.injected ||
 	    d[12] != (LOOP_ETHERTYPE >> 8) || d[13] != (LOOP_ETHERTYPE & 0xff))
 		return false;
-	for (i = LOOP_HDR_LEN; i < f->len; i++)
-		if (d[i] != (uint8_t)(n * 131u + i))
-			return false;
 	*id = n;
 	return true;
+}
+
+/*
+ * Whether the packet at @f (@segs segments) is an intact loop frame: its
+ * length, its header in the first segment, and every later byte, counted
+ * across segments; its number in *@id.
+ */
+static bool loop_pkt_ok(const struct pp_frame *f, unsigned int segs,
+			uint32_t *id)
+{
+	unsigned int pos = 0;
+
+	if (PP_LIKELY(segs == 1)) {
+		const uint8_t *d = pp_frame_data(f);
+
+		if (f->len != loop.len || !loop_hdr_ok(d, f->len, id))
+			return false;
+		for (unsigned int i = LOOP_HDR_LEN; i < f->len; i++)
+			if (d[i] != loop_byte(*id, i))
+				return false;
+		return true;
+	}
+	if (pp_pkt_len(f, segs) != loop.len ||
+	    !loop_hdr_ok(pp_frame_data(f), f->len, id))
+		return false;
+	for (unsigned int s = 0; s < segs; s++) {
+		const uint8_t *d = pp_frame_data(&f[s]);
+
+		for (unsigned int i = 0; i < f[s].len; i++, pos++)
+			if (pos >= LOOP_HDR_LEN && d[i] != loop_byte(*id, pos))
+				return false;
+	}
+	return true;
+}
+
+/* The pages a loop frame takes: the head's behind the headroom, then
+ * whole ones. */
+static unsigned int loop_segs(void)
+{
+	unsigned int head = (unsigned int)PP_PAGE_SIZE - PP_FRAME_HEADROOM;
+
+	if (loop.len <= head)
+		return 1;
+	return 1 + (loop.len - head + (unsigned int)PP_PAGE_SIZE - 1) /
+			   (unsigned int)PP_PAGE_SIZE;
+}
+
+/*
+ * Build loop frame @id in @f from @pool's pages: one page, or as many
+ * segments as loop.len takes (the head behind PP_FRAME_HEADROOM, each
+ * further page whole). Returns the segments, 0 when the pool ran dry
+ * (then it gave back what it took).
+ */
+static unsigned int loop_pkt_build(struct pp_pool *pool, struct pp_frame *f,
+				   uint32_t id)
+{
+	unsigned int left = loop.len, pos = 0, s;
+
+	for (s = 0; left; s++) {
+		unsigned int hr = s ? 0 : PP_FRAME_HEADROOM;
+		unsigned int room = (unsigned int)PP_PAGE_SIZE - hr;
+		unsigned int len = left < room ? left : room;
+		struct pp_page *page = pp_pool_alloc_pages(pool);
+		uint8_t *d;
+
+		if (!page) {
+			while (s--)
+				pp_pool_recycle_direct(pool, f[s].page);
+			return 0;
+		}
+		f[s] = (struct pp_frame){
+			.page = page, .offset = 0, .headroom = (uint16_t)hr,
+			.len = (uint16_t)len, .more = left > len,
+		};
+		d = pp_frame_data(&f[s]);
+		for (unsigned int i = 0; i < len; i++, pos++)
+			d[i] = loop_byte(id, pos);
+		if (!s)
+			loop_hdr_fill(d, id);
+		left -= len;
+	}
+	return s;
 }
 
 /*
@@ -91,28 +173,30 @@ unsigned int loop_inject(struct pp_port *p, unsigned int nr)
 
 	for (q = 0; q < pp_port_nr_txq(p); q++) {
 		struct pp_pool *pool = pp_port_rxq_pool(p, q % pp_port_nr_rxq(p));
-		unsigned int left = nr, n, i, sent;
+		unsigned int left = nr, n, pkts, i, sent;
 
 		while (left) {
-			for (n = 0; n < left && n < PP_NET_BURST; n++) {
-				struct pp_page *page = pp_pool_alloc_pages(pool);
+			/* Whole packets: as many as the burst holds. */
+			for (n = 0, pkts = 0; pkts < left; pkts++) {
+				unsigned int segs;
 
-				if (!page)
+				if (n + loop_segs() > PP_NET_BURST)
 					break;
-				f[n] = (struct pp_frame){
-					.page = page, .offset = 0,
-					.headroom = PP_FRAME_HEADROOM,
-					.len = (uint16_t)loop.len,
-				};
-				loop_frame_fill(pp_frame_data(&f[n]), loop.len,
-						loop.injected + n);
+				segs = loop_pkt_build(pool, &f[n],
+						      loop.injected + pkts);
+				if (!segs)
+					break;
+				n += segs;
 			}
 			sent = n ? pp_port_tx_burst(p, q, f, n) : 0;
 			for (i = sent; i < n; i++)
 				pp_pool_recycle_direct(pool, f[i].page);
-			loop.injected += sent;
-			total += sent;
-			left -= sent;
+			/* TX takes whole packets: count the ones it took. */
+			for (i = 0, pkts = 0; i < sent; i++)
+				pkts += !f[i].more;
+			loop.injected += pkts;
+			total += pkts;
+			left -= pkts;
 			if (!sent || sent < n)
 				break;
 		}
@@ -125,12 +209,16 @@ void prog_verify_redirect(const struct pp_prog_ctx *ctx,
 			  struct pp_frame *frames, uint16_t *verdicts,
 			  unsigned int n)
 {
+	unsigned int i, segs;
 	uint32_t id;
 
 	(void)ctx;
-	for (unsigned int i = 0; i < n; i++)
-		verdicts[i] = loop_frame_ok(&frames[i], &id) ?
+	/* One verdict per packet, at its first segment. */
+	for (i = 0; i < n; i += segs) {
+		segs = pp_pkt_segs(&frames[i], n - i);
+		verdicts[i] = loop_pkt_ok(&frames[i], segs, &id) ?
 				      PP_XDP_REDIRECT_TO(0) : PP_XDP_DROP;
+	}
 	if (mac_swap)
 		frames_mac_swap(frames, n);
 }
@@ -139,12 +227,14 @@ void prog_verify_redirect(const struct pp_prog_ctx *ctx,
 static void prog_drain(const struct pp_prog_ctx *ctx, struct pp_frame *frames,
 		       uint16_t *verdicts, unsigned int n)
 {
+	unsigned int i, segs;
 	uint32_t id;
 
 	(void)ctx;
-	for (unsigned int i = 0; i < n; i++) {
+	for (i = 0; i < n; i += segs) {
+		segs = pp_pkt_segs(&frames[i], n - i);
 		verdicts[i] = PP_XDP_DROP;
-		if (!loop_frame_ok(&frames[i], &id)) {
+		if (!loop_pkt_ok(&frames[i], segs, &id)) {
 			loop.damaged++;
 		} else if (loop.seen[id / 8] & (1u << (id % 8))) {
 			loop.dups++;

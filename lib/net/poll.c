@@ -223,14 +223,18 @@ static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
 	 * just stored costs a store-to-load forward per frame.
 	 */
 	unsigned int v0 = b->verdicts[0];
+	uint64_t words = 0;
 	bool same = true;
 
 	for (i = 0; i < n; i++) {
-		bytes += b->frames[i].len;
-		more += b->frames[i].more;
+		uint64_t w = net_frame_word(&b->frames[i]);
+
+		bytes += net_word_len(w);
+		words |= w;
 		same &= b->verdicts[i] == v0;
 	}
-	if (PP_UNLIKELY(more)) {
+	if (PP_UNLIKELY(words & NET_WORD_MORE)) {
+		more = n - frames_pkts(b->frames, n);
 		spread_verdicts(b, n);
 		same = true;
 		for (i = 0; i < n; i++)

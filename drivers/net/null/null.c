@@ -18,8 +18,16 @@
  * rounded up to a cache line. TX returns a fragment as it returns a page
  * (pp_pool_put_page(): the last fragment's return recycles the page).
  *
- * Keys: size=<60..PAGE-headroom> (frame length, default 64),
- *       frag=<headroom+size..PAGE>|auto (RX buffers are fragments).
+ * A size larger than one buffer (a page, or frag= bytes) comes as a
+ * multi-buffer packet: the head segment fills its buffer behind the
+ * headroom, each further one a whole buffer, the last the rest (9018
+ * bytes in 4 KiB pages: 3840 + 4096 + 1082). A burst holds whole packets
+ * only; one that cannot get all its buffers gives back those it got and
+ * counts one drop. TX takes whole packets (pp_burst_whole()) and counts
+ * a packet with a bad segment once in its errors.
+ *
+ * Keys: size=<60..PP_FRAME_MAX_PKT> (frame length, default 64),
+ *       frag=<bytes>|auto (RX buffers are fragments).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,6 +50,7 @@ struct null_rxq {
 	uint64_t seq;
 	unsigned int size;
 	unsigned int frag;  /* fragment size; 0: a page per frame */
+	unsigned int segs;  /* buffers per packet: 1, or more for large ones */
 	uint16_t headroom;
 } __attribute__((aligned(PP_CACHE_LINE)));
 
@@ -116,14 +125,90 @@ rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
 	return got;
 }
 
+/* One RX buffer: a fragment of @frag bytes, or a page (@frag 0). */
+static struct pp_page *rx_buf(struct pp_pool *pool, unsigned int frag,
+			      unsigned int *off)
+{
+	*off = 0;
+	return frag ? pp_pool_alloc_frag(pool, off, frag) :
+		      pp_pool_alloc_pages(pool);
+}
+
+/*
+ * The RX loop for packets over one buffer: nq->segs segments each, whole
+ * packets only. The head carries the header and sequence number, as a
+ * single-buffer frame does.
+ */
+static __attribute__((noinline)) unsigned int
+rx_fill_segs(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
+	     unsigned int n)
+{
+	const unsigned int buf = nq->frag ? nq->frag : PP_PAGE_SIZE;
+	unsigned int want = n / nq->segs, pkts, k = 0;
+
+	for (pkts = 0; pkts < want; pkts++) {
+		unsigned int left = nq->size, s, off;
+
+		for (s = 0; s < nq->segs; s++) {
+			unsigned int hr = s ? 0 : nq->headroom;
+			unsigned int len = buf - hr < left ? buf - hr : left;
+			struct pp_page *page = rx_buf(rxq->pool, nq->frag, &off);
+
+			if (PP_UNLIKELY(!page))
+				break;
+			frames[k + s] = (struct pp_frame){
+				.page = page, .offset = off, .headroom = hr,
+				.len = (uint16_t)len, .more = left > len,
+			};
+			left -= len;
+		}
+		if (PP_UNLIKELY(s < nq->segs)) {
+			/* No whole packet: its buffers go back. */
+			while (s--)
+				pp_pool_recycle_direct(rxq->pool,
+						       frames[k + s].page);
+			break;
+		}
+		uint8_t *d = pp_frame_data(&frames[k]);
+
+		memcpy(d, null_hdr, PP_NULL_HDR_LEN);
+		memcpy(d + PP_NULL_HDR_LEN, &nq->seq, sizeof(nq->seq));
+		nq->seq++;
+		k += nq->segs;
+	}
+	if (PP_UNLIKELY(pkts < want))
+		pp_net_stat_add(&rxq->stats.drops, want - pkts);
+	return k;
+}
+
 static unsigned int null_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 				  unsigned int n)
 {
 	struct null_rxq *nq = rxq->priv;
 
+	if (PP_UNLIKELY(nq->segs > 1))
+		return rx_fill_segs(rxq, nq, frames, n);
 	if (PP_LIKELY(!nq->frag))
 		return rx_fill(rxq, nq, frames, n, 0);
 	return rx_fill(rxq, nq, frames, n, nq->frag);
+}
+
+/* The packets among @n frames with a segment outside its buffer: each
+ * is one error, however many of its segments are bad. */
+static __attribute__((cold, noinline)) unsigned int
+bad_packets(const struct pp_frame *frames, unsigned int n)
+{
+	unsigned int i, bad = 0;
+	bool bad_seg = false;
+
+	for (i = 0; i < n; i++) {
+		bad_seg |= !pp_frame_valid(&frames[i]);
+		if (!frames[i].more) {
+			bad += bad_seg;
+			bad_seg = false;
+		}
+	}
+	return bad;
 }
 
 static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
@@ -133,6 +218,7 @@ static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	struct pp_page *other[PP_NET_BURST], *own[PP_NET_BURST];
 	unsigned int i, nr_other = 0, nr_own = 0, bad = 0;
 
+	n = pp_burst_whole(frames, n);
 	for (i = 0; i < n; i++) {
 		struct pp_page *page = frames[i].page;
 
@@ -160,31 +246,43 @@ static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		pp_net_put_pages(txq->port->allocator, NULL, other,
 				 nr_other);
 	if (PP_UNLIKELY(bad))
-		pp_net_stat_add(&txq->stats.errors, bad);
+		pp_net_stat_add(&txq->stats.errors,
+				bad_packets(frames, n));
 	return n;
 }
 
 static int null_probe(struct pp_port *port, const struct pp_devargs *da)
 {
 	unsigned long size = NULL_SIZE_DEFAULT;
-	unsigned long max = PP_PAGE_SIZE - port->conf.headroom;
+	const unsigned int hr = port->conf.headroom;
 	struct null_port *np;
-	unsigned int q, frag;
+	unsigned int q, frag, buf, segs;
 
-	if (max > UINT16_MAX)
-		max = UINT16_MAX;
-	if (pp_devargs_uint(da, "size", NULL_SIZE_MIN, max, &size))
+	if (pp_devargs_uint(da, "size", NULL_SIZE_MIN, PP_FRAME_MAX_PKT,
+			    &size))
 		return -EINVAL;
-	/* A fragment holds the headroom and the frame. */
-	if (pp_devargs_frag(da, port->conf.headroom, (unsigned int)size,
+	/* A fragment holds the headroom and the frame, or a segment of a
+	 * frame over one page. */
+	if (pp_devargs_frag(da, hr,
+			    size + hr <= PP_PAGE_SIZE ? (unsigned int)size :
+							PP_NET_FRAG_MIN_FRAME,
 			    &frag))
 		return -EINVAL;
 	if (frag == PP_NET_FRAG_AUTO) {
-		frag = port->conf.headroom +
-		       (((unsigned int)size + PP_CACHE_LINE - 1) &
-			~(PP_CACHE_LINE - 1u));
+		frag = hr + (((unsigned int)size + PP_CACHE_LINE - 1) &
+			     ~(PP_CACHE_LINE - 1u));
 		if (frag > PP_PAGE_SIZE)
 			frag = PP_PAGE_SIZE;
+	}
+	/* The head's buffer holds buf - hr bytes, each further one buf. */
+	buf = frag ? frag : PP_PAGE_SIZE;
+	segs = 1;
+	if (size > buf - hr)
+		segs += (unsigned int)((size - (buf - hr) + buf - 1) / buf);
+	if (segs > PP_FRAME_MAX_SEGS) {
+		PP_ERR("device '%s': a %lu-byte frame takes %u buffers of %u bytes, more than a packet's %d: give a larger frag= or a smaller size=",
+		       da->devstr, size, segs, buf, PP_FRAME_MAX_SEGS);
+		return -EINVAL;
 	}
 	np = pp_os_aligned_alloc(PP_CACHE_LINE,
 				 sizeof(*np) + port->nr_rxq * sizeof(np->rxq[0]));
@@ -198,7 +296,8 @@ static int null_probe(struct pp_port *port, const struct pp_devargs *da)
 		memset(&np->rxq[q], 0, sizeof(np->rxq[q]));
 		np->rxq[q].size = (unsigned int)size;
 		np->rxq[q].frag = frag;
-		np->rxq[q].headroom = (uint16_t)port->conf.headroom;
+		np->rxq[q].segs = segs;
+		np->rxq[q].headroom = (uint16_t)hr;
 		port->rxq[q].priv = &np->rxq[q];
 	}
 	port->priv = np;
@@ -216,7 +315,7 @@ static const char *const null_keys[] = { "size", "frag", NULL };
 const struct pp_net_driver pp_net_null_driver = {
 	.name = "null",
 	.keys = null_keys,
-	.help = "size=<60..4096 minus headroom> (frame length, default 64), frag=<headroom+size..4096>|auto (RX buffers are fragments)",
+	.help = "size=<60..9216> (frame length, default 64; over one buffer: multi-buffer packets), frag=<bytes>|auto (RX buffers are fragments)",
 	.ops = {
 		.probe = null_probe,
 		.remove = null_remove,
