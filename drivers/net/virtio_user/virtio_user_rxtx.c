@@ -27,6 +27,14 @@
  * (TX) and an id is only compared with its position, so no id is
  * followed at all.
  *
+ * Multi-buffer packets have their own functions, out of line, so that
+ * the single-buffer loops stay as they were: with MRG_RXBUF negotiated
+ * (the MTU needs it, or mrg_rxbuf=1) every RX burst is rx_burst_mrg(),
+ * which reads each head's num_buffers and hands a packet out whole or
+ * not yet; TX's loops stop at the first frame with .more and
+ * tx_burst_mb() sends the rest of the burst, a multi-buffer packet as
+ * one indirect descriptor (struct vq_mb in virtio_user_priv.h says why).
+ *
  * No notifications while polling: the avail ring asks the device never to
  * interrupt us (VRING_AVAIL_F_NO_INTERRUPT), and we kick only when the
  * device has not said it polls (VRING_USED_F_NO_NOTIFY clear); a polling
