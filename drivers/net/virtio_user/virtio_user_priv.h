@@ -226,9 +226,11 @@ const char *vhost_user_request_name(uint32_t request);
  * what the single-buffer path relies on: descriptor i in avail slot i,
  * and with IN_ORDER one used entry per slot, taken back by count; a
  * chain of ring descriptors would need a second cursor in that loop.
- * The slot's pages[] entry is its head page with bit 0 set (a chain:
- * vq_tx_chain_free()); segs[] keeps every segment's page, our own copy:
- * the table is memory the device may write, and is never read back.
+ * The slot's pages[] entry is its head page with bit 0 set (a chain);
+ * segs[] keeps every segment's page, our own copy: the table is memory
+ * the device may write, and is never read back. While chains are on the
+ * ring (chains > 0) completions go through vq_tx_complete_mb(), which
+ * knows the tag; the single-buffer loops' own never meet one.
  */
 struct vq_mb {
 	struct vring_desc *ind;   /* size x PP_FRAME_MAX_SEGS */
@@ -236,6 +238,7 @@ struct vq_mb {
 	uint8_t *nsegs;           /* by slot: segments of its chain */
 	struct pp_page *ind_page; /* the tables' block */
 	unsigned int ind_order;
+	unsigned int chains;      /* chains on the ring */
 	bool indirect;            /* VIRTIO_RING_F_INDIRECT_DESC negotiated */
 };
 

@@ -779,6 +779,45 @@ unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool)
 /* ---- TX ------------------------------------------------------------- */
 
 /*
+ * A TX frame's offset and .more bit as stored, one 32-bit word (the
+ * offset's bit field fills bits 0-30 from the bottom, .more is bit 31,
+ * as the x86-64 and AArch64 ABIs lay them out). The single-buffer loops
+ * check the frame's bounds with it in place of the offset: a block ends
+ * below 2^31, so a frame with .more set fails the same check that a
+ * frame outside its page fails, and the loop tells the two apart only
+ * in its unlikely branch. One test a frame for both, and no masking.
+ */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "vq_frame_word() reads the frame's offset and .more as a little-endian word"
+#endif
+static_assert(offsetof(struct pp_frame, headroom) ==
+		      sizeof(struct pp_page *) + sizeof(uint32_t),
+	      "offset and .more share the 32-bit word after the page");
+
+static inline uint32_t vq_frame_word(const struct pp_frame *f)
+{
+	uint32_t w;
+
+	memcpy(&w, (const char *)f + sizeof(f->page), sizeof(w));
+	return w;
+}
+
+/* The frame word's bounds check (pp_frame_bounds_ok() on the word):
+ * false for a frame outside its block, and for one with .more set. */
+static inline bool vq_frame_single_ok(const struct pp_frame *f, uint32_t w)
+{
+	return pp_range_ok((uint64_t)w + f->headroom, f->len,
+			   pp_frame_block_end_(f->page));
+}
+
+/* The data's first byte, from the frame word of a single-buffer frame
+ * (.more clear: the word is the offset). */
+static inline uintptr_t vq_frame_data(const struct pp_frame *f, uint32_t w)
+{
+	return (uintptr_t)pp_page_address(f->page) + w + f->headroom;
+}
+
+/*
  * A header that asks for nothing (no checksum, no GSO), written only when
  * it is not all zeroes already. It lies in the line before the data, in
  * the headroom the back-end wrote when the page was last received into:
@@ -801,20 +840,6 @@ static inline void vq_hdr_clear(void *h)
 		memcpy(h, &v8, 8);
 		memcpy((char *)h + 8, &v4, 4);
 	}
-}
-
-/*
- * A sent chain's pages back to their pools (slot @id's, vq_mb): every
- * segment, the head's included, from our own record of them.
- */
-static __attribute__((noinline, cold)) void
-vq_tx_chain_free(struct vq *vq, struct pp_txq *txq, uint16_t id)
-{
-	struct vq_mb *mb = vq->mb;
-
-	pp_net_put_pages(txq->port->allocator, txq->napi_pool,
-			 mb->segs + (size_t)id * PP_FRAME_MAX_SEGS,
-			 mb->nsegs[id]);
 }
 
 /*
@@ -841,10 +866,6 @@ static void vq_tx_complete(struct vq *vq, struct pp_txq *txq)
 
 			if (PP_UNLIKELY(!page)) {
 				vq->bad_used++;
-				continue;
-			}
-			if (PP_UNLIKELY((uintptr_t)page & VQ_CHAIN_TAG)) {
-				vq_tx_chain_free(vq, txq, id);
 				continue;
 			}
 			if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
@@ -876,6 +897,7 @@ static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
 	for (i = 0; i < n; i++) {
 		struct pp_frame *f = &frames[i];
 		uint16_t id = vq->avail_idx & (vq->size - 1);
+		const uint32_t w = vq_frame_word(f);
 		uint64_t addr;
 		struct vring_desc *d;
 
@@ -888,16 +910,17 @@ static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
 		 * its headroom, empty, or on memory the table does not
 		 * cover (another arena) is taken and dropped, as af_xdp
 		 * does for frames it cannot address. A multi-buffer
-		 * packet ends the loop: tx_burst_mb() takes it from here.
+		 * packet (.more fails the bounds check, vq_frame_word())
+		 * ends the loop: tx_burst_mb() takes it from here.
 		 */
-		if (PP_UNLIKELY(!pp_frame_valid(f) || f->headroom < hdr ||
-				!f->len || f->more)) {
+		if (PP_UNLIKELY(!vq_frame_single_ok(f, w) ||
+				f->headroom < hdr || !f->len)) {
 			if (f->more)
 				break;
 			foreign[nr_foreign++] = f->page;
 			continue;
 		}
-		addr = (uint64_t)(uintptr_t)pp_frame_data(f) - hdr;
+		addr = (uint64_t)vq_frame_data(f, w) - hdr;
 		if (PP_UNLIKELY(!pp_range_ok(addr - vq->mem_base,
 					     (uint64_t)f->len + hdr,
 					     vq->mem_size))) {
@@ -950,10 +973,6 @@ static void vq_tx_complete_in_order(struct vq *vq, struct pp_txq *txq)
 		struct pp_page *page = out[slot];
 
 		out[slot] = NULL;
-		if (PP_UNLIKELY((uintptr_t)page & VQ_CHAIN_TAG)) {
-			vq_tx_chain_free(vq, txq, slot);
-			continue;
-		}
 		if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
 			pp_pool_recycle_direct(napi, page);
 			continue;
@@ -999,17 +1018,18 @@ static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
 	for (i = 0; i < n; i++) {
 		struct pp_frame *f = &frames[i];
 		const uint16_t id = aidx & mask;
+		const uint32_t w = vq_frame_word(f);
 		uint64_t addr;
 
 		/* As in tx_burst(). */
-		if (PP_UNLIKELY(!pp_frame_valid(f) || f->headroom < hdr ||
-				!f->len || f->more)) {
+		if (PP_UNLIKELY(!vq_frame_single_ok(f, w) ||
+				f->headroom < hdr || !f->len)) {
 			if (f->more)
 				break;
 			foreign[nr_foreign++] = f->page;
 			continue;
 		}
-		addr = (uint64_t)(uintptr_t)pp_frame_data(f) - hdr;
+		addr = (uint64_t)vq_frame_data(f, w) - hdr;
 		if (PP_UNLIKELY(!pp_range_ok(addr - mem_base,
 					     (uint64_t)f->len + hdr,
 					     mem_size))) {
@@ -1103,6 +1123,7 @@ static void tx_mb_chain(struct vq *vq, uint16_t id, const struct pp_frame *f,
 		      (uint32_t)(segs * sizeof(*t)), VRING_DESC_F_INDIRECT);
 	vq->pages[id] = (struct pp_page *)((uintptr_t)f[0].page |
 					    VQ_CHAIN_TAG);
+	mb->chains++;
 }
 
 /*
@@ -1162,6 +1183,49 @@ tx_burst_mb(struct pp_txq *txq, struct vq *vq, struct pp_frame *frames,
 	return i;
 }
 
+/*
+ * TX completions while chains are on the ring (vq_mb.chains): what the
+ * single-buffer loops' completions do (by position in order, by id
+ * otherwise, checked alike), and a chain's slot (its pages[] entry
+ * tagged, VQ_CHAIN_TAG) gives back every segment from our own record
+ * of them. Out of line, so that the fast completions test no tag.
+ */
+static __attribute__((noinline)) void
+vq_tx_complete_mb(struct vq *vq, struct pp_txq *txq)
+{
+	struct vq_mb *mb = vq->mb;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	uint16_t n = vq_used_new(vq), i;
+
+	for (i = 0; i < n; i++) {
+		const uint16_t pos = (uint16_t)(vq->last_used + i);
+		struct pp_page *page;
+		uint16_t id = pos & mask;
+		uint32_t len;
+
+		if (vq->in_order) {
+			page = vq->pages[id];
+			vq->pages[id] = NULL;
+			vq->nr_free++;
+		} else {
+			page = vq_used_take(vq, pos, &len, &id);
+			if (PP_UNLIKELY(!page)) {
+				vq->bad_used++;
+				continue;
+			}
+		}
+		if ((uintptr_t)page & VQ_CHAIN_TAG) {
+			pp_net_put_pages(txq->port->allocator, txq->napi_pool,
+					 mb->segs + (size_t)id * PP_FRAME_MAX_SEGS,
+					 mb->nsegs[id]);
+			mb->chains--;
+			continue;
+		}
+		pp_net_put_pages(txq->port->allocator, txq->napi_pool, &page, 1);
+	}
+	vq->last_used = (uint16_t)(vq->last_used + n);
+}
+
 unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				  unsigned int n)
 {
@@ -1171,13 +1235,24 @@ unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	/* No back-end: nothing is taken (the caller keeps or drops). */
 	if (PP_UNLIKELY(!vq_enter(vq)))
 		return 0;
-	if (PP_LIKELY(vq->in_order))
-		sent = tx_burst_in_order(txq, vq, frames, n);
-	else
-		sent = tx_burst(txq, vq, frames, n);
-	/* The single-buffer loops stop at a multi-buffer packet. */
-	if (PP_UNLIKELY(sent < n && frames[sent].more))
-		sent += tx_burst_mb(txq, vq, frames + sent, n - sent);
+	/*
+	 * Chains on the ring: the whole burst out of line, completions
+	 * and all, so that the single-buffer loops' completions never meet
+	 * a chain's tagged slot (not even one the device returns while
+	 * the burst runs). Otherwise the single-buffer loops, which stop
+	 * at a multi-buffer packet.
+	 */
+	if (PP_UNLIKELY(vq->mb && vq->mb->chains)) {
+		vq_tx_complete_mb(vq, txq);
+		sent = tx_burst_mb(txq, vq, frames, n);
+	} else {
+		if (PP_LIKELY(vq->in_order))
+			sent = tx_burst_in_order(txq, vq, frames, n);
+		else
+			sent = tx_burst(txq, vq, frames, n);
+		if (PP_UNLIKELY(sent < n && frames[sent].more))
+			sent += tx_burst_mb(txq, vq, frames + sent, n - sent);
+	}
 	vq_leave(vq);
 	return sent;
 }
@@ -1217,6 +1292,7 @@ void vq_reclaim(struct vq *vq, struct pp_allocator *alloc)
 			pp_net_put_pages(alloc, NULL, vq->mb->segs +
 					 (size_t)i * PP_FRAME_MAX_SEGS,
 					 vq->mb->nsegs[i]);
+			vq->mb->chains--;
 			vq->pages[i] = NULL;
 			continue;
 		}
