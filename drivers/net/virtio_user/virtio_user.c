@@ -291,6 +291,7 @@ static int vq_alloc(struct vq *vq, struct pp_port *port, unsigned int size,
 	vq_layout(vq, pp_page_address(vq->ring_page), size);
 	vq->hdr_len = hdr_len;
 	vq->headroom = (uint16_t)port->conf.headroom;
+	vq->color_len = VQ_COLOR_LEN;
 	vq->frag = frag;
 	vq->mem_base = (uintptr_t)pp_arena_base(arena);
 	vq->mem_size = pp_arena_size(arena);

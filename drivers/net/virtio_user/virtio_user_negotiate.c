@@ -259,6 +259,11 @@ int vu_handshake(struct vu_port *vp, bool fill)
 
 		rx->mrg_rxbuf = vp->features &
 				(1ull << VIRTIO_NET_F_MRG_RXBUF);
+		/* Before the fill: the ring is empty here (open, or taken
+		 * down for a reconnect). */
+		rx->color_len = (uint16_t)(rx->mrg_rxbuf ?
+					   PP_PAGE_SIZE - rx->headroom :
+					   VQ_COLOR_LEN);
 		rx->in_order = vp->features & (1ull << VIRTIO_F_IN_ORDER);
 		vp->vq[2 * i + 1].in_order = rx->in_order;
 		if (vp->vq[2 * i + 1].mb)

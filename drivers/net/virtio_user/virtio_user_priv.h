@@ -272,6 +272,12 @@ struct vq {
 	uint16_t headroom;        /* RX: the port's headroom */
 	bool mrg_rxbuf;
 	bool in_order;            /* VIRTIO_F_IN_ORDER negotiated */
+	/* RX: the frame length a buffer's colour is chosen for
+	 * (pp_net_buf_color()): VQ_COLOR_LEN, or with mergeable buffers
+	 * the whole page after the headroom, which leaves every colour 0:
+	 * each buffer then holds as much as a page can, and a 9018-byte
+	 * frame always takes three. */
+	uint16_t color_len;
 	int kickfd;
 	/*
 	 * A burst and the reconnect thread never work on the ring at once:

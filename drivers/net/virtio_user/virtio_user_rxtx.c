@@ -251,6 +251,7 @@ static unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 	uint16_t *const ring = vq->avail->ring;
 	const uint16_t mask = (uint16_t)(vq->size - 1);
 	const uint32_t hr = vq->headroom, hdr = vq->hdr_len;
+	const uint32_t color_len = vq->color_len;
 	uint16_t aidx = vq->avail_idx, nr_free = vq->nr_free;
 	unsigned int total = 0;
 	bool blocked = false;
@@ -264,7 +265,7 @@ static unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 		for (i = 0; i < got; i++) {
 			struct pp_page *page = pages[i];
 			const uint16_t id = aidx & mask;
-			uint32_t off = pp_net_buf_color(page, hr, VQ_COLOR_LEN);
+			uint32_t off = pp_net_buf_color(page, hr, color_len);
 
 			/* The slot's descriptor is still out (the device
 			 * completes out of order): post no further. */
