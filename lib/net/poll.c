@@ -168,6 +168,16 @@ static void pass_to_stack(struct pp_port *port, struct pp_rxq *rxq,
 	pp_free_pages_bulk(port->allocator, pages, n);
 }
 
+/* Whether the @n verdicts are all verdicts[0]. */
+static inline bool verdicts_same(const uint16_t *verdicts, unsigned int n)
+{
+	unsigned int diff = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		diff |= verdicts[i] ^ verdicts[0];
+	return !diff;
+}
+
 /*
  * Give every segment of a multi-buffer packet its first frame's verdict
  * (what the program set for the others does not count).
@@ -224,22 +234,20 @@ static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
 	 */
 	unsigned int v0 = b->verdicts[0];
 	uint64_t words = 0;
-	bool same = true;
+	bool same;
 
+	/* Two loops: the verdicts' is contiguous and vectorizes. */
 	for (i = 0; i < n; i++) {
 		uint64_t w = net_frame_word(&b->frames[i]);
 
 		bytes += net_word_len(w);
 		words |= w;
-		same &= b->verdicts[i] == v0;
 	}
 	if (PP_UNLIKELY(words & NET_WORD_MORE)) {
 		more = n - frames_pkts(b->frames, n);
 		spread_verdicts(b, n);
-		same = true;
-		for (i = 0; i < n; i++)
-			same &= b->verdicts[i] == v0;
 	}
+	same = verdicts_same(b->verdicts, n);
 	if (same && (v0 & 0xff) == PP_XDP_REDIRECT &&
 	    (v0 >> 8) < prog->nr_targets) {
 		flush_tx(rxq, prog->targets[v0 >> 8], b->frames, n, n - more,

@@ -53,7 +53,7 @@ static void test_bad_strings(void)
 	bad("null0,frag=0", "from 320 (headroom 256 + a 64-byte frame) to 4096 bytes");
 	bad("null0,frag=4097", "bad value '4097' for key 'frag'");
 	bad("null0,frag=8192", "to 4096 bytes (an RX pool page)");
-	bad("null0,size=1500,frag=1024", "from 1756 (headroom 256 + a 1500-byte frame)");
+	bad("null0,size=1500,frag=300", "from 320 (headroom 256 + a 64-byte frame)");
 	bad("null0,frag=big", "or 'auto' to size each fragment to its frame");
 	bad("null0,frag=-1", "bad value '-1' for key 'frag'");
 	bad("veth0,peer=veth1,frag=0", "bad value '0' for key 'frag'");

@@ -124,6 +124,18 @@ static void test_null_frag_segments(void)
 		pp_pool_recycle_direct(pp_page_pool(f[i].page), f[i].page);
 	net_check_pools(a);
 	CHECK_EQ(pp_port_close(a), 0);
+
+	/* A frame over its fragment, however small: 768 + 732 bytes. */
+	a = net_open(&env, "null0,size=1500,frag=1024");
+	n = pp_port_rx_burst(a, 0, f, PP_NET_BURST);
+	CHECK_EQ(n, 64);
+	CHECK_EQ(f[0].len, 1024 - 256);
+	CHECK_EQ(f[1].len, 1500 - 768);
+	CHECK_EQ(pp_pkt_len(f, n), 1500);
+	for (i = 0; i < n; i++)
+		pp_pool_recycle_direct(pp_page_pool(f[i].page), f[i].page);
+	net_check_pools(a);
+	CHECK_EQ(pp_port_close(a), 0);
 	fini();
 }
 

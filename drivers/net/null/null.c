@@ -14,8 +14,8 @@
  *
  * With frag=, each RX buffer is a fragment of a pool page instead of a
  * page (pp_pool_alloc_frag()): frag=SIZE takes SIZE bytes, at least the
- * headroom and the frame; frag=auto takes the headroom and the frame
- * rounded up to a cache line. TX returns a fragment as it returns a page
+ * headroom and a minimum frame; frag=auto takes the headroom and the frame
+ * rounded up to a cache line (a page at most). TX returns a fragment as it returns a page
  * (pp_pool_put_page(): the last fragment's return recycles the page).
  *
  * A size larger than one buffer (a page, or frag= bytes) comes as a
@@ -261,12 +261,9 @@ static int null_probe(struct pp_port *port, const struct pp_devargs *da)
 	if (pp_devargs_uint(da, "size", NULL_SIZE_MIN, PP_FRAME_MAX_PKT,
 			    &size))
 		return -EINVAL;
-	/* A fragment holds the headroom and the frame, or a segment of a
-	 * frame over one page. */
-	if (pp_devargs_frag(da, hr,
-			    size + hr <= PP_PAGE_SIZE ? (unsigned int)size :
-							PP_NET_FRAG_MIN_FRAME,
-			    &frag))
+	/* A fragment holds the headroom and a minimum frame; a frame over
+	 * it comes in segments. */
+	if (pp_devargs_frag(da, hr, PP_NET_FRAG_MIN_FRAME, &frag))
 		return -EINVAL;
 	if (frag == PP_NET_FRAG_AUTO) {
 		frag = hr + (((unsigned int)size + PP_CACHE_LINE - 1) &
