@@ -231,8 +231,10 @@ static int vq_mb_alloc(struct vq *vq, struct pp_port *port, unsigned int size)
 	struct vq_mb *mb = pp_os_calloc(1, sizeof(*mb));
 
 	vq->mb = mb;
-	if (!mb)
+	if (!mb) {
+		PP_ERR("port %s: out of memory", port->name);
 		return -ENOMEM;
+	}
 	while (((size_t)PP_PAGE_SIZE << mb->ind_order) < bytes)
 		mb->ind_order++;
 	mb->ind_page = pp_alloc_pages(port->allocator, port->conf.nid,
