@@ -49,6 +49,25 @@
 #   PP_BUILD_DIR       build directory (default build)
 #   PP_VHOST_PP_ARGS   more devargs for pp's port (",frag=2048": RX into
 #                      2 KiB fragments)
+#   PP_VHOST_BASE_FWD  a second fwd binary (another commit's build, e.g.
+#                      the one before a change): a third DUT, "base", run
+#                      in the same rounds, alternated (pp, base, dpdk),
+#                      and a before/after table (sizes up to 1518 only:
+#                      an older fwd may not know --mtu)
+#   PP_VHOST_MTU       the MTU for frames over 1518 bytes (default 9000)
+#   PP_VHOST_DPDK_ARGS more testpmd arguments for DPDK's DUT (e.g.
+#                      --mbuf-size=4224: 4 KiB buffers, as pp's pages)
+#
+# Jumbo frames (a size over 1518): pp's port gets fwd --mtu (mergeable
+# RX buffers and indirect TX are negotiated from it); DPDK's
+# net_virtio_user gets mrg_rxbuf=1 and testpmd --max-pkt-len (the MTU
+# + 18) --enable-scatter (mbufs chained over its 2 KiB buffers); the peer
+# takes 10 KiB mbufs, so that its flowgen frames are one segment. Cycles
+# per frame count packets there (fwd's own line counts segments: its
+# busy cycles are divided by the packets it delivered). After the
+# rounds of such a size, one fwd --verify pass (numbered frames of that
+# size looped through a testpmd io peer, every byte checked) says
+# whether every frame came back intact.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,6 +77,10 @@ rep=${PP_VHOST_REPEAT:-3}
 sizes=${PP_VHOST_SIZES:-64 128 512 1518}
 build=${PP_BUILD_DIR:-build}
 pp_args=${PP_VHOST_PP_ARGS:-}
+base_fwd=${PP_VHOST_BASE_FWD:-}
+jmtu=${PP_VHOST_MTU:-9000}
+dpdk_args=${PP_VHOST_DPDK_ARGS:-}
+[ -z "$base_fwd" ] || [ -x "$base_fwd" ] || { echo "vhost-bench: PP_VHOST_BASE_FWD=$base_fwd is not an executable" >&2; exit 1; }
 outdir=out/vhost-bench
 mkdir -p "$outdir"
 rm -f "$outdir"/*.log "$outdir"/*.json
@@ -97,10 +120,14 @@ telemetry=/var/run/dpdk/pp-vhost-peer/dpdk_telemetry.v2
 peer_start() {
 	# A socket left by a peer that was killed would pass the wait below.
 	rm -f "$sock" "$telemetry"
+	local big=()
+	# Jumbo: one 10 KiB mbuf a frame (--mbuf-size before --txpkts,
+	# which is checked against it).
+	[ "$2" -le 1514 ] || big=(--mbuf-size=10240 --max-pkt-len=$((jmtu + 18)))
 	timeout $((dur + 30)) "$testpmd" --lcores 0@1,1@1 --main-lcore 0 "${eal[@]}" \
 		--file-prefix pp-vhost-peer \
-		--vdev "net_vhost0,iface=$sock" -- \
-		--forward-mode=flowgen --txpkts="$2" --nb-cores=1 \
+		--vdev "net_vhost0,iface=$sock" -- "${big[@]}" \
+		--forward-mode="${3:-flowgen}" --txpkts="$2" --nb-cores=1 \
 		--stats-period 3600 </dev/null >"$1" 2>&1 &
 	peer_pid=$!
 	for _ in $(seq 100); do
@@ -169,22 +196,35 @@ median() {
 run_one() { # dut size run
 	local dut=$1 size=$2 r=$3 len=$(($2 - 4)) dut_pid
 	local plog=$outdir/peer-$dut-$size-$r.log dlog=$outdir/dut-$dut-$size-$r.log
+	local mtu=() dpdk_big=() vdev_big=
+	if [ "$len" -gt 1514 ]; then
+		mtu=(--mtu "$jmtu")
+		dpdk_big=(--max-pkt-len=$((jmtu + 18)) --enable-scatter)
+		vdev_big=,mrg_rxbuf=1
+	fi
 	peer_start "$plog" "$len"
-	if [ "$dut" = pp ]; then
-		timeout $((dur + 20)) "$fwd" --port "virtio_user:path=$sock$pp_args" \
-			--cpus 0 --duration "$dur" >"$dlog" 2>&1 &
+	if [ "$dut" = pp ] || [ "$dut" = base ]; then
+		timeout $((dur + 20)) "$([ "$dut" = pp ] && echo "$fwd" || echo "$base_fwd")" \
+			--port "virtio_user:path=$sock$pp_args" \
+			--cpus 0 --duration "$dur" "${mtu[@]}" >"$dlog" 2>&1 &
 	else
 		(sleep $((dur + 1)); echo) | timeout $((dur + 20)) "$testpmd" \
 			--lcores 0@1,1@0 --main-lcore 0 "${eal[@]}" --no-telemetry \
 			--file-prefix pp-vhost-dut \
-			--vdev "net_virtio_user0,path=$sock,queues=1" -- \
+			--vdev "net_virtio_user0,path=$sock,queues=1$vdev_big" -- \
+			$dpdk_args "${dpdk_big[@]}" \
 			--forward-mode=io --port-topology=loop --nb-cores=1 \
 			--record-core-cycles >"$dlog" 2>&1 &
 	fi
 	dut_pid=$!
 	pps=$(peer_window $((dur - 2))) || pps=nan
 	wait "$dut_pid" || true
-	if [ "$dut" = pp ]; then
+	if [ "$dut" != dpdk ] && [ "$len" -gt 1514 ]; then
+		# Per packet: busy cycles over the packets delivered.
+		cpp=$(awk '/^summary:/ { for (i = 1; i <= NF; i++) if ($i ~ /^\([0-9]+$/) p = substr($i, 2) + 0 }
+			/^cycles:/ { for (i = 1; i <= NF; i++) if ($i == "cycles,") c = $(i - 1) }
+			END { if (p > 0 && c > 0) printf "%.1f", c / p }' "$dlog")
+	elif [ "$dut" != dpdk ]; then
 		cpp=$(sed -n 's/^cycles: \([0-9.]*\) per.*/\1/p' "$dlog")
 	else
 		cpp=$(sed -n 's/.*CPU cycles\/packet=\([0-9.]*\).*/\1/p' "$dlog" | tail -1)
@@ -197,17 +237,34 @@ run_one() { # dut size run
 		"$dut" "$size" "$r" "$(awk -v p="${pps:-0}" 'BEGIN { print p / 1e6 }')" "${cpp:-nan}"
 }
 
+# Jumbo frames intact: fwd --tx-first 32 numbered frames of @1 bytes
+# (less the FCS), --verify, looped through a testpmd io peer.
+verify_one() {
+	local size=$1 len=$(($1 - 4)) plog=$outdir/verify-peer-$1.log vlog=$outdir/verify-$1.log
+	peer_start "$plog" "$len" io
+	timeout 30 "$fwd" --port "virtio_user:path=$sock$pp_args" --cpus 0 \
+		--duration 3 --mtu "$jmtu" --tx-first 32 --tx-len "$len" --verify \
+		>"$vlog" 2>&1 || true
+	peer_stop
+	v=$(grep '^verify:' "$vlog" || echo "verify: no result (see $vlog)")
+	printf '   %s B: %s\n' "$size" "$v"
+	echo "$size $v" >>"$outdir/verify.txt"
+}
+
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 [ -z "$pp_args" ] || step "pp's port: virtio_user:path=SOCK$pp_args"
 tsc_mhz=
 load_start=$(loadavg)
 : >"$outdir/runs.txt"
+: >"$outdir/verify.txt"
 for size in $sizes; do
 	step "$size-byte frames, $rep alternated runs of ${dur} s (load average $(loadavg))"
 	for r in $(seq "$rep"); do
 		run_one pp "$size" "$r"
+		[ -z "$base_fwd" ] || [ "$size" -gt 1518 ] || run_one base "$size" "$r"
 		run_one dpdk "$size" "$r"
 	done
+	[ "$size" -le 1518 ] || verify_one "$size"
 done
 
 # ---- table and JSON ----
@@ -247,8 +304,39 @@ for size in $sizes; do
 	json+="\"dpdk_pps\":$(jnum $pps_dpdk),\"dpdk_cycles_per_packet\":$(jnum $cyc_dpdk),\"dpdk_busy_pct\":$(jnum $busy_dpdk),"
 	json+="\"line_mpps\":{\"10G\":$(line 10 "$size"),\"25G\":$(line 25 "$size"),\"40G\":$(line 40 "$size")}}"
 done
-json+="]}"
+json+="]"
+# Before/after: pp against the base fwd, from the same rounds, with
+# each one's spread (the lowest and highest run).
+if [ -n "$base_fwd" ]; then
+	printf '\nbefore/after (base: %s)\n%6s | %9s %17s | %9s %17s | %6s | %8s %8s %6s\n' \
+		"$base_fwd" size "base Mpps" "base min-max" "pp Mpps" "pp min-max" rate \
+		"base cyc" "pp cyc" cycles
+	json+=",\"base\":[" first=1
+	for size in $sizes; do
+		[ "$size" -le 1518 ] || continue
+		for dut in pp base; do
+			p=$(awk -v d=$dut -v s=$size '$1 == d && $2 == s && $4 != "nan" { print $4 }' "$outdir/runs.txt" | median)
+			c=$(awk -v d=$dut -v s=$size '$1 == d && $2 == s && $5 != "nan" { print $5 }' "$outdir/runs.txt" | median)
+			mm=$(awk -v d=$dut -v s=$size '$1 == d && $2 == s && $4 != "nan" {
+				if (n++ == 0 || $4 < lo) lo = $4; if ($4 > hi) hi = $4 }
+				END { if (n) printf "%.3f-%.3f", lo / 1e6, hi / 1e6; else print "-" }' "$outdir/runs.txt")
+			eval "pps_$dut=\$p cyc_$dut=\$c mm_$dut=\$mm"
+		done
+		ratio=$(awk -v a="$pps_pp" -v b="$pps_base" 'BEGIN { if (b + 0 > 0) printf "%.3fx", a / b; else print "-" }')
+		cratio=$(awk -v a="$cyc_pp" -v b="$cyc_base" 'BEGIN { if (b + 0 > 0) printf "%.3fx", a / b; else print "-" }')
+		printf '%6s | %9.3f %17s | %9.3f %17s | %6s | %8s %8s %6s\n' "$size" \
+			"$(awk -v p="$pps_base" 'BEGIN { print p / 1e6 }')" "$mm_base" \
+			"$(awk -v p="$pps_pp" 'BEGIN { print p / 1e6 }')" "$mm_pp" "$ratio" \
+			"$cyc_base" "$cyc_pp" "$cratio"
+		[ $first = 1 ] || json+=","
+		first=0
+		json+="{\"size\":$size,\"base_pps\":$(jnum $pps_base),\"base_cycles_per_packet\":$(jnum $cyc_base),\"pp_pps\":$(jnum $pps_pp),\"pp_cycles_per_packet\":$(jnum $cyc_pp)}"
+	done
+	json+="]"
+fi
+json+="}"
 echo "$json" >"$outdir/vhost-bench.json"
+[ ! -s "$outdir/verify.txt" ] || { echo; echo "jumbo frames under fwd --verify:"; sed 's/^/  /' "$outdir/verify.txt"; }
 echo
 echo "rate: pp / dpdk peer-received Mpps (higher is better); cycles: pp / dpdk cycles per frame (lower is better)"
 echo "busy%: the DUT's share of its CPU (cycles per frame x rate / TSC); well below 100 the peer sets the rate"

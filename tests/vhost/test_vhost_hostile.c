@@ -8,9 +8,12 @@
  * Every bad reply must fail the open with the errno and the message the
  * case names; every bad used entry (an id out of range, one not out, a
  * repeated one, a length outside the buffer or under the header, a used
- * index that claims more than was posted, a frame over several buffers)
- * must be refused and counted, never followed; and after every case the
- * allocator must have every page back (no leak, nothing freed twice).
+ * index that claims more than was posted, a num_buffers of 0 or more than
+ * is out, a chain that loops or runs past a buffer) must be refused and
+ * counted, never followed; and after every case the allocator must have
+ * every page back (no leak, nothing freed twice). Multi-buffer packets
+ * (MTU 9000: mergeable RX buffers, indirect TX) go both ways with every
+ * byte checked.
  *
  * The fake shares our address space, so the test plays the device's
  * data path itself on the ring addresses the driver sent (SET_VRING_ADDR):
@@ -66,6 +69,7 @@ struct fake {
 	unsigned int get_features;
 	int conn;            /* the accepted connection, -1 before */
 	uint64_t offer;      /* features offered on top of the usual */
+	uint64_t hide;       /* the usual features not offered */
 	uint64_t acked;      /* what SET_FEATURES said */
 	int kickfd[4];       /* SET_VRING_KICK's eventfds, kept (-1: none) */
 	uint64_t queue_num;  /* GET_QUEUE_NUM's answer (0: 1) */
@@ -176,12 +180,13 @@ static void fake_serve(struct fake *f, int fd)
 		case VHOST_USER_GET_FEATURES:
 			v = 1ull << VHOST_USER_F_PROTOCOL_FEATURES |
 			    1ull << VIRTIO_NET_F_MRG_RXBUF |
+			    1ull << VIRTIO_RING_F_INDIRECT_DESC |
 			    1ull << VIRTIO_NET_F_MQ;
 			if (f->mode != FAKE_NO_VERSION_1)
 				v |= 1ull << VIRTIO_F_VERSION_1;
 			if (f->mode == FAKE_NO_MQ)
 				v &= ~(1ull << VIRTIO_NET_F_MQ);
-			answer(f, fd, m.request, v | f->offer);
+			answer(f, fd, m.request, (v | f->offer) & ~f->hide);
 			break;
 		case VHOST_USER_SET_FEATURES:
 			f->acked = m.payload.u64;
@@ -473,19 +478,24 @@ static void test_rx_used_lies(void)
 	for (i = 0; i < got; i++)
 		pp_pool_recycle_direct(pp_port_rxq_pool(p, 0), fr[i].page);
 
-	/* A frame over three buffers (MRG_RXBUF): it and its two other
-	 * buffers are dropped, the next frame comes through. */
+	/* A frame over three buffers (MRG_RXBUF): one packet of three
+	 * segments, then the next frame. */
 	for (i = 0; i < 4; i++)
 		ids[i] = dev_take(&d);
 	dev_write(&d, ids[0], 100, 3);
 	dev_write(&d, ids[3], 64, 1);
 	for (i = 0; i < 4; i++)
-		dev_used(&d, ids[i], VIRTIO_NET_HDR_LEN + (i == 3 ? 64 : 100));
+		dev_used(&d, ids[i], (i == 0 ? VIRTIO_NET_HDR_LEN : 0) +
+					     (i == 3 ? 64 + VIRTIO_NET_HDR_LEN : 100));
 	dev_publish(&d, d.used_idx);
 	got = pp_port_rx_burst(p, 0, fr, PP_NET_BURST);
-	CHECK_EQ(got, 1);
-	if (got == 1)
-		CHECK_EQ(fr[0].len, 64);
+	CHECK_EQ(got, 4);
+	if (got == 4) {
+		CHECK(fr[0].more && fr[1].more && !fr[2].more && !fr[3].more);
+		CHECK_EQ(pp_pkt_len(fr, got), 300);
+		CHECK_EQ(fr[3].len, 64);
+	}
+	CHECK_EQ(rx_errors(p), 5);
 	for (i = 0; i < got; i++)
 		pp_pool_recycle_direct(pp_port_rxq_pool(p, 0), fr[i].page);
 
@@ -955,6 +965,795 @@ static void test_frag_devarg(void)
 		fake_stop(&f);
 	}
 	all_pages_home();
+}
+
+/* ---- multi-buffer packets (MRG_RXBUF, indirect TX) ---------------------- */
+
+#define MRG (1ull << VIRTIO_NET_F_MRG_RXBUF)
+#define INDIRECT (1ull << VIRTIO_RING_F_INDIRECT_DESC)
+
+/* A port with MTU @mtu on fake @f (IN_ORDER offered when @in_order). */
+static struct pp_port *open_mtu(struct fake *f, unsigned int mtu,
+				bool in_order, uint64_t hide, const char *extra)
+{
+	struct pp_port_conf c = env.conf;
+
+	fake_start_offer(f, FAKE_GOOD, in_order ? IN_ORDER : 0);
+	f->hide = hide;
+	c.mtu = mtu;
+	return open_on(f, extra, &c);
+}
+
+/* The test pattern's byte @i of packet @seed. */
+static uint8_t pat(uint32_t i, uint32_t seed)
+{
+	return (uint8_t)(i * 7 + seed + (i >> 8));
+}
+
+/*
+ * The device's side of MRG_RXBUF: @len bytes of @data behind a header
+ * over as many avail buffers as it takes, each filled to its length (as
+ * DPDK's vhost does); the used entries added, not published. Returns
+ * num_buffers.
+ */
+static unsigned int dev_rx_mrg(struct dev_vq *d, const uint8_t *data,
+			       uint32_t len)
+{
+	uint16_t ids[PP_FRAME_MAX_SEGS + 8];
+	uint32_t cap = 0, done = 0, total = VIRTIO_NET_HDR_LEN + len;
+	uint8_t hdr[VIRTIO_NET_HDR_LEN] = { 0 };
+	unsigned int nb = 0, k;
+	uint16_t n16;
+
+	while (cap < total) {
+		REQUIRE(nb < sizeof(ids) / sizeof(ids[0]));
+		ids[nb] = dev_take(d);
+		cap += d->desc[ids[nb]].len;
+		nb++;
+	}
+	n16 = (uint16_t)nb;
+	memcpy(hdr + VIRTIO_NET_HDR_NUM_BUFFERS_OFF, &n16, 2);
+	for (k = 0; k < nb; k++) {
+		uint8_t *b = (uint8_t *)(uintptr_t)d->desc[ids[k]].addr;
+		uint32_t room = d->desc[ids[k]].len, w = 0;
+
+		while (w < room && done < total) {
+			b[w++] = done < VIRTIO_NET_HDR_LEN ?
+					 hdr[done] : data[done - VIRTIO_NET_HDR_LEN];
+			done++;
+		}
+		dev_used(d, ids[k], w);
+	}
+	return nb;
+}
+
+/* Whether the packet at @fr (@n frames) is @len bytes of pat(, @seed),
+ * every byte, its segments valid and chained with .more. */
+static bool pkt_is(const struct pp_frame *fr, unsigned int n, uint32_t len,
+		   uint32_t seed)
+{
+	unsigned int segs = pp_pkt_segs(fr, n), k;
+	uint32_t at = 0;
+
+	if (segs > PP_FRAME_MAX_SEGS || fr[segs - 1].more ||
+	    pp_pkt_len(fr, n) != len)
+		return false;
+	for (k = 0; k < segs; k++) {
+		const uint8_t *b = pp_frame_data(&fr[k]);
+
+		if (!pp_frame_valid(&fr[k]) || !fr[k].len)
+			return false;
+		for (uint32_t i = 0; i < fr[k].len; i++, at++)
+			if (b[i] != pat(at, seed))
+				return false;
+	}
+	return true;
+}
+
+static void recycle(struct pp_port *p, struct pp_frame *fr, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		pp_pool_recycle_direct(pp_port_rxq_pool(p, 0), fr[i].page);
+}
+
+/*
+ * The MTU decides: at 1500 (a frame fits a page) neither MRG_RXBUF nor
+ * INDIRECT_DESC is asked for; at 9000 both are, and without either from
+ * the back-end, or with mrg_rxbuf=0, the open is refused with what to
+ * do. frag=1024 makes 1500 too large for one buffer.
+ */
+static void test_mrg_mtu(void)
+{
+	static const struct {
+		unsigned int mtu;
+		uint64_t hide;
+		const char *extra, *needle;
+		int err;
+	} bad[] = {
+		{ 9000, 0, ",mrg_rxbuf=0", "mrg_rxbuf=0 forbids spreading them over several: drop mrg_rxbuf=0, or open the port with mtu 2862 or less", EINVAL },
+		{ 9000, MRG, "", "does not offer VIRTIO_NET_F_MRG_RXBUF (mergeable RX buffers)", ENOTSUP },
+		{ 9000, INDIRECT, "", "does not offer VIRTIO_RING_F_INDIRECT_DESC", ENOTSUP },
+		{ 1500, MRG, ",frag=1024", "open the port with mtu 750 or less", ENOTSUP },
+	};
+	struct fake f;
+	struct pp_port *p;
+
+	p = open_mtu(&f, 1500, true, 0, "");
+	REQUIRE(p != NULL);
+	CHECK(!(f.acked & (MRG | INDIRECT)));
+	CHECK(((struct vq *)p->txq[0].priv)->mb == NULL);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+
+	p = open_mtu(&f, 9000, true, 0, "");
+	REQUIRE(p != NULL);
+	CHECK((f.acked & (MRG | INDIRECT)) == (MRG | INDIRECT));
+	CHECK(((struct vq *)p->rxq[0].priv)->mrg_rxbuf);
+	CHECK(((struct vq *)p->txq[0].priv)->mb->indirect);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+
+	/* The largest MTU a page holds without merging: 2862. */
+	p = open_mtu(&f, 2862, true, MRG, "");
+	REQUIRE(p != NULL);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pp_test_log_reset();
+		errno = 0;
+		p = open_mtu(&f, bad[i].mtu, true, bad[i].hide, bad[i].extra);
+		CHECK(p == NULL);
+		CHECK_EQ(errno, bad[i].err);
+		if (!pp_test_log_has(bad[i].needle)) {
+			fprintf(stderr, "case %u: message lacks '%s'\n", i,
+				bad[i].needle);
+			pp_test_failures++;
+		}
+		if (p)
+			pp_port_close(p);
+		fake_stop(&f);
+	}
+	all_pages_home();
+}
+
+/*
+ * RX of chains over mergeable buffers: a 9000-byte packet comes out as
+ * one run of segments with every byte in place; a chain whose later
+ * buffers are not in the used ring yet waits (whole packets only), as
+ * does one that does not fit in what is left of n; single-buffer
+ * packets around them come through.
+ */
+static void rx_mrg_chains(bool in_order)
+{
+	static uint8_t data[9000];
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
+	struct fake f;
+	struct pp_port *p;
+	struct dev_vq d;
+	unsigned int got, nb, i;
+	uint16_t hold;
+
+	p = open_mtu(&f, 9000, in_order, 0, "");
+	REQUIRE(p != NULL);
+	dev_vq_init(&d, &f, 0);
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = pat(i, 1);
+
+	/* Mergeable buffers take no colour: each is the page after the
+	 * headroom, the header in its last bytes. */
+	for (i = 0; i < 64; i++)
+		CHECK_EQ(d.desc[i].len, PP_PAGE_SIZE - PP_FRAME_HEADROOM +
+						VIRTIO_NET_HDR_LEN);
+	/* A 60-byte packet, then 9000 bytes: three buffers. */
+	CHECK_EQ(dev_rx_mrg(&d, data, 60), 1);
+	nb = dev_rx_mrg(&d, data, 9000);
+	CHECK_EQ(nb, 3);
+	dev_publish(&d, d.used_idx);
+	got = pp_port_rx_burst(p, 0, fr, PP_NET_BURST);
+	CHECK_EQ(got, 1 + nb);
+	CHECK(pkt_is(fr, got, 60, 1));
+	CHECK(pkt_is(fr + 1, got - 1, 9000, 1));
+	recycle(p, fr, got);
+
+	/* The chain's last buffer not published yet: only the packet
+	 * before it comes out; then the chain, whole. */
+	CHECK_EQ(dev_rx_mrg(&d, data, 100), 1);
+	nb = dev_rx_mrg(&d, data, 9000);
+	hold = d.used_idx;
+	dev_publish(&d, (uint16_t)(hold - 1));
+	got = pp_port_rx_burst(p, 0, fr, PP_NET_BURST);
+	CHECK_EQ(got, 1);
+	CHECK(pkt_is(fr, got, 100, 1));
+	recycle(p, fr, got);
+	CHECK_EQ(pp_port_rx_burst(p, 0, fr, PP_NET_BURST), 0);
+	dev_publish(&d, hold);
+	/* Room for fewer segments than it has: it waits for a larger n. */
+	CHECK_EQ(pp_port_rx_burst(p, 0, fr, nb - 1), 0);
+	got = pp_port_rx_burst(p, 0, fr, nb);
+	CHECK_EQ(got, nb);
+	CHECK(pkt_is(fr, got, 9000, 1));
+	recycle(p, fr, got);
+	CHECK_EQ(rx_errors(p), 0);
+
+	/* Many laps of the 64-entry ring, one packet of each size from 60
+	 * to 9018 bytes in 997-byte steps, read two bursts at a time. */
+	for (unsigned int lap = 0; lap < 30; lap++) {
+		uint32_t len = 60 + (lap * 997) % 8959;
+
+		for (i = 0; i < len; i++)
+			data[i] = pat(i, lap);
+		nb = dev_rx_mrg(&d, data, len);
+		dev_publish(&d, d.used_idx);
+		got = pp_port_rx_burst(p, 0, fr, PP_NET_BURST);
+		CHECK_EQ(got, nb);
+		CHECK(pkt_is(fr, got, len, lap));
+		recycle(p, fr, got);
+	}
+	CHECK_EQ(rx_errors(p), 0);
+	CHECK_EQ(bad_used(p, false), 0);
+	net_check_pools(p);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	all_pages_home();
+}
+
+static void test_rx_mrg_chains(void)
+{
+	rx_mrg_chains(false);
+}
+
+static void test_rx_mrg_chains_in_order(void)
+{
+	rx_mrg_chains(true);
+}
+
+/* The head of a chain of @nb at buffer @id: a header that says @nb, and
+ * @len data bytes (used length header + len). */
+static void dev_head(struct dev_vq *d, uint16_t id, uint16_t nb, uint32_t len)
+{
+	dev_write(d, id, len, nb);
+	dev_used(d, id, VIRTIO_NET_HDR_LEN + len);
+}
+
+/*
+ * A hostile back-end's num_buffers and chains: each bad packet is
+ * refused (one error), never followed, every buffer it held back in the
+ * pool; and a good packet right after it still comes through, so the
+ * ring stays in step. @in_order: entries are checked by position.
+ */
+static void rx_mrg_lies(bool in_order)
+{
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
+	static uint8_t data[100];
+	struct fake f;
+	struct pp_port *p;
+	struct dev_vq d;
+	uint64_t errs = 0, lies = 0;
+	unsigned int got, i, c;
+	uint16_t id[24];
+
+	p = open_mtu(&f, 9000, in_order, 0, "");
+	REQUIRE(p != NULL);
+	dev_vq_init(&d, &f, 0);
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = pat(i, 9);
+	for (c = 0; c < 17; c++) {
+		unsigned int want_err = 1, want_lie = 1, k;
+
+		switch (c) {
+		case 0: /* num_buffers 0 */
+			dev_head(&d, dev_take(&d), 0, 100);
+			break;
+		case 1: /* num_buffers 2^16 - 1: past the ring */
+			dev_head(&d, dev_take(&d), 0xffff, 100);
+			break;
+		case 2: /* 65: one more than the ring (and than is out) */
+			dev_head(&d, dev_take(&d), 65, 100);
+			break;
+		case 3: /* a head's length of 2^32 - 1 */
+			dev_write(&d, id[0] = dev_take(&d), 100, 1);
+			dev_used(&d, id[0], 0xffffffffu);
+			break;
+		case 4: /* a head's length of 2^16 + header: past the page */
+			dev_write(&d, id[0] = dev_take(&d), 100, 1);
+			dev_used(&d, id[0], 65536 + VIRTIO_NET_HDR_LEN);
+			break;
+		case 5: /* a later buffer past its end */
+		case 6: /* a later buffer of 0 bytes */
+		case 7: /* a later buffer of 2^32 - 1 bytes */
+		case 8: /* a later buffer of 2^16 bytes */
+			for (k = 0; k < 3; k++)
+				id[k] = dev_take(&d);
+			dev_head(&d, id[0], 3, 100);
+			dev_used(&d, id[1], c == 5 ? d.desc[id[1]].len + 1 :
+					    c == 6 ? 0 :
+					    c == 7 ? 0xffffffffu : 65536);
+			dev_used(&d, id[2], 10);
+			break;
+		case 9: /* a loop: the chain names its head again */
+		case 10: /* an id past the ring: 2^16 + 1 */
+		case 11: /* an id of 2^32 - 1 */
+			for (k = 0; k < 3; k++)
+				id[k] = dev_take(&d);
+			dev_head(&d, id[0], 3, 100);
+			dev_used(&d, c == 9 ? id[0] : c == 10 ? 65537 :
+							 0xffffffffu, 10);
+			dev_used(&d, id[2], 10);
+			break;
+		case 12: /* a later buffer that names the one after it */
+			for (k = 0; k < 3; k++)
+				id[k] = dev_take(&d);
+			dev_head(&d, id[0], 3, 100);
+			dev_used(&d, id[2], 10);
+			dev_used(&d, id[2], 10);
+			break;
+		case 13: /* 20 buffers: more segments than a packet has */
+			for (k = 0; k < 20; k++)
+				id[k] = dev_take(&d);
+			dev_head(&d, id[0], 20, 100);
+			for (k = 1; k < 20; k++)
+				dev_used(&d, id[k], 100);
+			want_lie = 0;
+			break;
+		case 14: /* 18 buffers: the most a packet has, taken */
+			for (k = 0; k < 18; k++)
+				id[k] = dev_take(&d);
+			dev_head(&d, id[0], 18, 100);
+			for (k = 1; k < 18; k++)
+				dev_used(&d, id[k], 100);
+			want_err = want_lie = 0;
+			break;
+		case 15: { /* one more than the buffers out: a lie */
+			struct vq *vq = p->rxq[0].priv;
+
+			/* One packet first, so that fewer than the ring are
+			 * out (no refill for one buffer): the lie is then
+			 * within the ring. */
+			CHECK_EQ(dev_rx_mrg(&d, data, 100), 1);
+			dev_publish(&d, d.used_idx);
+			got = pp_port_rx_burst(p, 0, fr, PP_NET_BURST);
+			CHECK_EQ(got, 1);
+			recycle(p, fr, got);
+			CHECK(vq->size - vq->nr_free < 64);
+			printf("     num_buffers %u with %u out\n",
+			       vq->size - vq->nr_free + 1,
+			       vq->size - vq->nr_free);
+			dev_head(&d, dev_take(&d),
+				 (uint16_t)(vq->size - vq->nr_free + 1), 100);
+			break;
+		}
+		case 16: /* num_buffers 2, the head the last entry there */
+			dev_head(&d, dev_take(&d), 2, 100);
+			want_err = want_lie = 0;
+			break;
+		}
+		/* By id, the buffer a lying entry named in place of
+		 * id[1] is still out: the device fills it next, as the
+		 * good packet (by position, the lie took it back). */
+		if (!in_order && c >= 9 && c <= 12) {
+			dev_write(&d, id[1], 0, 1);
+			memcpy((uint8_t *)(uintptr_t)d.desc[id[1]].addr +
+				       VIRTIO_NET_HDR_LEN, data, 100);
+			dev_used(&d, id[1], VIRTIO_NET_HDR_LEN + 100);
+		} else if (c != 16) {
+			CHECK_EQ(dev_rx_mrg(&d, data, 100), 1);
+		}
+		dev_publish(&d, d.used_idx);
+		got = pp_port_rx_burst(p, 0, fr, PP_NET_BURST);
+		errs += want_err;
+		lies += want_lie;
+		if (c == 14) {
+			CHECK_EQ(got, 19);
+			CHECK_EQ(pp_pkt_segs(fr, got), 18);
+			CHECK_EQ(pp_pkt_len(fr, got), 100 + 17 * 100);
+			CHECK(pkt_is(fr + 18, 1, 100, 9));
+		} else if (c == 16) {
+			/* Its second buffer never comes: it waits, taking
+			 * nothing, however often asked. */
+			CHECK_EQ(got, 0);
+			CHECK_EQ(pp_port_rx_burst(p, 0, fr, PP_NET_BURST), 0);
+		} else {
+			CHECK_EQ(got, 1);
+			CHECK(pkt_is(fr, got, 100, 9));
+		}
+		if (rx_errors(p) != errs || bad_used(p, false) != lies) {
+			fprintf(stderr, "case %u: errors %llu (want %llu), bad_used %llu (want %llu)\n",
+				c, (unsigned long long)rx_errors(p),
+				(unsigned long long)errs,
+				(unsigned long long)bad_used(p, false),
+				(unsigned long long)lies);
+			pp_test_failures++;
+		}
+		recycle(p, fr, got);
+	}
+	net_check_pools(p);
+	/* The waiting head goes back at the close. */
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	all_pages_home();
+}
+
+static void test_rx_mrg_lies(void)
+{
+	rx_mrg_lies(false);
+}
+
+static void test_rx_mrg_lies_in_order(void)
+{
+	rx_mrg_lies(true);
+}
+
+/*
+ * One packet of @len bytes (pat(, @seed)) in @segs frames from @pool:
+ * the head behind PP_FRAME_HEADROOM, the others from their page's start.
+ */
+static void tx_pkt(struct pp_pool *pool, struct pp_frame *fr,
+		   unsigned int segs, uint32_t len, uint32_t seed)
+{
+	uint32_t at = 0;
+
+	for (unsigned int k = 0; k < segs; k++) {
+		struct pp_page *page = pp_pool_alloc_pages(pool);
+		uint32_t l = len / segs + (k < len % segs);
+		uint8_t *b;
+
+		REQUIRE(page != NULL);
+		fr[k] = (struct pp_frame){
+			.page = page, .offset = 0,
+			.headroom = k ? 0 : PP_FRAME_HEADROOM,
+			.len = (uint16_t)l, .more = k + 1 < segs,
+		};
+		b = pp_frame_data(&fr[k]);
+		for (uint32_t i = 0; i < l; i++)
+			b[i] = pat(at + i, seed);
+		at += l;
+	}
+}
+
+/*
+ * The device's side of TX: the packet behind avail entry @id, one
+ * descriptor or an indirect table (its entries in *@ndesc), the data
+ * after the header copied to @buf. Returns the data's length; 0 when the
+ * chain is not as the driver must write it (flags, next, the header).
+ */
+static uint32_t dev_tx_read(struct dev_vq *d, uint16_t id, uint8_t *buf,
+			    size_t cap, unsigned int *ndesc)
+{
+	const struct vring_desc *t = &d->desc[id];
+	uint32_t skip = VIRTIO_NET_HDR_LEN, got = 0;
+	unsigned int n = 1, k;
+
+	if (t->flags & VRING_DESC_F_INDIRECT) {
+		if (t->len % sizeof(*t) || t->flags != VRING_DESC_F_INDIRECT)
+			return 0;
+		n = t->len / sizeof(*t);
+		t = (const struct vring_desc *)(uintptr_t)t->addr;
+	}
+	*ndesc = n;
+	for (k = 0; k < n; k++) {
+		const uint8_t *b = (const uint8_t *)(uintptr_t)t[k].addr;
+		uint32_t l = t[k].len;
+
+		if ((k + 1 < n) != !!(t[k].flags & VRING_DESC_F_NEXT) ||
+		    (k + 1 < n && t[k].next != k + 1) ||
+		    (t[k].flags & VRING_DESC_F_WRITE))
+			return 0;
+		if (!k) {
+			static const uint8_t zero[VIRTIO_NET_HDR_LEN];
+
+			if (l < skip || memcmp(b, zero, skip))
+				return 0;
+			b += skip;
+			l -= skip;
+		}
+		if (got + l > cap)
+			return 0;
+		memcpy(buf + got, b, l);
+		got += l;
+	}
+	return got;
+}
+
+static uint64_t tx_errors(struct pp_port *p)
+{
+	struct pp_txq_stats s;
+
+	pp_port_txq_stats(p, 0, &s);
+	return s.errors;
+}
+
+static bool buf_is(const uint8_t *b, uint32_t len, uint32_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if (b[i] != pat(i, seed))
+			return false;
+	return true;
+}
+
+/*
+ * TX of multi-buffer packets: each goes out as one indirect descriptor
+ * (the header and the head's data, then each segment), singles around
+ * them as before; every segment goes home on completion, in order or
+ * by id (in reverse here). A packet that cannot go whole is dropped
+ * whole (one error), an unfinished one at the end is not taken, and a
+ * full ring takes none of a packet.
+ */
+static void tx_chains(bool in_order)
+{
+	static uint8_t buf[PP_FRAME_MAX_PKT];
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
+	struct fake f;
+	struct pp_port *p;
+	struct pp_pool *pool;
+	struct dev_vq d;
+	unsigned int nd = 0, i;
+	uint16_t ids[64];
+	struct vq *vq;
+
+	p = open_mtu(&f, 9000, in_order, 0, "");
+	REQUIRE(p != NULL);
+	pool = pp_port_rxq_pool(p, 0);
+	vq = p->txq[0].priv;
+	dev_vq_init(&d, &f, 1);
+
+	tx_pkt(pool, fr, 1, 64, 1);
+	tx_pkt(pool, fr + 1, 3, 9000, 2);
+	tx_pkt(pool, fr + 4, 1, 100, 3);
+	tx_pkt(pool, fr + 5, 2, 5000, 4);
+	tx_pkt(pool, fr + 7, 18, 9018, 5);   /* the most segments */
+	CHECK_EQ(pp_port_tx_burst(p, 0, fr, 25), 25);
+	CHECK_EQ(d.avail->idx, 5);
+	for (i = 0; i < 5; i++) {
+		static const uint32_t len[] = { 64, 9000, 100, 5000, 9018 };
+		static const unsigned int segs[] = { 1, 3, 1, 2, 18 };
+
+		ids[i] = dev_take(&d);
+		CHECK_EQ(dev_tx_read(&d, ids[i], buf, sizeof(buf), &nd),
+			 len[i]);
+		CHECK_EQ(nd, segs[i]);
+		CHECK(buf_is(buf, len[i], i + 1));
+	}
+	CHECK_EQ(tx_errors(p), 0);
+	/* Completions: by id in reverse; in order by count. */
+	for (i = 5; i-- > 0;)
+		dev_used(&d, in_order ? ids[4 - i] : ids[i], 0);
+	dev_publish(&d, d.used_idx);
+	pp_port_tx_burst(p, 0, NULL, 0);
+	CHECK_EQ(vq->nr_free, 64);
+	CHECK_EQ(bad_used(p, true), 0);
+
+	/* Dropped whole, one error each, nothing posted: a segment of 0
+	 * bytes, one outside its page, a head without room for the
+	 * header, 19 segments. */
+	tx_pkt(pool, fr, 3, 3000, 6);
+	fr[1].len = 0;
+	tx_pkt(pool, fr + 3, 2, 3000, 6);
+	fr[4].offset = 4000;
+	tx_pkt(pool, fr + 5, 2, 3000, 6);
+	fr[5].headroom = 4;
+	tx_pkt(pool, fr + 7, 19, 9000, 6);
+	CHECK_EQ(pp_port_tx_burst(p, 0, fr, 26), 26);
+	CHECK_EQ(tx_errors(p), 4);
+	CHECK_EQ(d.avail->idx, 5);
+
+	/* An unfinished packet at the end is not taken; the single
+	 * before it is. */
+	tx_pkt(pool, fr, 1, 64, 7);
+	tx_pkt(pool, fr + 1, 3, 3000, 7);
+	CHECK_EQ(pp_port_tx_burst(p, 0, fr, 3), 1);
+	for (i = 1; i < 4; i++)
+		pp_pool_recycle_direct(pool, fr[i].page);
+	ids[0] = dev_take(&d);
+
+	/* A full ring: 62 more singles leave one slot; of two chains the
+	 * first takes it, the second stays the caller's. */
+	for (unsigned int b = 0; b < 62; b += 31) {
+		tx_pkt(pool, fr, 1, 60, 8);
+		for (i = 1; i < 31; i++)
+			tx_pkt(pool, fr + i, 1, 60, 8);
+		CHECK_EQ(pp_port_tx_burst(p, 0, fr, 31), 31);
+	}
+	CHECK_EQ(vq->nr_free, 1);
+	tx_pkt(pool, fr, 3, 9000, 9);
+	tx_pkt(pool, fr + 3, 3, 9000, 9);
+	CHECK_EQ(pp_port_tx_burst(p, 0, fr, 6), 3);
+	CHECK_EQ(pp_port_tx_burst(p, 0, fr + 3, 3), 0);
+	for (i = 3; i < 6; i++)
+		pp_pool_recycle_direct(pool, fr[i].page);
+	CHECK_EQ(d.avail->idx, 5 + 1 + 62 + 1);
+	/* All 64 back (by id: in the order taken). */
+	for (i = 0; i < 63; i++)
+		dev_used(&d, dev_take(&d), 0);
+	dev_used(&d, ids[0], 0);
+	dev_publish(&d, d.used_idx);
+	pp_port_tx_burst(p, 0, NULL, 0);
+	CHECK_EQ(vq->nr_free, 64);
+	pp_pool_set_owner(pool);
+	CHECK_EQ(pp_pool_check(pool), 0);
+
+	/* A chain still on the ring at the close goes home whole. */
+	tx_pkt(pool, fr, 4, 9000, 10);
+	CHECK_EQ(pp_port_tx_burst(p, 0, fr, 4), 4);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	all_pages_home();
+}
+
+static void test_tx_chains(void)
+{
+	tx_chains(false);
+}
+
+static void test_tx_chains_in_order(void)
+{
+	tx_chains(true);
+}
+
+/* At an MTU one buffer holds, TX has no indirect tables: a packet over
+ * several buffers is taken and dropped whole, one error. */
+static void test_tx_chain_small_mtu(void)
+{
+	struct pp_frame fr[4] = { 0 };
+	struct fake f;
+	struct pp_port *p;
+	struct pp_pool *pool;
+	struct dev_vq d;
+
+	p = open_mtu(&f, 1500, true, 0, "");
+	REQUIRE(p != NULL);
+	pool = pp_port_rxq_pool(p, 0);
+	dev_vq_init(&d, &f, 1);
+	tx_pkt(pool, fr, 2, 1400, 1);
+	tx_pkt(pool, fr + 2, 1, 64, 1);
+	CHECK_EQ(pp_port_tx_burst(p, 0, fr, 3), 3);
+	CHECK_EQ(tx_errors(p), 1);
+	CHECK_EQ(d.avail->idx, 1);
+	dev_used(&d, dev_take(&d), 0);
+	dev_publish(&d, d.used_idx);
+	pp_port_tx_burst(p, 0, NULL, 0);
+	pp_pool_set_owner(pool);
+	CHECK_EQ(pp_pool_check(pool), 0);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	all_pages_home();
+}
+
+/*
+ * A round trip at MTU 9000: packets of 60 to 9018 bytes go out on TX as
+ * chains, the device (this test) copies each into the RX ring's
+ * mergeable buffers as a vhost back-end does, and each comes back as one
+ * packet with every byte in place; 300 of them, laps of both rings. Every
+ * page is back at the end.
+ */
+static void round_trip(bool in_order, const char *extra)
+{
+	static uint8_t buf[PP_FRAME_MAX_PKT];
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
+	struct fake f;
+	struct pp_port *p;
+	struct pp_pool *pool;
+	struct dev_vq tx, rx;
+	unsigned int n, nd = 0, got, nb;
+	uint64_t bytes = 0;
+
+	p = open_mtu(&f, 9000, in_order, 0, extra);
+	REQUIRE(p != NULL);
+	pool = pp_port_rxq_pool(p, 0);
+	dev_vq_init(&rx, &f, 0);
+	dev_vq_init(&tx, &f, 1);
+	for (n = 0; n < 300; n++) {
+		uint32_t len = n % 3 == 0 ? 9000 : n % 3 == 1 ? 9018 :
+			       60 + (n * 331) % 8958;
+		unsigned int segs = len <= 3000 ? 1 : (len + 2999) / 3000;
+		uint16_t id;
+
+		tx_pkt(pool, fr, segs, len, n);
+		CHECK_EQ(pp_port_tx_burst(p, 0, fr, segs), segs);
+		id = dev_take(&tx);
+		CHECK_EQ(dev_tx_read(&tx, id, buf, sizeof(buf), &nd), len);
+		CHECK_EQ(nd, segs);
+		dev_used(&tx, id, 0);
+		dev_publish(&tx, tx.used_idx);
+		nb = dev_rx_mrg(&rx, buf, len);
+		dev_publish(&rx, rx.used_idx);
+		got = pp_port_rx_burst(p, 0, fr, PP_NET_BURST);
+		CHECK_EQ(got, nb);
+		if (!pkt_is(fr, got, len, n)) {
+			fprintf(stderr, "packet %u (%u bytes) came back changed\n",
+				n, len);
+			pp_test_failures++;
+		}
+		bytes += pp_pkt_len(fr, got);
+		recycle(p, fr, got);
+	}
+	pp_port_tx_burst(p, 0, NULL, 0);
+	printf("     %u packets, %llu bytes round trip, every byte checked\n",
+	       n, (unsigned long long)bytes);
+	CHECK_EQ(rx_errors(p), 0);
+	CHECK_EQ(tx_errors(p), 0);
+	CHECK_EQ(((struct vq *)p->txq[0].priv)->nr_free, 64);
+	net_check_pools(p);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	all_pages_home();
+}
+
+/*
+ * MTU 9000 and a back-end that hangs up with a TX chain on the ring (not
+ * completed) and an RX chain half in the used ring: the port takes both
+ * back whole, reconnects, and a 9000-byte round trip works on the new
+ * back-end. Every page is home after the close.
+ */
+static void test_reconnect_chains(void)
+{
+	static uint8_t data[9000];
+	struct pp_frame fr[PP_NET_BURST] = { 0 };
+	struct fake f;
+	struct pp_port *p;
+	struct dev_vq d;
+	unsigned int i, got;
+	uint16_t hold;
+
+	p = open_mtu(&f, 9000, true, 0, "");
+	REQUIRE(p != NULL);
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = pat(i, 3);
+	tx_pkt(pp_port_rxq_pool(p, 0), fr, 3, 9000, 3);
+	CHECK_EQ(pp_port_tx_burst(p, 0, fr, 3), 3);
+	CHECK_EQ(((struct vq *)p->txq[0].priv)->mb->chains, 1);
+	dev_vq_init(&d, &f, 0);
+	(void)dev_rx_mrg(&d, data, 9000);
+	hold = d.used_idx;
+	dev_publish(&d, (uint16_t)(hold - 1));
+	CHECK_EQ(pp_port_rx_burst(p, 0, fr, PP_NET_BURST), 0);
+	shutdown(__atomic_load_n(&f.conn, __ATOMIC_ACQUIRE), SHUT_RDWR);
+	pthread_join(f.tid, NULL);
+	for (i = 0; i < 300 && __atomic_load_n(&d.avail->idx,
+					       __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	CHECK_EQ(d.avail->idx, 0);
+	CHECK_EQ(((struct vq *)p->txq[0].priv)->mb->chains, 0);
+	memset(f.desc, 0, sizeof(f.desc));
+	f.conn = -1;
+	REQUIRE(pthread_create(&f.tid, NULL, fake_thread, &f) == 0);
+	for (i = 0; i < 300 && !f.desc[0]; i++)
+		usleep(10000);
+	REQUIRE(f.desc[0] != 0);
+	for (i = 0; i < 300; i++) {
+		CHECK_EQ(pp_port_rx_burst(p, 0, fr, PP_NET_BURST), 0);
+		if (__atomic_load_n(&d.avail->idx, __ATOMIC_ACQUIRE) == 64)
+			break;
+		usleep(10000);
+	}
+	dev_vq_init(&d, &f, 0);
+	CHECK_EQ(d.avail->idx, 64);
+	(void)dev_rx_mrg(&d, data, 9000);
+	dev_publish(&d, d.used_idx);
+	got = pp_port_rx_burst(p, 0, fr, PP_NET_BURST);
+	CHECK(got >= 3);
+	CHECK(pkt_is(fr, got, 9000, 3));
+	recycle(p, fr, got);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	all_pages_home();
+}
+
+static void test_round_trip_9000(void)
+{
+	round_trip(false, "");
+}
+
+static void test_round_trip_9000_in_order(void)
+{
+	round_trip(true, "");
+}
+
+/* RX into 1 KiB fragments: 9018 bytes over 12 of them. */
+static void test_round_trip_9000_frag(void)
+{
+	round_trip(true, ",frag=1024");
+	round_trip(false, ",frag=1024");
 }
 
 /* The kicks the eventfd of @fd holds (read, so reset); 0 when none. */
@@ -1701,6 +2500,18 @@ int main(void)
 	RUN_TEST(test_rx_frag);
 	RUN_TEST(test_rx_frag_in_order);
 	RUN_TEST(test_frag_devarg);
+	RUN_TEST(test_mrg_mtu);
+	RUN_TEST(test_rx_mrg_chains);
+	RUN_TEST(test_rx_mrg_chains_in_order);
+	RUN_TEST(test_rx_mrg_lies);
+	RUN_TEST(test_rx_mrg_lies_in_order);
+	RUN_TEST(test_tx_chains);
+	RUN_TEST(test_tx_chains_in_order);
+	RUN_TEST(test_tx_chain_small_mtu);
+	RUN_TEST(test_round_trip_9000);
+	RUN_TEST(test_round_trip_9000_in_order);
+	RUN_TEST(test_round_trip_9000_frag);
+	RUN_TEST(test_reconnect_chains);
 	RUN_TEST(test_reconnect_frag);
 	RUN_TEST(test_server_not_a_socket);
 	RUN_TEST(test_server_live_socket);

@@ -33,6 +33,14 @@
 #         fragrestart    restart with frag=2048: fragments out on the RX
 #                  ring when the back-end dies go home from the
 #                  reconnect thread, and the ring refills with fragments
+#         jumbo    MTU 9000 on both sides (fwd --mtu 9000, testpmd
+#                  --max-pkt-len 9018): mergeable RX buffers and indirect
+#                  TX negotiated by the MTU; 9000- and 9018-byte frames
+#                  (three or four buffers each way), and 64 and 1514
+#                  among them at the same MTU
+#         jumbonoinorder jumbo without VIRTIO_F_IN_ORDER (by id)
+#         jumbofrag      jumbo with RX into 2 KiB fragments (frag=2048:
+#                  five or six buffers a frame)
 testpmd=$1
 fwd=$2
 case=$3
@@ -73,6 +81,7 @@ fail() {
 }
 
 queues=1 vhost_extra= fwd_extra= dev_extra= lens="64 1514" server=0 in_flight=32
+testpmd_extra=
 case $case in
 client) in_flight=128 ;;
 server) server=1; vhost_extra=",client=1"; dev_extra=",server=1"; lens=64 ;;
@@ -83,10 +92,19 @@ peerdies|restart) lens=64 ;;
 frag) dev_extra=",frag=2048" ;;
 fragnoinorder) dev_extra=",frag=2048,in_order=0" ;;
 fragrestart) dev_extra=",frag=2048"; lens=64 ;;
-*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|noinorder|peerdies|restart|frag|fragnoinorder|fragrestart"; exit 2 ;;
+jumbo|jumbonoinorder|jumbofrag)
+	lens="9000 9018 1514 64"
+	fwd_extra="--mtu 9000"
+	testpmd_extra="--max-pkt-len=9018"
+	case $case in
+	jumbonoinorder) dev_extra=",in_order=0" ;;
+	jumbofrag) dev_extra=",frag=2048" ;;
+	esac
+	;;
+*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|noinorder|peerdies|restart|frag|fragnoinorder|fragrestart|jumbo|jumbonoinorder|jumbofrag"; exit 2 ;;
 esac
 case $case in
-frag*) fwd_extra="--json $dir/fwd.json" ;;
+frag*|jumbofrag) fwd_extra="$fwd_extra --json $dir/fwd.json" ;;
 esac
 
 # testpmd: the vhost port alone, io forwarding back out of it, main lcore
@@ -102,7 +120,7 @@ start_testpmd() {
 		--file-prefix "pp-vhost-$$" \
 		--vdev "net_vhost0,iface=$sock,queues=$queues$vhost_extra" -- \
 		--forward-mode="$mode" --port-topology=loop --nb-cores=1 --no-flush-rx \
-		--rxq=$queues --txq=$queues >"$tlog" 2>&1 &
+		--rxq=$queues --txq=$queues $testpmd_extra >"$tlog" 2>&1 &
 	tpid=$!
 }
 
@@ -115,6 +133,20 @@ frag_used() {
 		[ "${1:-0}" -gt 0 ] ||
 			fail "the RX pool handed out no fragments (frag_alloc ${1:-none})"
 		echo "RX fragments handed out: $1"
+		;;
+	esac
+}
+
+# With MTU 9000 the port asked for, and got, mergeable RX buffers (bit
+# 15) and indirect descriptors (bit 28): net_vhost logs the features.
+jumbo_negotiated() {
+	case $case in
+	jumbo*)
+		set -- $(sed -n 's/.*negotiated Virtio features: \(0x[0-9a-f]*\).*/\1/p' "$tlog" | tail -1)
+		[ -n "$1" ] || fail "no 'negotiated Virtio features' line in testpmd's log"
+		(( ($1 >> 15) & 1 && ($1 >> 28) & 1 )) ||
+			fail "features $1 lack VIRTIO_NET_F_MRG_RXBUF or VIRTIO_RING_F_INDIRECT_DESC"
+		echo "features $1: mergeable RX buffers, indirect descriptors"
 		;;
 	esac
 }
@@ -201,6 +233,7 @@ for len in $lens; do
 	grep -q "^verify: .*: OK" "$flog" || fail "fwd --verify did not report OK"
 	grep -q "pages leaked 0" "$flog" || fail "fwd leaked pages"
 	frag_used
+	jumbo_negotiated
 	# fwd forwarded more than the first burst: the wire looped.
 	set -- $(sed -n 's/^summary: .*(\([0-9]*\) frames).*/\1/p' "$flog")
 	[ "${1:-0}" -gt 1000 ] || fail "only ${1:-0} frames went round in 2 s"

@@ -34,8 +34,16 @@
  * frag=auto is refused: a buffer is posted before the back-end writes a
  * frame into it, so there is no frame to size it to.
  *
- * Not supported yet: packed virtqueues, frames over one buffer (a page,
- * or a fragment with frag=).
+ * Multi-buffer packets (pp_net.h): when the port's MTU makes frames
+ * larger than one RX buffer holds (vu_rx_room()), VIRTIO_NET_F_MRG_RXBUF
+ * is negotiated (mrg_rxbuf=1 asks for it at any MTU; mrg_rxbuf=0 with
+ * such an MTU is refused) and the back-end must offer it; a received
+ * packet over several buffers comes out as a run of frames. TX sends a
+ * multi-buffer packet as one indirect descriptor
+ * (VIRTIO_RING_F_INDIRECT_DESC, required as well): virtio_user_priv.h,
+ * struct vq_mb.
+ *
+ * Not supported yet: packed virtqueues.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -80,13 +88,56 @@ static int vu_parse_mac(const char *s, uint8_t *mac)
 	return 0;
 }
 
+/*
+ * The data one RX buffer holds at least: a page after the largest
+ * colour a buffer may get (pp_net_buf_color(), chosen for a
+ * VQ_COLOR_LEN frame) and the headroom, or with frag= the fragment after
+ * the headroom. The header shares the headroom, not the data.
+ */
+static unsigned int vu_rx_room(const struct pp_port *port, unsigned int frag)
+{
+	unsigned int hr = port->conf.headroom;
+	unsigned int color = (PP_NET_COLORS - 1) * PP_CACHE_LINE;
+
+	if (frag)
+		return frag - hr;
+	while (color && color + hr + VQ_COLOR_LEN > PP_PAGE_SIZE)
+		color -= PP_CACHE_LINE;
+	return (unsigned int)PP_PAGE_SIZE - color - hr;
+}
+
+/*
+ * Mergeable RX buffers from the MTU: needed when the port's largest
+ * frame (MTU + PP_ETH_OVERHEAD) is more than one buffer holds; then
+ * asked for unless mrg_rxbuf=0 says no, which is refused. @mrg_rxbuf: 0,
+ * 1, or 2 when not given.
+ */
+static int vu_parse_mtu(struct vu_port *vp, struct pp_port *port,
+			const struct pp_devargs *da, unsigned long mrg_rxbuf,
+			bool *mrg)
+{
+	unsigned int mtu = pp_port_mtu(port);
+	unsigned int frame = mtu + PP_ETH_OVERHEAD;
+
+	vp->rx_room = vu_rx_room(port, vp->frag);
+	vp->mrg_need = frame > vp->rx_room;
+	if (vp->mrg_need && mrg_rxbuf == 0) {
+		PP_ERR("device '%s': mtu %u makes frames of up to %u bytes, more than one RX buffer holds (%u bytes), and mrg_rxbuf=0 forbids spreading them over several: drop mrg_rxbuf=0, or open the port with mtu %u or less",
+		       da->devstr, mtu, frame, vp->rx_room,
+		       vp->rx_room - PP_ETH_OVERHEAD);
+		return -EINVAL;
+	}
+	*mrg = mrg_rxbuf == 1 || vp->mrg_need;
+	return 0;
+}
+
 static int vu_parse(struct vu_port *vp, struct pp_port *port,
 		    const struct pp_devargs *da, bool *mrg)
 {
 	const char *path = pp_devargs_get(da, "path");
 	const char *mac = pp_devargs_get(da, "mac");
 	unsigned long queues = port->nr_rxq, size = VU_QUEUE_SIZE_DEFAULT;
-	unsigned long server = 0, mrg_rxbuf = 0, in_order = 1;
+	unsigned long server = 0, mrg_rxbuf = 2, in_order = 1;
 
 	if (!path) {
 		PP_ERR("device '%s': name the vhost-user socket: 'virtio_user:path=/run/x.sock[,queues=N][,queue_size=N][,server=1]'",
@@ -145,8 +196,7 @@ static int vu_parse(struct vu_port *vp, struct pp_port *port,
 	vp->in_order = in_order;
 	vp->nr_qp = (unsigned int)queues;
 	vp->size = (unsigned int)size;
-	*mrg = mrg_rxbuf;
-	return 0;
+	return vu_parse_mtu(vp, port, da, mrg_rxbuf, mrg);
 }
 
 /* ---- virtqueues ----------------------------------------------------- */
@@ -161,10 +211,55 @@ static unsigned int ring_order(unsigned int size)
 	return order;
 }
 
-static void vq_free(struct vq *vq, struct pp_allocator *alloc)
+static void vq_mb_free(struct vq_mb *mb, struct pp_allocator *alloc)
+{
+	if (!mb)
+		return;
+	if (mb->ind_page)
+		pp_free_pages(alloc, mb->ind_page, mb->ind_order);
+	free(mb->segs);
+	free(mb->nsegs);
+	free(mb);
+}
+
+/* TX of multi-buffer packets (struct vq_mb): the indirect tables in the
+ * arena, and our record of each slot's segments. */
+static int vq_mb_alloc(struct vq *vq, struct pp_port *port, unsigned int size)
+{
+	size_t bytes = (size_t)size * PP_FRAME_MAX_SEGS *
+		       sizeof(struct vring_desc);
+	struct vq_mb *mb = pp_os_calloc(1, sizeof(*mb));
+
+	vq->mb = mb;
+	if (!mb) {
+		PP_ERR("port %s: out of memory", port->name);
+		return -ENOMEM;
+	}
+	while (((size_t)PP_PAGE_SIZE << mb->ind_order) < bytes)
+		mb->ind_order++;
+	mb->ind_page = pp_alloc_pages(port->allocator, port->conf.nid,
+				      mb->ind_order);
+	mb->segs = pp_os_calloc((size_t)size * PP_FRAME_MAX_SEGS,
+				sizeof(*mb->segs));
+	mb->nsegs = pp_os_calloc(size, sizeof(*mb->nsegs));
+	if (!mb->ind_page || !mb->segs || !mb->nsegs) {
+		PP_ERR("port %s: out of memory for the TX indirect tables of a %u-entry ring (%zu bytes of the arena, %zu of the heap): give a smaller queue_size or a larger arena",
+		       port->name, size, bytes,
+		       bytes / sizeof(struct vring_desc) * sizeof(void *));
+		return -ENOMEM;
+	}
+	mb->ind = pp_page_address(mb->ind_page);
+	return 0;
+}
+
+static void vq_free(struct vq *vq, struct pp_allocator *alloc, bool tx)
 {
 	if (vq->pages)
 		vq_reclaim(vq, alloc);
+	if (tx)
+		vq_mb_free(vq->mb, alloc);
+	else
+		free(vq->rx_end);
 	if (vq->ring_page)
 		pp_free_pages(alloc, vq->ring_page, vq->ring_order);
 	if (vq->kickfd >= 0)
@@ -173,7 +268,6 @@ static void vq_free(struct vq *vq, struct pp_allocator *alloc)
 		close(vq->callfd);
 	free(vq->pages);
 	free(vq->rx_off);
-	free(vq->rx_end);
 	memset(vq, 0, sizeof(*vq));
 	vq->kickfd = vq->callfd = -1;
 }
@@ -199,6 +293,7 @@ static int vq_alloc(struct vq *vq, struct pp_port *port, unsigned int size,
 	vq_layout(vq, pp_page_address(vq->ring_page), size);
 	vq->hdr_len = hdr_len;
 	vq->headroom = (uint16_t)port->conf.headroom;
+	vq->color_len = VQ_COLOR_LEN;
 	vq->frag = frag;
 	vq->mem_base = (uintptr_t)pp_arena_base(arena);
 	vq->mem_size = pp_arena_size(arena);
@@ -214,7 +309,7 @@ static void vu_free(struct vu_port *vp, struct pp_port *port)
 		close(vp->sock);
 	vhost_user_unlisten(&vp->listener, vp->path);
 	for (i = 0; vp->vq && i < 2 * vp->nr_qp; i++)
-		vq_free(&vp->vq[i], port->allocator);
+		vq_free(&vp->vq[i], port->allocator, i % 2);
 	free(vp->vq);
 	free(vp);
 }
@@ -257,6 +352,9 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 		/* RX rings (even) take frag=; TX rings send frames. */
 		err = vq_alloc(&vp->vq[i], port, vp->size, VIRTIO_NET_HDR_LEN,
 			       vp->arena, i % 2 ? 0 : vp->frag);
+		/* A port whose RX may chain buffers sends chains too. */
+		if (!err && i % 2 && vp->mrg)
+			err = vq_mb_alloc(&vp->vq[i], port, vp->size);
 		if (err)
 			goto err_free;
 		pp_handshake_init(&vp->vq[i].hs);
@@ -350,7 +448,7 @@ static const char *const virtio_user_keys[] = {
 const struct pp_net_driver pp_net_virtio_user_driver = {
 	.name = "virtio_user",
 	.keys = virtio_user_keys,
-	.help = "path=<vhost-user socket>, queues=<1..128>, queue_size=<64..32768, power of two>, server=<0|1>, mac=<xx:xx:xx:xx:xx:xx>, mrg_rxbuf=<0|1> (default 0), in_order=<0|1> (default 1: when offered), frag=<bytes> (RX buffers are fragments of pool pages)",
+	.help = "path=<vhost-user socket>, queues=<1..128>, queue_size=<64..32768, power of two>, server=<0|1>, mac=<xx:xx:xx:xx:xx:xx>, mrg_rxbuf=<0|1> (default: 1 when the MTU's frames need several RX buffers), in_order=<0|1> (default 1: when offered), frag=<bytes> (RX buffers are fragments of pool pages)",
 	.ops = {
 		.probe = virtio_user_probe,
 		.remove = virtio_user_remove,

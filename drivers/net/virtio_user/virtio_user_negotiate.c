@@ -4,10 +4,12 @@
  * socket is connected, at open and again after each reconnect
  * (vu_handshake()):
  *
- * SET_OWNER, negotiate features (VERSION_1 required; MRG_RXBUF only with
- * mrg_rxbuf=1: each RX buffer is a page, larger than any frame without
- * GSO, so merging buffers gains nothing, and without it RX need not read
- * the header's num_buffers, a cache line the back-end wrote; IN_ORDER
+ * SET_OWNER, negotiate features (VERSION_1 required; MRG_RXBUF, with
+ * INDIRECT_DESC for TX chains, only when the MTU's frames need several
+ * RX buffers or with mrg_rxbuf=1: a 1500-byte frame fits a page, so
+ * merging buffers gains nothing there, and without it RX need not read
+ * the header's num_buffers, a cache line the back-end wrote; both are
+ * required when the MTU needs them (vu_check_mtu()); IN_ORDER
  * when offered, unless in_order=0: TX completions are then taken back by
  * count and RX buffers by position; MQ when queues > 1) and protocol
  * features,
@@ -137,6 +139,30 @@ static int vq_setup_msgs(struct vu_port *vp, unsigned int idx)
 
 /* ---- negotiation ---------------------------------------------------- */
 
+/*
+ * A port whose MTU makes frames larger than one RX buffer needs the
+ * back-end to spread them over several (MRG_RXBUF) and to take a chain
+ * on TX (INDIRECT_DESC: vq_mb): without either it cannot carry them.
+ */
+static int vu_check_mtu(struct vu_port *vp, uint64_t feat)
+{
+	const char *miss;
+
+	if (!vp->mrg_need)
+		return 0;
+	if (!(feat & (1ull << VIRTIO_NET_F_MRG_RXBUF)))
+		miss = "VIRTIO_NET_F_MRG_RXBUF (mergeable RX buffers)";
+	else if (!(feat & (1ull << VIRTIO_RING_F_INDIRECT_DESC)))
+		miss = "VIRTIO_RING_F_INDIRECT_DESC (how virtio_user sends a packet over several buffers)";
+	else
+		return 0;
+	PP_ERR("device '%s': mtu %u makes frames of up to %u bytes, more than one %u-byte RX buffer holds, and the back-end does not offer %s (features 0x%llx): turn it on in the back-end, or open the port with mtu %u or less",
+	       vp->devstr, pp_port_mtu(vp->port),
+	       pp_port_mtu(vp->port) + PP_ETH_OVERHEAD, vp->rx_room, miss,
+	       (unsigned long long)feat, vp->rx_room - PP_ETH_OVERHEAD);
+	return -ENOTSUP;
+}
+
 static int vu_negotiate(struct vu_port *vp, bool mrg)
 {
 	const char *devstr = vp->devstr;
@@ -159,8 +185,13 @@ static int vu_negotiate(struct vu_port *vp, bool mrg)
 		return -ENOTSUP;
 	}
 	want = 1ull << VIRTIO_F_VERSION_1;
-	if (mrg)
-		want |= 1ull << VIRTIO_NET_F_MRG_RXBUF;
+	if (mrg) {
+		want |= 1ull << VIRTIO_NET_F_MRG_RXBUF |
+			1ull << VIRTIO_RING_F_INDIRECT_DESC;
+		err = vu_check_mtu(vp, feat);
+		if (err)
+			return err;
+	}
 	if (vp->in_order)
 		want |= 1ull << VIRTIO_F_IN_ORDER;
 	if (vp->nr_qp > 1)
@@ -228,8 +259,17 @@ int vu_handshake(struct vu_port *vp, bool fill)
 
 		rx->mrg_rxbuf = vp->features &
 				(1ull << VIRTIO_NET_F_MRG_RXBUF);
+		/* Before the fill: the ring is empty here (open, or taken
+		 * down for a reconnect). */
+		rx->color_len = (uint16_t)(rx->mrg_rxbuf ?
+					   PP_PAGE_SIZE - rx->headroom :
+					   VQ_COLOR_LEN);
 		rx->in_order = vp->features & (1ull << VIRTIO_F_IN_ORDER);
 		vp->vq[2 * i + 1].in_order = rx->in_order;
+		if (vp->vq[2 * i + 1].mb)
+			vp->vq[2 * i + 1].mb->indirect =
+				vp->features &
+				(1ull << VIRTIO_RING_F_INDIRECT_DESC);
 		if (fill)
 			vq_rx_fill(rx, vp->port->rxq[i].pool);
 	}

@@ -30,6 +30,7 @@
 
 #define VRING_DESC_F_NEXT 1
 #define VRING_DESC_F_WRITE 2
+#define VRING_DESC_F_INDIRECT 4
 #define VRING_AVAIL_F_NO_INTERRUPT 1
 #define VRING_USED_F_NO_NOTIFY 1
 
@@ -63,6 +64,7 @@ static_assert(sizeof(struct vring_used_elem) == 8, "virtio 1.1 2.6.8");
 /* Feature bits (virtio 1.1 5.1.3, 6; vhost-user spec). */
 #define VIRTIO_NET_F_MRG_RXBUF 15
 #define VIRTIO_NET_F_MQ 22
+#define VIRTIO_RING_F_INDIRECT_DESC 28
 #define VHOST_USER_F_PROTOCOL_FEATURES 30
 #define VIRTIO_F_VERSION_1 32
 #define VIRTIO_F_IN_ORDER 35
@@ -209,6 +211,41 @@ const char *vhost_user_request_name(uint32_t request);
 /* ---- the data path's state ------------------------------------------ */
 
 /*
+ * An RX buffer's offset in its page: a cache-line colour
+ * (pp_net_buf_color) chosen for a 2 KiB frame, which always fits behind
+ * the largest colour and PP_FRAME_HEADROOM in a 4 KiB page.
+ */
+#define VQ_COLOR_LEN 2048
+
+/*
+ * TX of multi-buffer packets (a port whose RX may chain buffers: its MTU
+ * needs more than one, or mrg_rxbuf=1): each packet goes out as ONE ring
+ * descriptor, VRING_DESC_F_INDIRECT, pointing at the slot's own table of
+ * up to PP_FRAME_MAX_SEGS descriptors (in the arena: the back-end reads
+ * it through the memory table). One ring descriptor per packet keeps
+ * what the single-buffer path relies on: descriptor i in avail slot i,
+ * and with IN_ORDER one used entry per slot, taken back by count; a
+ * chain of ring descriptors would need a second cursor in that loop.
+ * The slot's pages[] entry is its head page with bit 0 set (a chain);
+ * segs[] keeps every segment's page, our own copy: the table is memory
+ * the device may write, and is never read back. While chains are on the
+ * ring (chains > 0) completions go through vq_tx_complete_mb(), which
+ * knows the tag; the single-buffer loops' own never meet one.
+ */
+struct vq_mb {
+	struct vring_desc *ind;   /* size x PP_FRAME_MAX_SEGS */
+	struct pp_page **segs;    /* size x PP_FRAME_MAX_SEGS */
+	uint8_t *nsegs;           /* by slot: segments of its chain */
+	struct pp_page *ind_page; /* the tables' block */
+	unsigned int ind_order;
+	unsigned int chains;      /* chains on the ring */
+	bool indirect;            /* VIRTIO_RING_F_INDIRECT_DESC negotiated */
+};
+
+/* A chain's head page in vq->pages[] (TX, vq_mb). */
+#define VQ_CHAIN_TAG ((uintptr_t)1)
+
+/*
  * One virtqueue as its driver sees it. The rings live in one block of
  * arena pages (the back-end must reach them through the memory table);
  * the rest is ours alone. Descriptor i always sits in avail slot i (mod
@@ -231,11 +268,16 @@ struct vq {
 	uint16_t nr_free;         /* descriptors not out */
 	uint16_t avail_idx;       /* next avail slot (ours, then published) */
 	uint16_t last_used;       /* next used slot to read */
-	uint16_t skip;            /* RX, MRG_RXBUF: buffers of a dropped frame */
 	uint16_t hdr_len;
 	uint16_t headroom;        /* RX: the port's headroom */
 	bool mrg_rxbuf;
 	bool in_order;            /* VIRTIO_F_IN_ORDER negotiated */
+	/* RX: the frame length a buffer's colour is chosen for
+	 * (pp_net_buf_color()): VQ_COLOR_LEN, or with mergeable buffers
+	 * the whole page after the headroom, which leaves every colour 0:
+	 * each buffer then holds as much as a page can, and a 9018-byte
+	 * frame always takes three. */
+	uint16_t color_len;
 	int kickfd;
 	/*
 	 * A burst and the reconnect thread never work on the ring at once:
@@ -259,7 +301,10 @@ struct vq {
 	/* Cold. */
 	uint64_t bad_used;        /* used entries refused: id, length, count */
 	uint64_t kicks;
-	uint32_t *rx_end;
+	union {
+		uint32_t *rx_end;   /* RX with frag= */
+		struct vq_mb *mb;   /* TX of multi-buffer packets, or NULL */
+	};
 	struct pp_page *ring_page; /* the rings' block */
 	/* At most 8: the rings of 32768 entries take 832 KiB. */
 	uint16_t ring_order;
@@ -284,7 +329,7 @@ unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
  * frag=, fragments; returns how many. */
 unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool);
 /* Take every page off @vq (the back-end is gone or stopped) and give it
- * back through @alloc. */
+ * back through @alloc, every segment of a TX chain too. */
 void vq_reclaim(struct vq *vq, struct pp_allocator *alloc);
 /* From another thread than the queue's: wait for a burst in progress,
  * then empty the ring and mark it down (bursts do nothing), or mark it
@@ -313,7 +358,11 @@ struct vu_port {
 	/* server=1: the listening socket, from open to close. */
 	struct vhost_user_listener listener;
 	bool protocol;          /* PROTOCOL_FEATURES negotiated */
-	bool mrg;               /* mrg_rxbuf=1 */
+	bool mrg;               /* ask for MRG_RXBUF: mrg_rxbuf=1, or the
+				 * MTU needs it (mrg_need) */
+	bool mrg_need;          /* the MTU's frames need several RX buffers:
+				 * MRG_RXBUF and INDIRECT_DESC required */
+	unsigned int rx_room;   /* the data one RX buffer holds, at least */
 	bool in_order;          /* in_order=1 (default): ask for IN_ORDER */
 	unsigned int frag;      /* frag=: RX fragment size, 0: a page */
 	uint64_t features;

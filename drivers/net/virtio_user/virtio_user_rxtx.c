@@ -27,6 +27,14 @@
  * (TX) and an id is only compared with its position, so no id is
  * followed at all.
  *
+ * Multi-buffer packets have their own functions, out of line, so that
+ * the single-buffer loops stay as they were: with MRG_RXBUF negotiated
+ * (the MTU needs it, or mrg_rxbuf=1) every RX burst is rx_burst_mrg(),
+ * which reads each head's num_buffers and hands a packet out whole or
+ * not yet; TX's loops stop at the first frame with .more and
+ * tx_burst_mb() sends the rest of the burst, a multi-buffer packet as
+ * one indirect descriptor (struct vq_mb in virtio_user_priv.h says why).
+ *
  * No notifications while polling: the avail ring asks the device never to
  * interrupt us (VRING_AVAIL_F_NO_INTERRUPT), and we kick only when the
  * device has not said it polls (VRING_USED_F_NO_NOTIFY clear); a polling
@@ -40,11 +48,6 @@
 #include <unistd.h>
 
 #include "virtio_user_priv.h"
-
-/* A buffer's offset in its page: a cache-line colour (pp_net_buf_color)
- * chosen for a 2 KiB frame, which always fits behind the largest colour
- * and PP_FRAME_HEADROOM in a 4 KiB page. */
-#define VQ_COLOR_LEN 2048
 
 size_t vq_ring_bytes(unsigned int size)
 {
@@ -72,7 +75,6 @@ void vq_layout(struct vq *vq, void *mem, unsigned int size)
 	vq->avail->flags = VRING_AVAIL_F_NO_INTERRUPT;
 	vq->avail_idx = 0;
 	vq->last_used = 0;
-	vq->skip = 0;
 	vq->nr_free = (uint16_t)size;
 	for (i = 0; i < size; i++) {
 		vq->pages[i] = NULL;
@@ -249,6 +251,7 @@ static unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 	uint16_t *const ring = vq->avail->ring;
 	const uint16_t mask = (uint16_t)(vq->size - 1);
 	const uint32_t hr = vq->headroom, hdr = vq->hdr_len;
+	const uint32_t color_len = vq->color_len;
 	uint16_t aidx = vq->avail_idx, nr_free = vq->nr_free;
 	unsigned int total = 0;
 	bool blocked = false;
@@ -262,7 +265,7 @@ static unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 		for (i = 0; i < got; i++) {
 			struct pp_page *page = pages[i];
 			const uint16_t id = aidx & mask;
-			uint32_t off = pp_net_buf_color(page, hr, VQ_COLOR_LEN);
+			uint32_t off = pp_net_buf_color(page, hr, color_len);
 
 			/* The slot's descriptor is still out (the device
 			 * completes out of order): post no further. */
@@ -373,12 +376,8 @@ rx_burst(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
 		}
 		off = vq->rx_off[id];
 		if (PP_UNLIKELY(!vq_rx_len_ok(page, rx_end, id, off, len, hdr,
-					      hr, frag) ||
-				vq->skip)) {
-			if (vq->skip)
-				vq->skip--;
-			else
-				vq->bad_used++;
+					      hr, frag))) {
+			vq->bad_used++;
 			pp_pool_recycle_direct(rxq->pool, page);
 			bad++;
 			continue;
@@ -387,21 +386,6 @@ rx_burst(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
 			.page = page, .offset = off,
 			.headroom = hr, .len = (uint16_t)(len - hdr),
 		};
-		if (vq->mrg_rxbuf) {
-			uint16_t nb;
-
-			memcpy(&nb, (char *)pp_frame_data(&frames[ok]) - hdr +
-					    VIRTIO_NET_HDR_NUM_BUFFERS_OFF,
-			       sizeof(nb));
-			/* A frame over several buffers: this port's frames
-			 * are one page; drop it and its other buffers. */
-			if (PP_UNLIKELY(nb != 1)) {
-				vq->skip = nb ? (uint16_t)(nb - 1) : 0;
-				pp_pool_recycle_direct(rxq->pool, page);
-				bad++;
-				continue;
-			}
-		}
 		ok++;
 	}
 	vq->last_used = (uint16_t)(vq->last_used + got);
@@ -454,9 +438,8 @@ rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
 	const uint32_t *const rx_end = frag ? vq->rx_end : NULL;
 	const uint16_t hdr = vq->hdr_len, hr = vq->headroom;
 	const uint16_t mask = (uint16_t)(vq->size - 1);
-	const bool mrg = vq->mrg_rxbuf;
 	unsigned int i, got, ok = 0, bad = 0;
-	uint16_t pos = vq->last_used, skip = vq->skip;
+	uint16_t pos = vq->last_used;
 
 	got = vq_used_new(vq);
 	if (!got) {
@@ -477,11 +460,8 @@ rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
 		lie = id != slot ||
 		      !vq_rx_len_ok(page, rx_end, slot, off, len, hdr, hr,
 				    frag);
-		if (PP_UNLIKELY(lie || skip)) {
-			if (skip)
-				skip--;
-			if (lie)
-				vq->bad_used++;
+		if (PP_UNLIKELY(lie)) {
+			vq->bad_used++;
 			pp_pool_recycle_direct(rxq->pool, page);
 			bad++;
 			continue;
@@ -490,25 +470,9 @@ rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
 			.page = page, .offset = off,
 			.headroom = hr, .len = (uint16_t)(len - hdr),
 		};
-		if (mrg) {
-			uint16_t nb;
-
-			memcpy(&nb, (char *)pp_frame_data(&frames[ok]) - hdr +
-					    VIRTIO_NET_HDR_NUM_BUFFERS_OFF,
-			       sizeof(nb));
-			/* A frame over several buffers: dropped with its
-			 * other buffers, as in rx_burst(). */
-			if (PP_UNLIKELY(nb != 1)) {
-				skip = nb ? (uint16_t)(nb - 1) : 0;
-				pp_pool_recycle_direct(rxq->pool, page);
-				bad++;
-				continue;
-			}
-		}
 		ok++;
 	}
 	vq->last_used = pos;
-	vq->skip = skip;
 	vq->nr_free = (uint16_t)(vq->nr_free + got);
 	if (PP_UNLIKELY(bad))
 		pp_net_stat_add(&rxq->stats.errors, bad);
@@ -520,6 +484,8 @@ refill:
 
 static unsigned int rx_burst_frags(struct pp_rxq *rxq, struct vq *vq,
 				   struct pp_frame *frames, unsigned int n);
+static unsigned int rx_burst_mrg(struct pp_rxq *rxq, struct vq *vq,
+				 struct pp_frame *frames, unsigned int n);
 
 unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 				  unsigned int n)
@@ -531,8 +497,12 @@ unsigned int virtio_user_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 		return 0;
 	/* Whole pages: the bursts inlined here as before fragments (they
 	 * check against the block and read no rx_end); fragments: their
-	 * own copies, out of line. */
-	if (PP_UNLIKELY(vq->frag))
+	 * own copies, out of line; mergeable buffers (a packet may lie
+	 * over several): their own burst, out of line, which reads every
+	 * head's num_buffers. */
+	if (PP_UNLIKELY(vq->mrg_rxbuf))
+		got = rx_burst_mrg(rxq, vq, frames, n);
+	else if (PP_UNLIKELY(vq->frag))
 		got = rx_burst_frags(rxq, vq, frames, n);
 	else if (PP_LIKELY(vq->in_order))
 		got = rx_burst_in_order(rxq, vq, frames, n, false);
@@ -609,6 +579,198 @@ static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool)
 	return total;
 }
 
+/* ---- RX of mergeable buffers (VIRTIO_NET_F_MRG_RXBUF) ------------------ */
+
+/*
+ * With MRG_RXBUF the header's num_buffers says over how many buffers the
+ * device spread the packet: the head (header and the first bytes) and
+ * num_buffers - 1 more, each a used entry of its own, in a row. The
+ * packet leaves as a run of frames, each but the last with .more set:
+ * the head's data behind the header as in the single-buffer bursts, a
+ * later buffer's data from its descriptor's start (the header's place:
+ * headroom hr - hdr), all the device wrote there.
+ *
+ * Only whole packets leave: a packet whose later buffers are not in the
+ * used ring yet, or that does not fit in what is left of @n, is not
+ * touched (the used index stays at its head: that is the queue's
+ * progress), and is read afresh on the next call. A device that writes
+ * them all at once (DPDK's vhost publishes a burst's used entries with
+ * one index store) is never waited for.
+ *
+ * What the device wrote is checked before anything is followed: each
+ * entry names a buffer of ours (in order: its position's), a head holds
+ * the header and a byte, a later buffer at least a byte, every length
+ * within its buffer (pp_frame_bounds_ok(), or the fragment's end), and
+ * num_buffers is at least 1 and at most the buffers we have out (so at
+ * most the ring). A head whose num_buffers is a lie is refused alone; a
+ * chain with a bad later entry, or one longer than PP_FRAME_MAX_SEGS,
+ * is refused whole once it is all there. Either way every buffer taken
+ * goes back to the pool, one error is counted per packet refused, and
+ * each lie in bad_used.
+ */
+
+/*
+ * Used entry @pos, read once: its length in *@len and the buffer it
+ * stands for. In order that is the position's own descriptor, and *@good
+ * says whether the entry named it; otherwise the id it names, when in
+ * range and out (*@good false and -1 when not: nothing to take back).
+ */
+static inline int rx_mrg_entry(const struct vq *vq, uint16_t pos,
+			       uint32_t *len, bool *good)
+{
+	const uint16_t slot = pos & (vq->size - 1);
+	const volatile struct vring_used_elem *e = &vq->used->ring[slot];
+	const uint32_t named = e->id;
+
+	*len = e->len;
+	if (vq->in_order) {
+		*good = named == slot;
+		return slot;
+	}
+	*good = pp_range_ok(named, 1, vq->size) && vq->pages[named];
+	return *good ? (int)named : -1;
+}
+
+/* Take buffer @id back off the ring (-1: none); its page, or NULL. */
+static inline struct pp_page *rx_mrg_take(struct vq *vq, int id)
+{
+	struct pp_page *page;
+
+	if (id < 0)
+		return NULL;
+	page = vq->pages[id];
+	vq->pages[id] = NULL;
+	vq->nr_free++;
+	return page;
+}
+
+/* Whether a later buffer's @len (data only, from the descriptor's
+ * start) is at least a byte and within buffer @id. */
+static inline bool rx_mrg_seg_ok(const struct vq *vq, const struct pp_page *page,
+				 int id, uint32_t len)
+{
+	const uint32_t off = vq->rx_off[id];
+	const uint32_t hr = (uint32_t)vq->headroom - vq->hdr_len;
+
+	if (!len || len > UINT16_MAX)
+		return false;
+	if (vq->frag)
+		return pp_frame_bounds_end_ok(off, hr, len, vq->rx_end[id]);
+	return pp_frame_bounds_ok(page, off, hr, len);
+}
+
+/*
+ * The packet at the next used entry, @avail of them there. Returns how
+ * many used entries it took: 0 when it waits (see above). Its segments
+ * go to @frames (*@got of them, at most @room); *@got is 0 when it was
+ * refused, counted in *@errors.
+ */
+static unsigned int rx_mrg_pkt(struct pp_rxq *rxq, struct vq *vq,
+			       struct pp_frame *frames, unsigned int room,
+			       uint16_t avail, unsigned int *got,
+			       unsigned int *errors)
+{
+	const uint16_t hdr = vq->hdr_len, hr = vq->headroom;
+	const uint16_t pos = vq->last_used;
+	struct pp_page *page;
+	unsigned int k, out, kept;
+	uint32_t len, off;
+	bool good, lie = false;
+	uint16_t nb;
+	int id;
+
+	*got = 0;
+	id = rx_mrg_entry(vq, pos, &len, &good);
+	if (good) {
+		page = vq->pages[id];
+		off = vq->rx_off[id];
+		good = vq->frag ? vq_rx_len_ok(page, vq->rx_end, (uint16_t)id,
+					       off, len, hdr, hr, true) :
+				  vq_rx_len_ok(page, NULL, (uint16_t)id, off, len,
+					       hdr, hr, false);
+	}
+	if (!good)
+		goto refuse_head;
+	/* The header is in our buffer whatever the device claims. */
+	memcpy(&nb, (char *)pp_page_address(page) + off + hr - hdr +
+			    VIRTIO_NET_HDR_NUM_BUFFERS_OFF, sizeof(nb));
+	/* Buffers out, the head's included: more cannot be the packet's. */
+	out = (unsigned int)vq->size - vq->nr_free;
+	if (PP_UNLIKELY(!nb || nb > out))
+		goto refuse_head;
+	if (nb > avail || (nb <= PP_FRAME_MAX_SEGS && nb > room))
+		return 0;
+	rx_mrg_take(vq, id);
+	frames[0] = (struct pp_frame){
+		.page = page, .offset = off, .headroom = hr,
+		.len = (uint16_t)(len - hdr), .more = nb > 1,
+	};
+	/* Every later entry is taken, whatever happens: the packet is
+	 * kept in @frames while all is well (kept segments), and once it
+	 * is not, the rest of its buffers go straight back. */
+	kept = 1;
+	for (k = 1; k < nb; k++) {
+		id = rx_mrg_entry(vq, (uint16_t)(pos + k), &len, &good);
+		page = rx_mrg_take(vq, id);
+		if (PP_UNLIKELY(!good || !rx_mrg_seg_ok(vq, page, id, len)))
+			lie = true;
+		if (PP_UNLIKELY(lie || nb > PP_FRAME_MAX_SEGS)) {
+			if (page)
+				pp_pool_recycle_direct(rxq->pool, page);
+			continue;
+		}
+		frames[kept++] = (struct pp_frame){
+			.page = page, .offset = vq->rx_off[id],
+			.headroom = (uint16_t)(hr - hdr), .len = (uint16_t)len,
+			.more = k + 1 < nb,
+		};
+	}
+	if (PP_UNLIKELY(lie || nb > PP_FRAME_MAX_SEGS)) {
+		for (k = 0; k < kept; k++)
+			pp_pool_recycle_direct(rxq->pool, frames[k].page);
+		vq->bad_used += lie;
+		(*errors)++;
+		return nb;
+	}
+	*got = nb;
+	return nb;
+
+refuse_head:
+	page = rx_mrg_take(vq, id);
+	if (page)
+		pp_pool_recycle_direct(rxq->pool, page);
+	vq->bad_used++;
+	(*errors)++;
+	return 1;
+}
+
+static __attribute__((noinline)) unsigned int
+rx_burst_mrg(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
+	     unsigned int n)
+{
+	uint16_t avail = vq_used_new(vq);
+	unsigned int ok = 0, errors = 0;
+
+	if (!avail && vq->in_order)
+		vq_idle();
+	while (avail && ok < n) {
+		unsigned int got, used;
+
+		used = rx_mrg_pkt(rxq, vq, frames + ok, n - ok, avail, &got,
+				  &errors);
+		if (!used)
+			break;
+		vq->last_used = (uint16_t)(vq->last_used + used);
+		avail = (uint16_t)(avail - used);
+		ok += got;
+	}
+	if (PP_UNLIKELY(errors))
+		pp_net_stat_add(&rxq->stats.errors, errors);
+	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
+		vq_rx_refill_mode(vq, rxq->pool, vq->frag != 0);
+	return ok;
+}
+
 /* At open, from the probing thread: whichever kind the ring takes. */
 unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool)
 {
@@ -616,6 +778,45 @@ unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool)
 }
 
 /* ---- TX ------------------------------------------------------------- */
+
+/*
+ * A TX frame's offset and .more bit as stored, one 32-bit word (the
+ * offset's bit field fills bits 0-30 from the bottom, .more is bit 31,
+ * as the x86-64 and AArch64 ABIs lay them out). The single-buffer loops
+ * check the frame's bounds with it in place of the offset: a block ends
+ * below 2^31, so a frame with .more set fails the same check that a
+ * frame outside its page fails, and the loop tells the two apart only
+ * in its unlikely branch. One test a frame for both, and no masking.
+ */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "vq_frame_word() reads the frame's offset and .more as a little-endian word"
+#endif
+static_assert(offsetof(struct pp_frame, headroom) ==
+		      sizeof(struct pp_page *) + sizeof(uint32_t),
+	      "offset and .more share the 32-bit word after the page");
+
+static inline uint32_t vq_frame_word(const struct pp_frame *f)
+{
+	uint32_t w;
+
+	memcpy(&w, (const char *)f + sizeof(f->page), sizeof(w));
+	return w;
+}
+
+/* The frame word's bounds check (pp_frame_bounds_ok() on the word):
+ * false for a frame outside its block, and for one with .more set. */
+static inline bool vq_frame_single_ok(const struct pp_frame *f, uint32_t w)
+{
+	return pp_range_ok((uint64_t)w + f->headroom, f->len,
+			   pp_frame_block_end_(f->page));
+}
+
+/* The data's first byte, from the frame word of a single-buffer frame
+ * (.more clear: the word is the offset). */
+static inline uintptr_t vq_frame_data(const struct pp_frame *f, uint32_t w)
+{
+	return (uintptr_t)pp_page_address(f->page) + w + f->headroom;
+}
 
 /*
  * A header that asks for nothing (no checksum, no GSO), written only when
@@ -697,6 +898,7 @@ static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
 	for (i = 0; i < n; i++) {
 		struct pp_frame *f = &frames[i];
 		uint16_t id = vq->avail_idx & (vq->size - 1);
+		const uint32_t w = vq_frame_word(f);
 		uint64_t addr;
 		struct vring_desc *d;
 
@@ -708,14 +910,18 @@ static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
 		 * a frame outside its page, without room for the header in
 		 * its headroom, empty, or on memory the table does not
 		 * cover (another arena) is taken and dropped, as af_xdp
-		 * does for frames it cannot address.
+		 * does for frames it cannot address. A multi-buffer
+		 * packet (.more fails the bounds check, vq_frame_word())
+		 * ends the loop: tx_burst_mb() takes it from here.
 		 */
-		if (PP_UNLIKELY(!pp_frame_valid(f) || f->headroom < hdr ||
-				!f->len)) {
+		if (PP_UNLIKELY(!vq_frame_single_ok(f, w) ||
+				f->headroom < hdr || !f->len)) {
+			if (f->more)
+				break;
 			foreign[nr_foreign++] = f->page;
 			continue;
 		}
-		addr = (uint64_t)(uintptr_t)pp_frame_data(f) - hdr;
+		addr = (uint64_t)vq_frame_data(f, w) - hdr;
 		if (PP_UNLIKELY(!pp_range_ok(addr - vq->mem_base,
 					     (uint64_t)f->len + hdr,
 					     vq->mem_size))) {
@@ -813,15 +1019,18 @@ static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
 	for (i = 0; i < n; i++) {
 		struct pp_frame *f = &frames[i];
 		const uint16_t id = aidx & mask;
+		const uint32_t w = vq_frame_word(f);
 		uint64_t addr;
 
 		/* As in tx_burst(). */
-		if (PP_UNLIKELY(!pp_frame_valid(f) || f->headroom < hdr ||
-				!f->len)) {
+		if (PP_UNLIKELY(!vq_frame_single_ok(f, w) ||
+				f->headroom < hdr || !f->len)) {
+			if (f->more)
+				break;
 			foreign[nr_foreign++] = f->page;
 			continue;
 		}
-		addr = (uint64_t)(uintptr_t)pp_frame_data(f) - hdr;
+		addr = (uint64_t)vq_frame_data(f, w) - hdr;
 		if (PP_UNLIKELY(!pp_range_ok(addr - mem_base,
 					     (uint64_t)f->len + hdr,
 					     mem_size))) {
@@ -846,6 +1055,178 @@ static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
 	return i;
 }
 
+/* ---- TX of multi-buffer packets ----------------------------------------- */
+
+/*
+ * Whether packet @f (@segs segments) can go out whole: the head with
+ * room for the header in its headroom, every segment in its page,
+ * carrying a byte at least, and on memory the table covers; at most
+ * PP_FRAME_MAX_SEGS segments, and more than one only where chains can
+ * go (vq_mb, VIRTIO_RING_F_INDIRECT_DESC negotiated).
+ */
+static bool tx_mb_ok(const struct vq *vq, const struct pp_frame *f,
+		     unsigned int segs)
+{
+	const uint16_t hdr = vq->hdr_len;
+	unsigned int k;
+
+	if (segs > PP_FRAME_MAX_SEGS ||
+	    (segs > 1 && (!vq->mb || !vq->mb->indirect)) ||
+	    f[0].headroom < hdr)
+		return false;
+	for (k = 0; k < segs; k++) {
+		uint64_t addr = (uint64_t)(uintptr_t)pp_frame_data(&f[k]);
+		uint64_t len = f[k].len;
+
+		if (!k) {
+			addr -= hdr;
+			len += hdr;
+		}
+		if (!pp_frame_valid(&f[k]) || !f[k].len ||
+		    !pp_range_ok(addr - vq->mem_base, len, vq->mem_size))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Packet @f of @segs (> 1) segments into slot @id: its indirect table
+ * (the header in front of the head's data, then each segment), the ring
+ * descriptor pointing at it, and our record of the pages.
+ */
+static void tx_mb_chain(struct vq *vq, uint16_t id, const struct pp_frame *f,
+			unsigned int segs)
+{
+	struct vq_mb *mb = vq->mb;
+	struct vring_desc *t = mb->ind + (size_t)id * PP_FRAME_MAX_SEGS;
+	struct pp_page **pages = mb->segs + (size_t)id * PP_FRAME_MAX_SEGS;
+	const uint16_t hdr = vq->hdr_len;
+	unsigned int k;
+
+	for (k = 0; k < segs; k++) {
+		uint64_t addr = (uint64_t)(uintptr_t)pp_frame_data(&f[k]);
+		uint32_t len = f[k].len;
+
+		if (!k) {
+			addr -= hdr;
+			len += hdr;
+			vq_hdr_clear((void *)(uintptr_t)addr);
+		}
+		t[k] = (struct vring_desc){
+			.addr = addr, .len = len,
+			.flags = k + 1 < segs ? VRING_DESC_F_NEXT : 0,
+			.next = (uint16_t)(k + 1 < segs ? k + 1 : 0),
+		};
+		pages[k] = f[k].page;
+	}
+	mb->nsegs[id] = (uint8_t)segs;
+	vq_desc_write(&vq->desc[id], (uint64_t)(uintptr_t)t,
+		      (uint32_t)(segs * sizeof(*t)), VRING_DESC_F_INDIRECT);
+	vq->pages[id] = (struct pp_page *)((uintptr_t)f[0].page |
+					    VQ_CHAIN_TAG);
+	mb->chains++;
+}
+
+/*
+ * The rest of a burst from its first multi-buffer packet on (after the
+ * single-buffer loop stopped there), packet by packet: whole or not at
+ * all. A packet that cannot go out (tx_mb_ok()) is taken and dropped
+ * whole, one error; an unfinished one at the end is not taken
+ * (pp_burst_whole()); a full ring stops the burst before a packet. A
+ * single-buffer packet among them goes out as the fast loops send one.
+ */
+static __attribute__((noinline)) unsigned int
+tx_burst_mb(struct pp_txq *txq, struct vq *vq, struct pp_frame *frames,
+	    unsigned int n)
+{
+	struct pp_page *drop[PP_NET_BURST];
+	const uint16_t hdr = vq->hdr_len;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	unsigned int i = 0, k, sent = 0, nr_drop = 0, errors = 0;
+
+	n = pp_burst_whole(frames, n < PP_NET_BURST ? n : PP_NET_BURST);
+	while (i < n) {
+		unsigned int segs = pp_pkt_segs(frames + i, n - i);
+		const uint16_t id = vq->avail_idx & mask;
+
+		if (!vq->nr_free || vq->pages[id])
+			break;
+		if (PP_UNLIKELY(!tx_mb_ok(vq, frames + i, segs))) {
+			for (k = 0; k < segs; k++)
+				drop[nr_drop++] = frames[i + k].page;
+			errors++;
+			i += segs;
+			continue;
+		}
+		if (segs == 1) {
+			uint64_t addr = (uint64_t)(uintptr_t)
+						pp_frame_data(&frames[i]) - hdr;
+
+			vq_hdr_clear((void *)(uintptr_t)addr);
+			vq_desc_write(&vq->desc[id], addr,
+				      (uint32_t)frames[i].len + hdr, 0);
+			vq->pages[id] = frames[i].page;
+		} else {
+			tx_mb_chain(vq, id, frames + i, segs);
+		}
+		vq->nr_free--;
+		vq_avail_put(vq, id);
+		sent++;
+		i += segs;
+	}
+	if (sent)
+		vq_publish(vq);
+	if (PP_UNLIKELY(nr_drop)) {
+		pp_net_put_pages(txq->port->allocator, txq->napi_pool, drop,
+				 nr_drop);
+		pp_net_stat_add(&txq->stats.errors, errors);
+	}
+	return i;
+}
+
+/*
+ * TX completions while chains are on the ring (vq_mb.chains): what the
+ * single-buffer loops' completions do (by position in order, by id
+ * otherwise, checked alike), and a chain's slot (its pages[] entry
+ * tagged, VQ_CHAIN_TAG) gives back every segment from our own record
+ * of them. Out of line, so that the fast completions test no tag.
+ */
+static __attribute__((noinline)) void
+vq_tx_complete_mb(struct vq *vq, struct pp_txq *txq)
+{
+	struct vq_mb *mb = vq->mb;
+	const uint16_t mask = (uint16_t)(vq->size - 1);
+	uint16_t n = vq_used_new(vq), i;
+
+	for (i = 0; i < n; i++) {
+		const uint16_t pos = (uint16_t)(vq->last_used + i);
+		struct pp_page *page;
+		uint16_t id = pos & mask;
+		uint32_t len;
+
+		if (vq->in_order) {
+			page = vq->pages[id];
+			vq->pages[id] = NULL;
+			vq->nr_free++;
+		} else {
+			page = vq_used_take(vq, pos, &len, &id);
+			if (PP_UNLIKELY(!page)) {
+				vq->bad_used++;
+				continue;
+			}
+		}
+		if ((uintptr_t)page & VQ_CHAIN_TAG) {
+			pp_net_put_pages(txq->port->allocator, txq->napi_pool,
+					 mb->segs + (size_t)id * PP_FRAME_MAX_SEGS,
+					 mb->nsegs[id]);
+			mb->chains--;
+			continue;
+		}
+		pp_net_put_pages(txq->port->allocator, txq->napi_pool, &page, 1);
+	}
+	vq->last_used = (uint16_t)(vq->last_used + n);
+}
+
 unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				  unsigned int n)
 {
@@ -855,10 +1236,24 @@ unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	/* No back-end: nothing is taken (the caller keeps or drops). */
 	if (PP_UNLIKELY(!vq_enter(vq)))
 		return 0;
-	if (PP_LIKELY(vq->in_order))
-		sent = tx_burst_in_order(txq, vq, frames, n);
-	else
-		sent = tx_burst(txq, vq, frames, n);
+	/*
+	 * Chains on the ring: the whole burst out of line, completions
+	 * and all, so that the single-buffer loops' completions never meet
+	 * a chain's tagged slot (not even one the device returns while
+	 * the burst runs). Otherwise the single-buffer loops, which stop
+	 * at a multi-buffer packet.
+	 */
+	if (PP_UNLIKELY(vq->mb && vq->mb->chains)) {
+		vq_tx_complete_mb(vq, txq);
+		sent = tx_burst_mb(txq, vq, frames, n);
+	} else {
+		if (PP_LIKELY(vq->in_order))
+			sent = tx_burst_in_order(txq, vq, frames, n);
+		else
+			sent = tx_burst(txq, vq, frames, n);
+		if (PP_UNLIKELY(sent < n && frames[sent].more))
+			sent += tx_burst_mb(txq, vq, frames + sent, n - sent);
+	}
 	vq_leave(vq);
 	return sent;
 }
@@ -893,6 +1288,15 @@ void vq_reclaim(struct vq *vq, struct pp_allocator *alloc)
 	for (i = 0; i < vq->size; i++) {
 		if (!vq->pages[i])
 			continue;
+		if ((uintptr_t)vq->pages[i] & VQ_CHAIN_TAG) {
+			/* A TX chain: all its segments (vq_mb). */
+			pp_net_put_pages(alloc, NULL, vq->mb->segs +
+					 (size_t)i * PP_FRAME_MAX_SEGS,
+					 vq->mb->nsegs[i]);
+			vq->mb->chains--;
+			vq->pages[i] = NULL;
+			continue;
+		}
 		batch[k++] = vq->pages[i];
 		vq->pages[i] = NULL;
 		if (k == PP_NET_BURST) {
