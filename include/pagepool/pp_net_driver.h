@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <pagepool/pp_net.h>
 
@@ -176,6 +177,38 @@ PP_API void pp_net_put_pages(struct pp_allocator *alloc,
 			     struct pp_page **pages, unsigned int n);
 
 /*
+ * pp_net_frame_word - a frame's second eight bytes as one word, for
+ * burst loops: the offset in bits 0-30, .more at bit 31
+ * (PP_NET_WORD_MORE), the headroom in bits 32-47 and the length in bits
+ * 48-63 (pp_net_word_len()), as the x86-64 and AArch64 ABIs lay out the
+ * bit field. One load gives a loop the length and .more together, where
+ * the two fields read apart cost a byte load, shift and extension a
+ * frame; and its low 32 bits in place of the offset make a bounds check
+ * that a frame with .more also fails (a block ends below 2^31), so a
+ * single-buffer loop tells the two apart only in its unlikely branch.
+ */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "pp_net_frame_word() reads a frame's fields as a little-endian word"
+#endif
+static_assert(offsetof(struct pp_frame, headroom) ==
+		      sizeof(struct pp_page *) + sizeof(uint32_t),
+	      "offset and .more share the 32-bit word after the page");
+#define PP_NET_WORD_MORE (1ull << 31)
+
+static inline uint64_t pp_net_frame_word(const struct pp_frame *f)
+{
+	uint64_t w;
+
+	memcpy(&w, (const char *)f + sizeof(f->page), sizeof(w));
+	return w;
+}
+
+static inline unsigned int pp_net_word_len(uint64_t w)
+{
+	return (unsigned int)(w >> 48);
+}
+
+/*
  * pp_net_buf_color - where a driver starts the buffer in an order-0 page:
  * one of 16 cache lines, chosen by the page's address. Every page's data
  * would otherwise start at the same offset 4 KiB apart, all in the same
@@ -212,6 +245,30 @@ static inline void pp_net_tx_drop(struct pp_txq *txq, struct pp_page **pages,
 {
 	pp_net_put_pages(txq->port->allocator, txq->napi_pool, pages, n);
 	pp_net_stat_add(&txq->stats.errors, n);
+}
+
+/*
+ * pp_net_tx_drop_pkt - a multi-buffer packet of @segs frames at @f that
+ * a TX burst takes but will not send (a segment outside its page, more
+ * segments than a packet may have): every segment's page goes home, and
+ * the packet is one error.
+ */
+static inline void pp_net_tx_drop_pkt(struct pp_txq *txq,
+				      const struct pp_frame *f,
+				      unsigned int segs)
+{
+	struct pp_page *pages[PP_NET_BURST];
+	unsigned int j, k = 0;
+
+	for (j = 0; j < segs; j++) {
+		pages[k++] = f[j].page;
+		if (k == PP_NET_BURST || j + 1 == segs) {
+			pp_net_put_pages(txq->port->allocator, txq->napi_pool,
+					 pages, k);
+			k = 0;
+		}
+	}
+	pp_net_stat_add(&txq->stats.errors, 1);
 }
 
 #ifdef __cplusplus

@@ -3,8 +3,6 @@
 #ifndef PP_NET_PRIV_H
 #define PP_NET_PRIV_H
 
-#include <string.h>
-
 #include <pagepool/pp_net_driver.h>
 
 int net_devargs_parse(const char *devstr, struct pp_devargs *da);
@@ -44,31 +42,6 @@ static inline void net_rxq_claim(struct pp_rxq *rxq)
 		pp_pool_set_owner(rxq->pool);
 		rxq->owner = net_self();
 	}
-}
-
-/*
- * The burst loops' view of a frame: its second eight bytes as one word,
- * the length in bits 48-63 and the .more bit at bit 31 (the offset's
- * bit field fills bits 0-31 from the bottom, as the x86-64 and AArch64
- * ABIs lay it out). One load gives a loop both, where the two fields
- * read apart cost a byte load, shift and extension per frame.
- */
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "net_frame_word() reads the frame's fields as a little-endian word"
-#endif
-#define NET_WORD_MORE (1ull << 31)
-
-static inline uint64_t net_frame_word(const struct pp_frame *f)
-{
-	uint64_t w;
-
-	memcpy(&w, (const char *)f + sizeof(f->page), sizeof(w));
-	return w;
-}
-
-static inline unsigned int net_word_len(uint64_t w)
-{
-	return (unsigned int)(w >> 48);
 }
 
 #endif /* PP_NET_PRIV_H */

@@ -238,12 +238,12 @@ static void run_burst(struct pp_port *port, struct pp_rxq *rxq,
 
 	/* Two loops: the verdicts' is contiguous and vectorizes. */
 	for (i = 0; i < n; i++) {
-		uint64_t w = net_frame_word(&b->frames[i]);
+		uint64_t w = pp_net_frame_word(&b->frames[i]);
 
-		bytes += net_word_len(w);
+		bytes += pp_net_word_len(w);
 		words |= w;
 	}
-	if (PP_UNLIKELY(words & NET_WORD_MORE)) {
+	if (PP_UNLIKELY(words & PP_NET_WORD_MORE)) {
 		more = n - frames_pkts(b->frames, n);
 		spread_verdicts(b, n);
 	}

@@ -334,41 +334,11 @@ static void tx_clean(struct pp_txq *txq, struct e1000e_port *ep)
 				 nr);
 }
 
-/*
- * A frame's .more, read as bit 31 of the 32-bit word it shares with the
- * offset (the x86-64 and AArch64 ABIs fill a bit field from the bottom):
- * the load the offset takes anyway, instead of a byte load of its own.
- */
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "frame_more() reads the frame's offset word as little-endian"
-#endif
+/* A frame's .more, from the word it shares with the offset: the load
+ * the offset takes anyway, not a byte load of its own. */
 static inline bool frame_more(const struct pp_frame *f)
 {
-	uint32_t w;
-
-	memcpy(&w, (const char *)f + sizeof(f->page), sizeof(w));
-	return w >> 31;
-}
-
-/*
- * A multi-buffer packet TX takes and drops (a segment outside its page,
- * or more segments than a packet may have): its pages go home, one error.
- */
-static __attribute__((cold, noinline)) void
-tx_drop_pkt(struct pp_txq *txq, const struct pp_frame *f, unsigned int segs)
-{
-	struct pp_page *pages[PP_NET_BURST];
-	unsigned int j, k = 0;
-
-	for (j = 0; j < segs; j++) {
-		pages[k++] = f[j].page;
-		if (k == PP_NET_BURST || j + 1 == segs) {
-			pp_net_put_pages(txq->port->allocator, txq->napi_pool,
-					 pages, k);
-			k = 0;
-		}
-	}
-	pp_net_stat_add(&txq->stats.errors, 1);
+	return pp_net_frame_word(f) & PP_NET_WORD_MORE;
 }
 
 /*
@@ -395,7 +365,7 @@ tx_chain(struct pp_txq *txq, struct e1000e_port *ep, const struct pp_frame *f,
 	for (j = 0; ok && j < segs; j++)
 		ok = pp_frame_valid(&f[j]);
 	if (PP_UNLIKELY(!ok)) {
-		tx_drop_pkt(txq, f, segs);
+		pp_net_tx_drop_pkt(txq, f, segs);
 		return segs;
 	}
 	/* Free: from the tail up to the slot before the oldest in use. */

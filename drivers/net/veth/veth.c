@@ -194,28 +194,6 @@ static inline void ring_put(struct pp_ring *ring, void **objs, unsigned int nr)
 }
 
 /*
- * A multi-buffer packet TX takes and drops (a segment outside its
- * buffer, or more segments than a packet may have): every segment's page
- * goes home, one error for the packet.
- */
-static __attribute__((cold, noinline)) void
-tx_drop_pkt(struct pp_txq *txq, const struct pp_frame *f, unsigned int segs)
-{
-	struct pp_page *pages[PP_NET_BURST];
-	unsigned int j, k = 0;
-
-	for (j = 0; j < segs; j++) {
-		pages[k++] = f[j].page;
-		if (k == PP_NET_BURST || j + 1 == segs) {
-			pp_net_put_pages(txq->port->allocator, txq->napi_pool,
-					 pages, k);
-			k = 0;
-		}
-	}
-	pp_net_stat_add(&txq->stats.errors, 1);
-}
-
-/*
  * The packet at @f (one frame, or a multi-buffer packet's segments),
  * @left frames before the burst's end: its slots go into @objs (*@nr
  * used) as a run that ring_put() enqueues in one go, so the consumer
@@ -243,7 +221,7 @@ tx_pkt(struct pp_txq *txq, struct pp_ring *ring, const struct pp_frame *f,
 		need += 1 + (frag >> j & 1);
 	}
 	if (PP_UNLIKELY(!ok)) {
-		tx_drop_pkt(txq, f, segs);
+		pp_net_tx_drop_pkt(txq, f, segs);
 		return segs;
 	}
 	if (need > *room)

@@ -780,27 +780,15 @@ unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool)
 /* ---- TX ------------------------------------------------------------- */
 
 /*
- * A TX frame's offset and .more bit as stored, one 32-bit word (the
- * offset's bit field fills bits 0-30 from the bottom, .more is bit 31,
- * as the x86-64 and AArch64 ABIs lay them out). The single-buffer loops
- * check the frame's bounds with it in place of the offset: a block ends
- * below 2^31, so a frame with .more set fails the same check that a
- * frame outside its page fails, and the loop tells the two apart only
- * in its unlikely branch. One test a frame for both, and no masking.
+ * The single-buffer loops check a frame's bounds with its offset word
+ * (pp_net_frame_word(), low 32 bits) in place of the offset: a frame with
+ * .more fails that check as a frame outside its page does, and the loop
+ * tells the two apart only in its unlikely branch. One test a frame for
+ * both, and no masking.
  */
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "vq_frame_word() reads the frame's offset and .more as a little-endian word"
-#endif
-static_assert(offsetof(struct pp_frame, headroom) ==
-		      sizeof(struct pp_page *) + sizeof(uint32_t),
-	      "offset and .more share the 32-bit word after the page");
-
 static inline uint32_t vq_frame_word(const struct pp_frame *f)
 {
-	uint32_t w;
-
-	memcpy(&w, (const char *)f + sizeof(f->page), sizeof(w));
-	return w;
+	return (uint32_t)pp_net_frame_word(f);
 }
 
 /* The frame word's bounds check (pp_frame_bounds_ok() on the word):
