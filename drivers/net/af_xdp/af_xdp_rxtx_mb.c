@@ -42,7 +42,8 @@
  * The page of RX descriptor @d when the kernel had it from this queue's
  * fill ring: the tag is cleared (the page is ours again, and a second
  * descriptor naming it, in this chain or later, is refused). NULL, and
- * counted, for anything else: that page is not ours to touch.
+ * counted, for anything else: that page is not ours to touch. @d is the
+ * caller's copy of the ring's descriptor: what is checked is what is used.
  */
 static struct pp_page *xdp_mb_rx_claim(struct xdp_queue *xq,
 				       const struct xdp_desc *d)
@@ -69,8 +70,9 @@ static void xdp_mb_rx_drop(struct xdp_queue *xq, struct pp_rxq *rxq,
 	unsigned int i;
 
 	for (i = 0; i < nr; i++) {
-		struct pp_page *page = xdp_mb_rx_claim(
-			xq, xsk_ring_cons__rx_desc(&xq->rx, idx + i));
+		const struct xdp_desc d = *xsk_ring_cons__rx_desc(&xq->rx,
+								  idx + i);
+		struct pp_page *page = xdp_mb_rx_claim(xq, &d);
 
 		if (page)
 			pp_pool_recycle_direct(rxq->pool, page);
@@ -93,25 +95,26 @@ static bool xdp_mb_rx_chain(struct xdp_queue *xq, struct pp_rxq *rxq,
 	bool ok = true;
 
 	for (s = 0; s < segs; s++) {
-		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xq->rx,
+		/* One read of the kernel's descriptor: checked, then used. */
+		const struct xdp_desc d = *xsk_ring_cons__rx_desc(&xq->rx,
 								  idx + s);
-		uint32_t off = (uint32_t)(d->addr & (PP_PAGE_SIZE - 1));
-		struct pp_page *page = xdp_mb_rx_claim(xq, d);
+		uint32_t off = (uint32_t)(d.addr & (PP_PAGE_SIZE - 1));
+		struct pp_page *page = xdp_mb_rx_claim(xq, &d);
 
 		if (!page) {
 			ok = false;
 			continue;
 		}
 		claimed[nr++] = page;
-		if (PP_UNLIKELY(!d->len ||
-				!pp_frame_bounds_ok(page, 0, off, d->len))) {
+		if (PP_UNLIKELY(!d.len ||
+				!pp_frame_bounds_ok(page, 0, off, d.len))) {
 			xq->bad_desc++;
 			ok = false;
 			continue;
 		}
 		frames[s] = (struct pp_frame){
 			.page = page, .offset = 0, .headroom = (uint16_t)off,
-			.len = (uint16_t)d->len, .more = s + 1 < segs,
+			.len = (uint16_t)d.len, .more = s + 1 < segs,
 		};
 	}
 	if (PP_LIKELY(ok))
