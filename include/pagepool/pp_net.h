@@ -75,8 +75,25 @@ struct pp_port;
  */
 struct pp_frame {
 	struct pp_page *page;
-	uint32_t offset : 31; /* buffer start in the block (data_hard_start) */
-	uint32_t more : 1;    /* the packet goes on in the next frame */
+	union {
+		struct {
+			/* buffer start in the block (data_hard_start) */
+			uint32_t offset : 31;
+			/* the packet goes on in the next frame */
+			uint32_t more : 1;
+		};
+		/*
+		 * Both as one word, for drivers' single-buffer loops: RX
+		 * builds a frame with a plain store (the bit field's
+		 * costs a mask), an offset below 2^31 and .more clear;
+		 * TX checks a frame's bounds with it in place of the
+		 * offset, which a segment with .more fails as a frame
+		 * outside its page does (a block ends below 2^31), and
+		 * tells the two apart off the common path. Elsewhere,
+		 * use the fields.
+		 */
+		uint32_t offset_word_;
+	};
 	uint16_t headroom;    /* bytes between buffer start and data */
 	uint16_t len;         /* data length */
 };

@@ -19,7 +19,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include <pagepool/pp_net.h>
 
@@ -175,38 +174,6 @@ PP_API struct pp_arena *pp_net_port_arena(struct pp_port *port,
 PP_API void pp_net_put_pages(struct pp_allocator *alloc,
 			     struct pp_pool *napi_pool,
 			     struct pp_page **pages, unsigned int n);
-
-/*
- * pp_net_frame_word - a frame's second eight bytes as one word, for
- * burst loops: the offset in bits 0-30, .more at bit 31
- * (PP_NET_WORD_MORE), the headroom in bits 32-47 and the length in bits
- * 48-63 (pp_net_word_len()), as the x86-64 and AArch64 ABIs lay out the
- * bit field. One load gives a loop the length and .more together, where
- * the two fields read apart cost a byte load, shift and extension a
- * frame; and its low 32 bits in place of the offset make a bounds check
- * that a frame with .more also fails (a block ends below 2^31), so a
- * single-buffer loop tells the two apart only in its unlikely branch.
- */
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "pp_net_frame_word() reads a frame's fields as a little-endian word"
-#endif
-static_assert(offsetof(struct pp_frame, headroom) ==
-		      sizeof(struct pp_page *) + sizeof(uint32_t),
-	      "offset and .more share the 32-bit word after the page");
-#define PP_NET_WORD_MORE (1ull << 31)
-
-static inline uint64_t pp_net_frame_word(const struct pp_frame *f)
-{
-	uint64_t w;
-
-	memcpy(&w, (const char *)f + sizeof(f->page), sizeof(w));
-	return w;
-}
-
-static inline unsigned int pp_net_word_len(uint64_t w)
-{
-	return (unsigned int)(w >> 48);
-}
 
 /*
  * pp_net_buf_color - where a driver starts the buffer in an order-0 page:

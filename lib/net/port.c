@@ -388,10 +388,8 @@ unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
 	net_rxq_claim(rxq);
 	got = port->rx_burst(rxq, frames, n);
 	for (i = 0; i < got; i++) {
-		uint64_t w = pp_net_frame_word(&frames[i]);
-
-		bytes += pp_net_word_len(w);
-		more += (w & PP_NET_WORD_MORE) != 0;
+		bytes += frames[i].len;
+		more += frames[i].offset_word_ >> 31;
 	}
 	pp_net_stat_add(&rxq->stats.packets, got - more);
 	pp_net_stat_add(&rxq->stats.bytes, bytes);
@@ -407,10 +405,8 @@ unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
 
 	sent = port->tx_burst(txq, frames, n);
 	for (i = 0; i < sent; i++) {
-		uint64_t w = pp_net_frame_word(&frames[i]);
-
-		bytes += pp_net_word_len(w);
-		more += (w & PP_NET_WORD_MORE) != 0;
+		bytes += frames[i].len;
+		more += frames[i].offset_word_ >> 31;
 	}
 	pp_net_stat_add(&txq->stats.packets, sent - more);
 	pp_net_stat_add(&txq->stats.bytes, bytes);

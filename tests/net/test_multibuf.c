@@ -45,6 +45,19 @@ static void test_helpers(void)
 	CHECK_EQ(pp_burst_whole(f, 4), 4);
 	CHECK_EQ(pp_burst_whole(f, 2), 0);
 	CHECK_EQ(pp_burst_whole(f, 0), 0);
+	/* The word the drivers' loops read and write: the offset in its
+	 * low 31 bits, .more at the top (bit fields fill from the low bit
+	 * on the ABIs pagepool builds for). */
+	{
+		struct pp_frame g = { .more = 1 };
+
+		CHECK_EQ(g.offset_word_, 1u << 31);
+		g = (struct pp_frame){ .offset = 0x12345 };
+		CHECK_EQ(g.offset_word_, 0x12345u);
+		g = (struct pp_frame){ .offset_word_ = 4032 };
+		CHECK_EQ(g.offset, 4032);
+		CHECK_EQ(g.more, 0);
+	}
 	/* The offset field keeps its 31 bits beside the flag. */
 	f[0].offset = PP_FRAME_OFFSET_MAX;
 	CHECK_EQ(f[0].more, 1);

@@ -338,7 +338,7 @@ static void tx_clean(struct pp_txq *txq, struct e1000e_port *ep)
  * the offset takes anyway, not a byte load of its own. */
 static inline bool frame_more(const struct pp_frame *f)
 {
-	return pp_net_frame_word(f) & PP_NET_WORD_MORE;
+	return f->offset_word_ >> 31;
 }
 
 /*

@@ -105,7 +105,7 @@ rx_fill(struct pp_rxq *rxq, struct null_rxq *nq, struct pp_frame *frames,
 			off = pp_net_buf_color(page, headroom, size);
 		}
 		frames[i] = (struct pp_frame){
-			.page = page, .offset = off,
+			.page = page, .offset_word_ = off,
 			.headroom = headroom, .len = size,
 		};
 		/* Kept for the second pass, which then reads nothing back. */
@@ -222,7 +222,15 @@ static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	for (i = 0; i < n; i++) {
 		struct pp_page *page = frames[i].page;
 
-		if (PP_UNLIKELY(!pp_frame_valid(&frames[i])))
+		/*
+		 * The frame's bounds on its offset word: a segment with
+		 * .more fails them as a frame outside its page does, and
+		 * bad_packets() tells the two apart, off the common path.
+		 */
+		if (PP_UNLIKELY(!pp_frame_bounds_ok(page,
+						    frames[i].offset_word_,
+						    frames[i].headroom,
+						    frames[i].len)))
 			bad++;
 		/* The sending thread's own pages, recycled in one step. */
 		if (PP_LIKELY(napi && pp_page_pool(page) == napi)) {
@@ -245,9 +253,11 @@ static unsigned int null_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	if (nr_other)
 		pp_net_put_pages(txq->port->allocator, NULL, other,
 				 nr_other);
-	if (PP_UNLIKELY(bad))
-		pp_net_stat_add(&txq->stats.errors,
-				bad_packets(frames, n));
+	if (PP_UNLIKELY(bad)) {
+		bad = bad_packets(frames, n);
+		if (bad)
+			pp_net_stat_add(&txq->stats.errors, bad);
+	}
 	return n;
 }
 

@@ -490,8 +490,9 @@ rx_copy(struct pp_rxq *rxq, struct pp_frame *frames, struct pp_page **in,
 		}
 		if (PP_UNLIKELY(pp_page_pool(src) == pool)) {
 			/* Our own page came back (a loop): no copy needed. */
+			/* offset_word_: checked above, below 2^31. */
 			frames[k] = (struct pp_frame){
-				.page = src, .offset = off,
+				.page = src, .offset_word_ = off,
 				.headroom = shr, .len = len,
 			};
 			k++;
@@ -512,7 +513,7 @@ rx_copy(struct pp_rxq *rxq, struct pp_frame *frames, struct pp_page **in,
 			   (char *)pp_page_address(src) + off + shr, len,
 			   droom, (PP_PAGE_SIZE << src->order) - off - shr);
 		frames[k] = (struct pp_frame){
-			.page = dst, .offset = doff,
+			.page = dst, .offset_word_ = doff,
 			.headroom = hr, .len = len,
 		};
 		k++;

@@ -781,14 +781,14 @@ unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool)
 
 /*
  * The single-buffer loops check a frame's bounds with its offset word
- * (pp_net_frame_word(), low 32 bits) in place of the offset: a frame with
- * .more fails that check as a frame outside its page does, and the loop
- * tells the two apart only in its unlikely branch. One test a frame for
- * both, and no masking.
+ * (pp_frame.offset_word_) in place of the offset: a frame with .more
+ * fails that check as a frame outside its page does, and the loop tells
+ * the two apart only in its unlikely branch. One test a frame for both,
+ * and no masking.
  */
 static inline uint32_t vq_frame_word(const struct pp_frame *f)
 {
-	return (uint32_t)pp_net_frame_word(f);
+	return f->offset_word_;
 }
 
 /* The frame word's bounds check (pp_frame_bounds_ok() on the word):
