@@ -14,9 +14,10 @@
  *
  * With frag=, each RX buffer is a fragment of a pool page instead of a
  * page (pp_pool_alloc_frag()): frag=SIZE takes SIZE bytes, at least the
- * headroom and a minimum frame; frag=auto takes the headroom and the frame
- * rounded up to a cache line (a page at most). TX returns a fragment as it returns a page
- * (pp_pool_put_page(): the last fragment's return recycles the page).
+ * headroom and a minimum frame; frag=auto takes the headroom and the
+ * frame rounded up to a cache line (a page at most). TX returns a
+ * fragment as it returns a page (pp_pool_put_page(): the last
+ * fragment's return recycles the page).
  *
  * A size larger than one buffer (a page, or frag= bytes) comes as a
  * multi-buffer packet: the head segment fills its buffer behind the
