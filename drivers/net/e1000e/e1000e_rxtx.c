@@ -90,6 +90,20 @@ static inline void rx_give_back(struct e1000e_port *ep, unsigned int i,
  */
 #define RX_CHAIN_DESCS (PP_NET_BURST + PP_FRAME_MAX_SEGS + 1)
 
+/* The done descriptors from @i on, at most @max: a run the device wrote
+ * back (DD set), which RX takes without another look at DD. */
+static inline unsigned int rx_ready(const struct e1000e_port *ep,
+				    unsigned int i, unsigned int max)
+{
+	unsigned int ready;
+
+	for (ready = 0; ready < max; ready++)
+		if (!(__atomic_load_n(&ep->rx_ring[(i + ready) & RING_MASK].status,
+				      __ATOMIC_RELAXED) & E1000_RXD_STAT_DD))
+			break;
+	return ready;
+}
+
 /*
  * The descriptors of the packet that starts at slot @i, looking at no
  * more than @limit: the done (DD) ones up to and including the first
@@ -173,10 +187,7 @@ rx_burst_chain(struct pp_rxq *rxq, struct e1000e_port *ep,
 	if (n > PP_NET_BURST)
 		n = PP_NET_BURST;
 	/* The run of done descriptors, one buffer for each. */
-	for (ready = 0; ready < RX_CHAIN_DESCS; ready++)
-		if (!(__atomic_load_n(&ep->rx_ring[(i + ready) & RING_MASK].status,
-				      __ATOMIC_RELAXED) & E1000_RXD_STAT_DD))
-			break;
+	ready = rx_ready(ep, i, RX_CHAIN_DESCS);
 	if (!ready)
 		return 0;
 	nr_fresh = pp_pool_alloc_bulk(rxq->pool, fresh, ready);
@@ -253,10 +264,7 @@ unsigned int e1000e_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	if (n > PP_NET_BURST)
 		n = PP_NET_BURST;
 	/* How many are done, so that an empty poll costs one load. */
-	for (ready = 0; ready < n; ready++)
-		if (!(__atomic_load_n(&ep->rx_ring[(i + ready) & RING_MASK].status,
-				      __ATOMIC_RELAXED) & E1000_RXD_STAT_DD))
-			break;
+	ready = rx_ready(ep, i, n);
 	if (!ready)
 		return 0;
 	/* Replacement buffers first, in one bulk call: a descriptor is only
