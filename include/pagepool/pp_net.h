@@ -489,6 +489,14 @@ PP_API unsigned int pp_port_mtu(const struct pp_port *port);
 PP_API int pp_port_close(struct pp_port *port);
 
 PP_API const char *pp_port_name(const struct pp_port *port);
+
+/*
+ * pp_port_id - the port's number, DPDK's port_id: the lowest one free
+ * when it was opened (a veth peer takes the next), below PP_PORT_ID_MAX,
+ * given back at close. Telemetry's /ethdev commands name ports by it.
+ */
+#define PP_PORT_ID_MAX 1024
+PP_API unsigned int pp_port_id(const struct pp_port *port);
 PP_API const char *pp_port_driver(const struct pp_port *port);
 PP_API unsigned int pp_port_nr_rxq(const struct pp_port *port);
 PP_API unsigned int pp_port_nr_txq(const struct pp_port *port);

@@ -129,6 +129,7 @@ struct pp_port {
 	void *priv;                 /* the driver's */
 	struct pp_port *peer;       /* veth: the other end */
 	bool peer_owned;            /* created by the peer's open, closed with it */
+	unsigned int id;            /* pp_port_id() */
 	struct pp_prog prog;        /* fn == NULL: drop everything */
 	pp_stack_fn stack_fn;
 	void *stack_arg;

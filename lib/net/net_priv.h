@@ -9,6 +9,11 @@ int net_devargs_parse(const char *devstr, struct pp_devargs *da);
 int net_devargs_check_keys(const struct pp_devargs *da,
 			   const struct pp_net_driver *drv);
 
+/* port_id.c: give @port the lowest free number (0, or -ENOSPC with a
+ * message), and take it back. */
+int net_port_id_take(struct pp_port *port);
+void net_port_id_drop(struct pp_port *port);
+
 /*
  * A thread's identity for pool ownership: the address of a thread-local
  * byte, unique among live threads and cheap to read (initial-exec TLS, no

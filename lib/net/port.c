@@ -99,6 +99,7 @@ int pp_net_port_free(struct pp_port *port)
 
 	if (!port)
 		return 0;
+	net_port_id_drop(port);
 	ret = port_destroy_pools(port);
 	free(port->rxq);
 	free(port->txq);
@@ -157,11 +158,16 @@ struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
 		errno = ENOMEM;
 		return NULL;
 	}
+	port->id = PP_PORT_ID_MAX; /* none yet, for the error path */
 	if (conf_fill(conf, &port->conf, da->devstr)) {
 		err = EINVAL;
 		goto err_free_port;
 	}
 	memcpy(port->name, da->name, sizeof(port->name));
+	if (net_port_id_take(port)) {
+		err = ENOSPC;
+		goto err_free_port;
+	}
 	port->drv = drv;
 	port->rx_burst = drv->ops.rx_burst;
 	port->tx_burst = drv->ops.tx_burst;
@@ -202,6 +208,7 @@ err_free_queues:
 	free(port->rxq);
 	free(port->txq);
 err_free_port:
+	net_port_id_drop(port);
 	free(port);
 	errno = err;
 	return NULL;
