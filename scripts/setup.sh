@@ -52,10 +52,11 @@ bench_packages=(
 # busybox, cpio, xz for the kernel's modules), the verbs DMA mode
 # (rdma-core's libibverbs and its soft-RoCE provider), the fuzzers'
 # libFuzzer and llvm-symbolizer, numactl for a look at the nodes, and
-# procps for the vhost suite's pkill (a minimal Debian has none).
+# procps for the vhost suite's pkill (a minimal Debian has none), tmux for
+# pp-top's screen (a real terminal: tests/telemetry/check-pp-top.py).
 test_packages=(
 	"${bench_packages[@]}"
-	numactl procps
+	numactl procps tmux
 	llvm libclang-rt-dev
 	qemu-system-x86 busybox-static cpio xz-utils
 	rdma-core libibverbs-dev ibverbs-providers
