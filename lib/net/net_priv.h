@@ -13,6 +13,10 @@ int net_devargs_check_keys(const struct pp_devargs *da,
  * message), and take it back. */
 int net_port_id_take(struct pp_port *port);
 void net_port_id_drop(struct pp_port *port);
+/* List a probed port for pp_port_ids_each/with; unlist it (NULL: no-op)
+ * before its driver is removed. Once unlist returns, no reader is in it. */
+void net_port_id_list(struct pp_port *port);
+void net_port_id_unlist(struct pp_port *port);
 
 /*
  * A thread's identity for pool ownership: the address of a thread-local

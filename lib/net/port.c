@@ -200,6 +200,7 @@ struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
 	err = -drv->ops.probe(port, da);
 	if (err)
 		goto err_destroy_pools;
+	net_port_id_list(port);
 	return port;
 
 err_destroy_pools:
@@ -261,6 +262,12 @@ int pp_port_close(struct pp_port *port)
 	 * memory goes (its pools leave it as they are destroyed). */
 	pp_unregister_obj(port);
 	pp_unregister_obj(peer);
+	/* Out of the port table's list too (telemetry's /ethdev commands
+	 * read ports there, a driver's xstats op its private state), before
+	 * remove() frees that state; the number stays taken until
+	 * pp_net_port_free(). */
+	net_port_id_unlist(port);
+	net_port_id_unlist(peer);
 	/*
 	 * Both ends' drivers give back what their rings hold before either
 	 * end's pools go: a veth ring holds pages of the other end's pools.
