@@ -384,13 +384,16 @@ def port_lines(ports):
     return lines
 
 
+# A pool's row and its holders' rows under it, in the same columns.
+POOL_ROW = "%-22s %-22s %10s %11s %8s  %s"
+
+
 def inflight_lines(inflight):
     total = inflight.get("total", {})
     lines = ["IN FLIGHT %d pages, %s" % (total.get("pages", 0),
                                        size(total.get("bytes", 0))),
-             "%-22s %-10s %10s %11s %8s  %s" %
-             ("POOL / HOLDER", "STATE", "PAGES", "BYTES", "IN POOL",
-              "OLDEST")]
+             POOL_ROW % ("POOL / HOLDER", "STATE", "PAGES", "BYTES",
+                         "IN POOL", "OLDEST")]
     for pool in inflight.get("pools", []):
         lines += pool_lines(pool)
     if not inflight.get("pools"):
@@ -404,16 +407,18 @@ def pool_lines(pool):
         state = "destroyed %s ago" % age(
             (time.time() - pool["detach_time"]) * 1000)
     old = pool.get("oldest")
-    oldest = "-" if not old else "%s %s %s" % (
-        old.get("holder", "?"), where(old), age(old.get("age_ms")))
-    lines = ["%-22s %-10s %10d %11s %8d  %s" % (
-        pool.get("name", "?")[:22], state, pool.get("inflight", 0),
-        size(pool.get("inflight_mem", 0)), pool.get("in_pool", 0),
-        oldest.replace("  ", " "))]
+    oldest = "-" if not old else " ".join(
+        w for w in (old.get("holder", "?"), where(old),
+                    age(old.get("age_ms"))) if w)
+    lines = [POOL_ROW % (pool.get("name", "?")[:22], state,
+                         pool.get("inflight", 0),
+                         size(pool.get("inflight_mem", 0)),
+                         pool.get("in_pool", 0), oldest)]
     for h in pool.get("holders", []):
-        lines.append("  %-8s %-11s %10s %10d %11s %8s  %s" % (
-            h.get("holder", "?"), where(h)[:11], "", h.get("pages", 0),
-            size(h.get("bytes", 0)), "", age(h.get("oldest_ms"))))
+        lines.append(POOL_ROW % (("  %-8s %s" % (h.get("holder", "?"),
+                                                  where(h)))[:22], "",
+                                 h.get("pages", 0), size(h.get("bytes", 0)),
+                                 "", age(h.get("oldest_ms"))))
     return lines
 
 
