@@ -429,9 +429,10 @@ def header(client, prefix, delay):
             comm = f.read().strip() + " "
     except OSError:
         pass
-    return "pp-top - %spid %s, prefix %s, %s - %s - every %gs" % (
-        comm, client.pid, prefix, client.server,
-        time.strftime("%Y-%m-%d %H:%M:%S %Z"), delay)
+    # The time first, as top has it: a narrow terminal cuts the end.
+    return "pp-top - %s - %spid %s, prefix %s, %s, every %gs" % (
+        time.strftime("%Y-%m-%d %H:%M:%S %Z"), comm, client.pid, prefix,
+        client.server, delay)
 
 
 # ---- the three ways to run ----
@@ -500,6 +501,9 @@ def watch(scr, client, opts):
 def draw(scr, lines):
     rows, cols = scr.getmaxyx()
     scr.erase()
+    if rows < 2 or cols < 2:   # nothing fits; the next resize redraws
+        scr.refresh()
+        return
     body = rows - 1
     if len(lines) > body:
         lines = lines[:body - 1] + ["... %d more lines (a taller terminal "
