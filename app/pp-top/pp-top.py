@@ -69,6 +69,12 @@ class Gone(Exception):
     """The program closed its telemetry socket (it exited)."""
 
 
+class Fail(Exception):
+    """The program cannot be watched: the message says why. Raised, not
+    printed, so that the message comes after curses gave the terminal
+    back."""
+
+
 # ---- the command line (the rules of app/common/pp_cli.h) ----
 
 def die(msg, code):
@@ -207,7 +213,7 @@ class Client:
             self.sock.connect(path)
         except OSError as e:
             self.sock.close()
-            die(connect_error(e, path, prefix, base), 1)
+            raise Fail(connect_error(e, path, prefix, base))
         self.sock.settimeout(5)
         greeting = self._read()
         self.pid = greeting.get("pid")
@@ -219,8 +225,8 @@ class Client:
         try:
             data = self.sock.recv(size)
         except socket.timeout:
-            die("the program at the socket did not answer in 5 s "
-                "(stopped, or busy)", 1)
+            raise Fail("the program at the socket did not answer in 5 s "
+                       "(stopped, or busy)")
         except OSError:
             data = b""
         if not data:
@@ -242,7 +248,7 @@ class Client:
             raise Gone()
         reply = self._read(self.max_len + 1)
         if "error" in reply:
-            die("%s: the server says: %s" % (cmd, reply["error"]), 1)
+            raise Fail("%s: the server says: %s" % (cmd, reply["error"]))
         return reply.get(cmd.split(",")[0])
 
 
@@ -315,7 +321,7 @@ def port_rates(prev, cur):
 # ---- rendering ----
 
 def si(n):
-    """n with k/M/G/T, three figures: 161.6M."""
+    """n with k/M/G/T and one decimal: 161.6M."""
     for unit in ("", "k", "M", "G", "T"):
         if abs(n) < 999.5 or unit == "T":
             return ("%.0f" if unit == "" else "%.1f") % n + unit
@@ -518,16 +524,19 @@ def main():
     opts = parse_args(sys.argv[1:])
     base = runtime_base(opts["runtime_dir"])
     path = os.path.join(base, "dpdk", opts["prefix"], SOCKET_NAME)
+    client = None
     try:
         client = Client(path, opts["prefix"], base)
         if opts["once"]:
             once(client, opts, path)
         else:
             curses.wrapper(watch, client, opts)
+    except Fail as e:
+        die(str(e), 1)
     except Gone:
         die("the program (pid %s, prefix %s) exited: its telemetry socket "
-            "%s closed" % (getattr(locals().get("client"), "pid", "?"),
-                           opts["prefix"], path), 1)
+            "%s closed" % (client.pid if client else "?", opts["prefix"],
+                           path), 1)
     except KeyboardInterrupt:
         pass
     return 0
