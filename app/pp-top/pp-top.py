@@ -338,8 +338,8 @@ def size(n):
 
 
 def age(ms):
-    if ms is None:
-        return "?"
+    if ms is None:   # "app" pages: taken without a holder, or a time
+        return "unknown"
     if ms < 1000:
         return "%d ms" % ms
     if ms < 120000:
@@ -350,10 +350,13 @@ def age(ms):
 
 
 def where(h):
-    """A holder's place: "null0 q0", or "" for "app" (none recorded)."""
+    """A holder's place: "null0 q0", "(closed)" after it when the port
+    was closed with the pages still out, or "" for "app" (none
+    recorded)."""
     if "port" not in h:
         return ""
-    return "%s q%s" % (h["port"], h.get("queue", "?"))
+    return "%s q%s%s" % (h["port"], h.get("queue", "?"),
+                         " (closed)" if h.get("port_open") is False else "")
 
 
 def render(head, ports, inflight, lacks):
@@ -398,7 +401,7 @@ def inflight_lines(inflight):
     total = inflight.get("total", {})
     lines = ["IN FLIGHT %d pages, %s" % (total.get("pages", 0),
                                        size(total.get("bytes", 0))),
-             POOL_ROW % ("POOL / HOLDER", "STATE", "PAGES", "BYTES",
+             POOL_ROW % ("POOL / HOLDER", "STATE / WHERE", "PAGES", "BYTES",
                          "IN POOL", "OLDEST")]
     for pool in inflight.get("pools", []):
         lines += pool_lines(pool)
@@ -421,8 +424,7 @@ def pool_lines(pool):
                          size(pool.get("inflight_mem", 0)),
                          pool.get("in_pool", 0), oldest)]
     for h in pool.get("holders", []):
-        lines.append(POOL_ROW % (("  %-8s %s" % (h.get("holder", "?"),
-                                                  where(h)))[:22], "",
+        lines.append(POOL_ROW % ("  " + h.get("holder", "?"), where(h)[:22],
                                  h.get("pages", 0), size(h.get("bytes", 0)),
                                  "", age(h.get("oldest_ms"))))
     return lines
