@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <pagepool/pp_drivers.h>
+#include <pagepool/pp_net_driver.h>
 #include <pagepool/pp_telemetry.h>
 
 #include "pp_test.h"
@@ -542,6 +543,155 @@ static void test_ethdev(void)
 	pp_telemetry_stop();
 }
 
+/* ---- a driver's own counters, and a close while they are read ---- */
+
+/*
+ * "cnt": a driver made with the SDK (pp_net_driver.h) whose xstats and
+ * mac_addr ops read its private state, which remove() frees and clears
+ * and then takes a while (as a device's stop does). Telemetry reads a
+ * port only while it is listed, from the end of its probe to the start
+ * of pp_port_close(), so a request never finds the state gone: without
+ * that rule the ops would dereference NULL (or, under ASan, freed
+ * memory) in the window the sleep widens.
+ */
+struct cnt_priv {
+	uint64_t value;
+	uint8_t mac[6];
+};
+
+static int cnt_probe(struct pp_port *port, const struct pp_devargs *da)
+{
+	struct cnt_priv *c = calloc(1, sizeof(*c));
+
+	(void)da;
+	if (!c)
+		return -ENOMEM;
+	c->value = 42;
+	memcpy(c->mac, "\x02\x00\x00\x00\x00\x2a", 6);
+	port->priv = c;
+	usleep(500);
+	return 0;
+}
+
+static void cnt_remove(struct pp_port *port)
+{
+	free(port->priv);
+	port->priv = NULL;
+	usleep(500);
+}
+
+static unsigned int cnt_rx(struct pp_rxq *rxq, struct pp_frame *f,
+			   unsigned int n)
+{
+	(void)rxq, (void)f, (void)n;
+	return 0;
+}
+
+static unsigned int cnt_tx(struct pp_txq *txq, struct pp_frame *f,
+			   unsigned int n)
+{
+	(void)txq, (void)f, (void)n;
+	return 0;
+}
+
+static int cnt_xstats(struct pp_port *port, struct pp_net_xstat *out,
+		      unsigned int n)
+{
+	const struct cnt_priv *c = port->priv;
+	static const char *const names[3] = {
+		"cnt_value",
+		"bad name",            /* not [A-Za-z0-9_]: left out */
+		"cnt_value_twice",
+	};
+
+	for (unsigned int i = 0; i < 3 && i < n; i++) {
+		snprintf(out[i].name, sizeof(out[i].name), "%s", names[i]);
+		out[i].value = c->value * (i + 1);
+	}
+	return 3;
+}
+
+static int cnt_mac(struct pp_port *port, uint8_t mac[6])
+{
+	memcpy(mac, ((const struct cnt_priv *)port->priv)->mac, 6);
+	return 0;
+}
+
+static const char *const cnt_keys[] = { NULL };
+static const struct pp_net_driver cnt_driver = {
+	.name = "cnt", .keys = cnt_keys, .help = "",
+	.ops = { .probe = cnt_probe, .remove = cnt_remove, .rx_burst = cnt_rx,
+		 .tx_burst = cnt_tx, .xstats = cnt_xstats,
+		 .mac_addr = cnt_mac },
+};
+static const struct pp_net_driver *const cnt_table[] = { &cnt_driver, NULL };
+
+static atomic_int cnt_stop;
+static atomic_int cnt_seen;   /* replies with the driver's counters */
+
+static void *cnt_reader(void *arg)
+{
+	static char r[REPLY_MAX + 1];
+	int fd = client(NULL, 0);
+
+	(void)arg;
+	REQUIRE(fd >= 0);
+	while (!atomic_load(&cnt_stop)) {
+		ask(fd, "/ethdev/xstats,1", r);
+		if (strstr(r, "\"cnt_value\":42,\"cnt_value_twice\":126}}"))
+			atomic_fetch_add(&cnt_seen, 1);
+		else
+			CHECK(!strcmp(r, "{\"/ethdev/xstats\":null}"));
+		ask(fd, "/ethdev/info,1", r);
+		CHECK(strstr(r, "\"mac_addr\":\"02:00:00:00:00:2A\"") ||
+		      !strcmp(r, "{\"/ethdev/info\":null}"));
+	}
+	close(fd);
+	return NULL;
+}
+
+static void test_driver_xstats(void)
+{
+	struct pp_port_conf conf = { .sz = sizeof(conf), .nid = PP_NUMA_NODE_ANY,
+				     .allocator = net.alloc };
+	static char r[REPLY_MAX + 1];
+	struct pp_port *p;
+	pthread_t t;
+	int fd;
+
+	REQUIRE(start("pp-cnt") == 0);
+	p = pp_net_port_open_table(cnt_table, "cnt0", &conf);
+	REQUIRE(p != NULL);
+	CHECK_EQ(pp_port_id(p), 1);
+	fd = client(NULL, 0);
+	REQUIRE(fd >= 0);
+	/* After DPDK's generic names and pagepool's, the driver's. */
+	ask(fd, "/ethdev/xstats,1", r);
+	CHECK(strstr(r, "\"rx_xdp_redirect\":0,\"cnt_value\":42,"
+		      "\"cnt_value_twice\":126}}") != NULL);
+	CHECK(strstr(r, "bad name") == NULL);
+	ask(fd, "/ethdev/info,1", r);
+	CHECK(strstr(r, "\"mac_addr\":\"02:00:00:00:00:2A\",") != NULL);
+	close(fd);
+	CHECK_EQ(pp_port_close(p), 0);
+
+	atomic_store(&cnt_stop, 0);
+	atomic_store(&cnt_seen, 0);
+	REQUIRE(pthread_create(&t, NULL, cnt_reader, NULL) == 0);
+	for (int i = 0; i < 200; i++) {
+		p = pp_net_port_open_table(cnt_table, "cnt0", &conf);
+		REQUIRE(p != NULL);
+		usleep(200);
+		CHECK_EQ(pp_port_close(p), 0);
+	}
+	atomic_store(&cnt_stop, 1);
+	pthread_join(t, NULL);
+	printf("     /ethdev/xstats,1 found the driver's counters %d times\n",
+	       atomic_load(&cnt_seen));
+	CHECK(atomic_load(&cnt_seen) > 0);
+	pp_telemetry_stop();
+}
+
 /* A socket file at @path, bound and closed (stale) or listening. */
 static int plant_socket(const char *path, bool live)
 {
@@ -958,6 +1108,7 @@ int main(void)
 	RUN_TEST(test_socket_path);
 	RUN_TEST(test_commands);
 	RUN_TEST(test_ethdev);
+	RUN_TEST(test_driver_xstats);
 	RUN_TEST(test_security);
 	RUN_TEST(test_fd_limit);
 	RUN_TEST(test_destroy_registered);
