@@ -77,19 +77,22 @@ void pp_port_name_hook_set(pp_port_name_fn fn)
 	__atomic_store_n(&port_name_hook, fn, __ATOMIC_RELEASE);
 }
 
-void pp_holder_port_name(unsigned int id, char *buf, size_t len)
+void pp_holder_port_name(unsigned int id, char *buf, size_t len, bool *open)
 {
 	pp_port_name_fn fn = __atomic_load_n(&port_name_hook,
 					     __ATOMIC_ACQUIRE);
 
-	if (!fn || fn(id, buf, len))
-		snprintf(buf, len, "port %u (closed)", id);
+	if (!fn || fn(id, buf, len, open)) {
+		snprintf(buf, len, "#%u", id);
+		*open = false;
+	}
 }
 
 void pp_holder_describe(uint32_t code, char *buf, size_t len)
 {
 	enum pp_holder_kind kind = PP_HOLDER_KIND(code);
 	char port[64];
+	bool open;
 
 	if (kind == PP_HOLDER_APP) {
 		snprintf(buf, len,
@@ -100,9 +103,10 @@ void pp_holder_describe(uint32_t code, char *buf, size_t len)
 		snprintf(buf, len, "%s", pp_holder_kind_name(kind));
 		return;
 	}
-	pp_holder_port_name(PP_HOLDER_PORT(code), port, sizeof(port));
-	snprintf(buf, len, "%s of %s, queue %u", pp_holder_kind_name(kind),
-		 port, PP_HOLDER_QUEUE(code));
+	pp_holder_port_name(PP_HOLDER_PORT(code), port, sizeof(port), &open);
+	snprintf(buf, len, "%s of port %s%s, queue %u",
+		 pp_holder_kind_name(kind), port, open ? "" : " (closed)",
+		 PP_HOLDER_QUEUE(code));
 }
 
 static pp_ring_pages_fn ring_pages_hook;

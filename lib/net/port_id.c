@@ -28,14 +28,14 @@ static struct pp_port *ports_by_id[PP_PORT_ID_MAX];
 static char names[PP_PORT_ID_MAX][PP_PORT_NAME_MAX];
 
 /* The holder names of lower layers' reports (pp_holders.h). */
-static int port_name_of(unsigned int id, char *buf, size_t len)
+static int port_name_of(unsigned int id, char *buf, size_t len, bool *open)
 {
 	int ret = -ENODEV;
 
 	pthread_mutex_lock(&ids_lock);
 	if (id < PP_PORT_ID_MAX && names[id][0]) {
-		snprintf(buf, len, "port %s%s", names[id],
-			 ports_by_id[id] ? "" : " (closed)");
+		snprintf(buf, len, "%s", names[id]);
+		*open = ports_by_id[id] != NULL;
 		ret = 0;
 	}
 	pthread_mutex_unlock(&ids_lock);

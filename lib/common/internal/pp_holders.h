@@ -10,17 +10,20 @@
 #ifndef PP_INTERNAL_HOLDERS_H
 #define PP_INTERNAL_HOLDERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Copy the name of the open port numbered @id into @buf; 0, or -ENODEV
- * when none has that number now. */
-typedef int (*pp_port_name_fn)(unsigned int id, char *buf, size_t len);
+/* Copy the name of the port numbered @id (open, or closed and its
+ * number not reused: *@open says which) into @buf; 0, or -ENODEV. */
+typedef int (*pp_port_name_fn)(unsigned int id, char *buf, size_t len,
+			       bool *open);
 
 void pp_port_name_hook_set(pp_port_name_fn fn);
 
-/* The name of port @id into @buf: the hook's, else "port <id>". */
-void pp_holder_port_name(unsigned int id, char *buf, size_t len);
+/* The name of port @id into @buf, as the hook gives it; else "#<id>",
+ * *@open false. */
+void pp_holder_port_name(unsigned int id, char *buf, size_t len, bool *open);
 
 /*
  * "app_rx of port veth0, queue 0", "pool", "app (taken from the pool, no
