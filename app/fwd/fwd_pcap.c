@@ -32,7 +32,7 @@
 #ifdef FWD_HAVE_PCAP
 #include <pcap/pcap.h>
 
-#define PCAP_BUF_SIZE (1u << 20)
+#define FWD_PCAP_STDIO_BUF (1u << 20)
 
 static struct {
 	const char *path;
@@ -72,7 +72,7 @@ int pcap_open_file(const char *path, unsigned int snaplen)
 	/* A megabyte between writes, not stdio's block: a write(2) every
 	 * few thousand small packets instead of every fifty. */
 	if (f)
-		setvbuf(f, NULL, _IOFBF, PCAP_BUF_SIZE);
+		setvbuf(f, NULL, _IOFBF, FWD_PCAP_STDIO_BUF);
 	cap.pcap = f ? pcap_open_dead(DLT_EN10MB, (int)snaplen) : NULL;
 	cap.dumper = cap.pcap ? pcap_dump_fopen(cap.pcap, f) : NULL;
 	if (!cap.dumper) {
