@@ -155,7 +155,8 @@ static bool page_adopt(struct pp_pool *pool, struct pp_page *page)
 		page->dma_addr = 0;
 		page->pp_magic = PP_POOL_MAGIC;
 	}
-	page->pp = pool;
+	/* Relaxed store: the in-flight walk reads it from other threads. */
+	__atomic_store_n(&page->pp, pool, __ATOMIC_RELAXED);
 	/* A whole page (pp_page_pool.h, "Fragments"); prev held garbage. */
 	__atomic_store_n(&page->pp_ref_count, 1, __ATOMIC_RELAXED);
 	pp_page_set_where(page, PP_HOLDER_POOL_CODE_);
@@ -214,7 +215,7 @@ static void page_release(struct pp_pool *pool, struct pp_page *page)
 	if (page->pp_magic == PP_POOL_MAGIC_MAPPED)
 		pp_dma_unmap_page(pool->dma, page->dma_addr, pool->order,
 				  pool->dma_dir);
-	page->pp = NULL;
+	__atomic_store_n(&page->pp, NULL, __ATOMIC_RELAXED);
 	page->pp_magic = 0;
 	page->dma_addr = 0;
 	pp_page_set_where(page, 0);
