@@ -118,8 +118,10 @@ struct pp_net_driver_ops {
 	unsigned int (*tx_burst)(struct pp_txq *txq, struct pp_frame *frames,
 				 unsigned int n);
 	/*
-	 * Optional, appended (a driver built against the older struct
-	 * leaves it NULL): the driver's own counters, DPDK's driver
+	 * Optional, appended (a driver's designated initializer that
+	 * does not name them leaves both NULL; a driver compiled against
+	 * the header before them must be rebuilt, its struct is shorter):
+	 * the driver's own counters, DPDK's driver
 	 * xstats, for telemetry's /ethdev/xstats. Write up to @n of them
 	 * into @out and return how many there are (more than @n: the
 	 * caller's array was short). Called from any thread, with the
