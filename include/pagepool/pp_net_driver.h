@@ -95,6 +95,18 @@ struct pp_txq {
 	struct pp_txq_stats stats;
 } __attribute__((aligned(PP_CACHE_LINE)));
 
+/* One driver counter for pp_net_driver_ops.xstats: DPDK's xstat, a
+ * name of at most 63 bytes ([a-z0-9_], as DPDK's drivers name theirs)
+ * and its value. */
+#define PP_NET_XSTAT_NAME_MAX 64
+struct pp_net_xstat {
+	char name[PP_NET_XSTAT_NAME_MAX];
+	uint64_t value;
+};
+
+/* The most driver counters telemetry asks a port for. */
+#define PP_NET_XSTATS_MAX 256
+
 struct pp_net_driver_ops {
 	/* Parse the devargs, set port->priv and each queue's priv. 0 or
 	 * -errno, with a message naming the bad part. */
@@ -105,6 +117,22 @@ struct pp_net_driver_ops {
 				 unsigned int n);
 	unsigned int (*tx_burst)(struct pp_txq *txq, struct pp_frame *frames,
 				 unsigned int n);
+	/*
+	 * Optional, appended (a driver's designated initializer that
+	 * does not name them leaves them NULL; a driver compiled against
+	 * the header before them must be rebuilt, its struct is shorter):
+	 * the driver's own counters, DPDK's driver
+	 * xstats, for telemetry's /ethdev/xstats. Write up to @n of them
+	 * into @out and return how many there are (more than @n: the
+	 * caller's array was short). Called from any thread, with the
+	 * port open and probed (the port table's lock keeps it so): read
+	 * counters with relaxed loads, take no lock the data path takes.
+	 */
+	int (*xstats)(struct pp_port *port, struct pp_net_xstat *out,
+		      unsigned int n);
+	/* Optional: the port's MAC address into @mac, 0; or -ENODATA when
+	 * it has none. Same context as xstats. */
+	int (*mac_addr)(struct pp_port *port, uint8_t mac[6]);
 	/*
 	 * Optional: call @fn for each page the driver's rings hold that it
 	 * did not stamp (pp_where.h), with the holder code to count it

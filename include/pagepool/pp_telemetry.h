@@ -9,6 +9,8 @@
  * each under a name) and starts the server thread. Commands:
  *
  *   /  /help,<cmd>  /info
+ *   /ethdev/list  /ethdev/info,<id>  /ethdev/stats,<id>  /ethdev/xstats,<id>
+ *                          (DPDK 22.11's keys; every open port, by pp_port_id())
  *   /pagepool/allocators   /pagepool/allocator,<name>
  *   /pagepool/pools        /pagepool/pool,<name>
  *   /pagepool/ports        /pagepool/port,<name>

@@ -35,6 +35,17 @@ size_t telemetry_handle(const char *req, size_t len, char *out,
 /* telemetry_greeting - the object sent on connect (also /info's). */
 size_t telemetry_greeting(char *out, size_t outlen);
 
+/*
+ * DPDK's /ethdev commands (telemetry_ethdev.c), for telemetry_cmd.c's
+ * table: each writes its data into @o and returns 0, or -errno for a
+ * bad or unknown port id (the reply is then {"<cmd>":null}).
+ */
+struct pp_strbuf;
+int telemetry_ethdev_list(struct pp_strbuf *o, const char *param);
+int telemetry_ethdev_info(struct pp_strbuf *o, const char *param);
+int telemetry_ethdev_stats(struct pp_strbuf *o, const char *param);
+int telemetry_ethdev_xstats(struct pp_strbuf *o, const char *param);
+
 /* telemetry_valid_name - a prefix or registered name: 1 or 0. */
 int telemetry_valid_name(const char *s);
 

@@ -131,6 +131,19 @@ static struct pp_port *port_open(struct env *e, int i)
 	return port_open_mtu(e, i, 0);
 }
 
+/* The driver's xstat @name (pp_net_driver_ops.xstats, as telemetry's
+ * /ethdev/xstats reads it), or UINT64_MAX when it has none. */
+static uint64_t xstat(struct pp_port *port, const char *name)
+{
+	static struct pp_net_xstat x[PP_NET_XSTATS_MAX];
+	int n = port->drv->ops.xstats(port, x, PP_NET_XSTATS_MAX);
+
+	for (int i = 0; i < n && i < PP_NET_XSTATS_MAX; i++)
+		if (!strcmp(x[i].name, name))
+			return x[i].value;
+	return UINT64_MAX;
+}
+
 /* Pages free in the allocator: buddy lists plus thread caches. */
 static unsigned long free_pages(struct pp_allocator *alloc)
 {
@@ -265,7 +278,12 @@ static void test_fwd(unsigned int nr)
 	CHECK_EQ(seq_mid, nr);
 	CHECK_EQ(seq_back, nr);
 	CHECK_EQ(bad, 0);
+	/* Telemetry's xstats read the clear-on-read registers first; the
+	 * counts stay pp_e1000e_stats()'s all the same. */
+	CHECK_EQ(xstat(p1, "rx_hw_good_packets"), nr);
 	CHECK_EQ(pp_e1000e_stats(p1, &rx, &tx, &missed, &crc), 0);
+	CHECK_EQ(xstat(p1, "tx_hw_good_packets"), nr);
+	CHECK_EQ(xstat(p1, "rx_missed_packets"), 0);
 	printf("port1 hw: rx %llu tx %llu missed %llu crc %llu\n",
 	       (unsigned long long)rx, (unsigned long long)tx,
 	       (unsigned long long)missed, (unsigned long long)crc);

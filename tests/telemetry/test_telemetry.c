@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <pagepool/pp_drivers.h>
+#include <pagepool/pp_net_driver.h>
 #include <pagepool/pp_telemetry.h>
 
 #include "pp_test.h"
@@ -233,6 +234,8 @@ static void test_commands(void)
 
 	ask(fd, "/", r);
 	CHECK(!strcmp(r, "{\"/\":[\"/\",\"/help\",\"/info\","
+		      "\"/ethdev/list\",\"/ethdev/info\",\"/ethdev/stats\","
+		      "\"/ethdev/xstats\","
 		      "\"/pagepool/allocators\",\"/pagepool/allocator\","
 		      "\"/pagepool/pools\",\"/pagepool/pool\","
 		      "\"/pagepool/ports\",\"/pagepool/port\","
@@ -333,6 +336,361 @@ static void test_commands(void)
 
 	pp_telemetry_stop();
 	CHECK(lstat(sockpath, &st) != 0 && errno == ENOENT);
+}
+
+/* ---- DPDK's /ethdev commands ---- */
+
+/* The sixteen entries of a q_* array: @v for queue 0, then zeros. */
+static void q16(char *buf, size_t len, const char *key, unsigned long long v)
+{
+	int n = snprintf(buf, len, ",\"%s\":[%llu", key, v);
+
+	for (int i = 1; i < 16; i++)
+		n += snprintf(buf + n, len - (size_t)n, ",0");
+	snprintf(buf + n, len - (size_t)n, "]");
+}
+
+/*
+ * The /ethdev/stats reply of a one-queue port, built from
+ * pp_port_rxq_stats()/pp_port_txq_stats(): DPDK's keys in DPDK's order,
+ * imissed the RX drops, oerrors the TX errors (frames a full queue
+ * refused are the caller's in DPDK, not counted), rx_nombuf 0.
+ */
+static void want_stats(const struct pp_port *port, char *w, size_t len)
+{
+	struct pp_rxq_stats rs;
+	struct pp_txq_stats ts;
+	char a[5][128];
+
+	REQUIRE(pp_port_nr_rxq(port) == 1 && pp_port_nr_txq(port) == 1);
+	pp_port_rxq_stats(port, 0, &rs);
+	pp_port_txq_stats(port, 0, &ts);
+	q16(a[0], sizeof(a[0]), "q_ipackets", rs.packets);
+	q16(a[1], sizeof(a[1]), "q_opackets", ts.packets);
+	q16(a[2], sizeof(a[2]), "q_ibytes", rs.bytes);
+	q16(a[3], sizeof(a[3]), "q_obytes", ts.bytes);
+	q16(a[4], sizeof(a[4]), "q_errors", rs.drops + rs.errors);
+	snprintf(w, len, "{\"/ethdev/stats\":{\"ipackets\":%llu,"
+		 "\"opackets\":%llu,\"ibytes\":%llu,\"obytes\":%llu,"
+		 "\"imissed\":%llu,\"ierrors\":%llu,\"oerrors\":%llu,"
+		 "\"rx_nombuf\":0%s%s%s%s%s}}",
+		 (unsigned long long)rs.packets, (unsigned long long)ts.packets,
+		 (unsigned long long)rs.bytes, (unsigned long long)ts.bytes,
+		 (unsigned long long)rs.drops, (unsigned long long)rs.errors,
+		 (unsigned long long)ts.errors, a[0], a[1], a[2], a[3], a[4]);
+}
+
+/* DPDK's generic xstats of a one-queue port, the start of its reply. */
+static void want_xstats(const struct pp_port *port, char *w, size_t len)
+{
+	struct pp_rxq_stats rs;
+	struct pp_txq_stats ts;
+
+	pp_port_rxq_stats(port, 0, &rs);
+	pp_port_txq_stats(port, 0, &ts);
+	snprintf(w, len, "{\"/ethdev/xstats\":{\"rx_good_packets\":%llu,"
+		 "\"tx_good_packets\":%llu,\"rx_good_bytes\":%llu,"
+		 "\"tx_good_bytes\":%llu,\"rx_missed_errors\":%llu,"
+		 "\"rx_errors\":%llu,\"tx_errors\":%llu,"
+		 "\"rx_mbuf_allocation_errors\":0,\"rx_q0_packets\":%llu,"
+		 "\"rx_q0_bytes\":%llu,\"rx_q0_errors\":%llu,"
+		 "\"tx_q0_packets\":%llu,\"tx_q0_bytes\":%llu,"
+		 "\"tx_full_drops\":%llu,",
+		 (unsigned long long)rs.packets, (unsigned long long)ts.packets,
+		 (unsigned long long)rs.bytes, (unsigned long long)ts.bytes,
+		 (unsigned long long)rs.drops, (unsigned long long)rs.errors,
+		 (unsigned long long)ts.errors, (unsigned long long)rs.packets,
+		 (unsigned long long)rs.bytes,
+		 (unsigned long long)(rs.drops + rs.errors),
+		 (unsigned long long)ts.packets, (unsigned long long)ts.bytes,
+		 (unsigned long long)ts.drops);
+}
+
+static void check_port_replies(int fd, const struct pp_port *port)
+{
+	static char r[REPLY_MAX + 1], w[4096];
+	char req[64];
+	unsigned int id = pp_port_id(port);
+
+	snprintf(req, sizeof(req), "/ethdev/stats,%u", id);
+	ask(fd, req, r);
+	want_stats(port, w, sizeof(w));
+	if (strcmp(r, w))
+		fprintf(stderr, "%s:\n got  %s\n want %s\n", req, r, w);
+	CHECK(!strcmp(r, w));
+	snprintf(req, sizeof(req), "/ethdev/xstats,%u", id);
+	ask(fd, req, r);
+	want_xstats(port, w, sizeof(w));
+	if (!starts(r, w))
+		fprintf(stderr, "%s:\n got  %s\n want %s...\n", req, r, w);
+	CHECK(starts(r, w));
+	snprintf(req, sizeof(req), "/ethdev/info,%u", id);
+	ask(fd, req, r);
+	snprintf(w, sizeof(w), "{\"/ethdev/info\":{\"name\":\"%s\",\"state\":1,"
+		 "\"nb_rx_queues\":1,\"nb_tx_queues\":1,\"port_id\":%u,"
+		 "\"mtu\":%u,\"rx_mbuf_size_min\":%lu,"
+		 "\"mac_addr\":\"00:00:00:00:00:00\",\"promiscuous\":0,"
+		 "\"scattered_rx\":0,\"all_multicast\":0,\"dev_started\":1,"
+		 "\"lro\":0,\"dev_configured\":1,\"rxq_state\":[1],"
+		 "\"txq_state\":[1],\"numa_node\":-1,\"dev_flags\":64,"
+		 "\"rx_offloads\":0,\"tx_offloads\":0,\"ethdev_rss_hf\":0}}",
+		 pp_port_name(port), id, pp_port_mtu(port),
+		 (unsigned long)PP_PAGE_SIZE);
+	if (strcmp(r, w))
+		fprintf(stderr, "%s:\n got  %s\n want %s\n", req, r, w);
+	CHECK(!strcmp(r, w));
+}
+
+/*
+ * Every open port by number, registered or not (DPDK lists every
+ * ethdev): null0 (registered, id 0) and a veth pair that is not (ids 1
+ * and 2). Traffic on each, then each command's values against the
+ * port's own counters; bad and unknown ids get null; closed ports leave
+ * the list.
+ */
+static void test_ethdev(void)
+{
+	static char r[REPLY_MAX + 1];
+	struct pp_port_conf conf = { .sz = sizeof(conf), .nid = PP_NUMA_NODE_ANY,
+				     .allocator = net.alloc, .mtu = 9000 };
+	struct pp_frame f[32];
+	struct pp_port *v0, *v1, *v2;
+	unsigned int got, sent;
+	char want[128];
+	int fd;
+
+	REQUIRE(start("pp-ethdev") == 0);
+	fd = client(NULL, 0);
+	REQUIRE(fd >= 0);
+	CHECK_EQ(pp_port_id(net.port), 0);
+	ask(fd, "/ethdev/list", r);
+	CHECK(!strcmp(r, "{\"/ethdev/list\":[0]}"));
+
+	v0 = pp_port_open("veth0,peer=veth1", &(struct pp_port_conf){
+		.sz = sizeof(conf), .nid = PP_NUMA_NODE_ANY,
+		.allocator = net.alloc });
+	REQUIRE(v0 != NULL);
+	v1 = pp_port_peer(v0);
+	CHECK_EQ(pp_port_id(v0), 1);
+	CHECK_EQ(pp_port_id(v1), 2);
+	ask(fd, "/ethdev/list", r);
+	CHECK(!strcmp(r, "{\"/ethdev/list\":[0,1,2]}"));
+
+	/* null0 receives; its frames go out of veth0 into veth1. */
+	pp_pool_set_owner(pp_port_rxq_pool(net.port, 0));
+	for (int i = 0; i < 5; i++)
+		pp_port_poll(net.port, 0, 64);
+	got = pp_port_rx_burst(net.port, 0, f, 32);
+	CHECK_EQ(got, 32);
+	sent = pp_port_tx_burst(v0, 0, f, got);
+	CHECK_EQ(sent, 32);
+	CHECK_EQ(pp_port_poll(v1, 0, 64), 32);
+	for (int i = 0; i < 3; i++)
+		check_port_replies(fd, (struct pp_port *[]){ net.port, v0,
+							      v1 }[i]);
+	/* The values are the port's counters, not constants. */
+	ask(fd, "/ethdev/stats,2", r);
+	CHECK(starts(r, "{\"/ethdev/stats\":{\"ipackets\":32,\"opackets\":0,"));
+	ask(fd, "/ethdev/stats,1", r);
+	CHECK(starts(r, "{\"/ethdev/stats\":{\"ipackets\":0,\"opackets\":32,"));
+
+	/* A port with its own MTU says so; frames longer than a page
+	 * behind the headroom come in segments: scattered_rx. */
+	v2 = pp_port_open("null5", &conf);
+	REQUIRE(v2 != NULL);
+	CHECK_EQ(pp_port_id(v2), 3);
+	ask(fd, "/ethdev/info,3", r);
+	CHECK(strstr(r, "\"name\":\"null5\",") != NULL);
+	CHECK(strstr(r, "\"mtu\":9000,") != NULL);
+	CHECK(strstr(r, "\"scattered_rx\":1,") != NULL);
+
+	/* Unknown or bad ids, and a parameter where none is taken: null,
+	 * as from DPDK. */
+	static const char *const nulls[][2] = {
+		{ "/ethdev/stats,4", "/ethdev/stats" },
+		{ "/ethdev/info,1024", "/ethdev/info" },
+		{ "/ethdev/xstats,99999999999", "/ethdev/xstats" },
+		{ "/ethdev/stats,x", "/ethdev/stats" },
+		{ "/ethdev/stats,-1", "/ethdev/stats" },
+		{ "/ethdev/stats,1.0", "/ethdev/stats" },
+		{ "/ethdev/stats,", "/ethdev/stats" },
+		{ "/ethdev/stats", "/ethdev/stats" },
+		{ "/ethdev/info", "/ethdev/info" },
+		{ "/ethdev/xstats,veth0", "/ethdev/xstats" },
+		{ "/ethdev/list,0", "/ethdev/list" },
+	};
+	for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++) {
+		snprintf(want, sizeof(want), "{\"%s\":null}", nulls[i][1]);
+		ask(fd, nulls[i][0], r);
+		if (strcmp(r, want))
+			fprintf(stderr, "%s: %s, want %s\n", nulls[i][0], r, want);
+		CHECK(!strcmp(r, want));
+	}
+	ask(fd, "/help,/ethdev/stats", r);
+	CHECK(!strcmp(r, "{\"/help\":{\"/ethdev/stats\":\"Returns the common stats for a port. Parameters: int port_id\"}}"));
+
+	/* Closed: gone from the list, their numbers unknown. */
+	CHECK_EQ(pp_port_close(v0), 0);
+	ask(fd, "/ethdev/list", r);
+	CHECK(!strcmp(r, "{\"/ethdev/list\":[0,3]}"));
+	ask(fd, "/ethdev/stats,1", r);
+	CHECK(!strcmp(r, "{\"/ethdev/stats\":null}"));
+	ask(fd, "/ethdev/info,2", r);
+	CHECK(!strcmp(r, "{\"/ethdev/info\":null}"));
+	CHECK_EQ(pp_port_close(v2), 0);
+	ask(fd, "/ethdev/list", r);
+	CHECK(!strcmp(r, "{\"/ethdev/list\":[0]}"));
+	close(fd);
+	pp_telemetry_stop();
+}
+
+/* ---- a driver's own counters, and a close while they are read ---- */
+
+/*
+ * "cnt": a driver made with the SDK (pp_net_driver.h) whose xstats and
+ * mac_addr ops read its private state, which remove() frees and clears
+ * and then takes a while (as a device's stop does). Telemetry reads a
+ * port only while it is listed, from the end of its probe to the start
+ * of pp_port_close(), so a request never finds the state gone: without
+ * that rule the ops would dereference NULL (or, under ASan, freed
+ * memory) in the window the sleep widens.
+ */
+struct cnt_priv {
+	uint64_t value;
+	uint8_t mac[6];
+};
+
+static int cnt_probe(struct pp_port *port, const struct pp_devargs *da)
+{
+	struct cnt_priv *c = calloc(1, sizeof(*c));
+
+	(void)da;
+	if (!c)
+		return -ENOMEM;
+	c->value = 42;
+	memcpy(c->mac, "\x02\x00\x00\x00\x00\x2a", 6);
+	port->priv = c;
+	usleep(500);
+	return 0;
+}
+
+static void cnt_remove(struct pp_port *port)
+{
+	free(port->priv);
+	port->priv = NULL;
+	usleep(500);
+}
+
+static unsigned int cnt_rx(struct pp_rxq *rxq, struct pp_frame *f,
+			   unsigned int n)
+{
+	(void)rxq, (void)f, (void)n;
+	return 0;
+}
+
+static unsigned int cnt_tx(struct pp_txq *txq, struct pp_frame *f,
+			   unsigned int n)
+{
+	(void)txq, (void)f, (void)n;
+	return 0;
+}
+
+static int cnt_xstats(struct pp_port *port, struct pp_net_xstat *out,
+		      unsigned int n)
+{
+	const struct cnt_priv *c = port->priv;
+	static const char *const names[3] = {
+		"cnt_value",
+		"bad name",            /* not [A-Za-z0-9_]: left out */
+		"cnt_value_twice",
+	};
+
+	for (unsigned int i = 0; i < 3 && i < n; i++) {
+		snprintf(out[i].name, sizeof(out[i].name), "%s", names[i]);
+		out[i].value = c->value * (i + 1);
+	}
+	return 3;
+}
+
+static int cnt_mac(struct pp_port *port, uint8_t mac[6])
+{
+	memcpy(mac, ((const struct cnt_priv *)port->priv)->mac, 6);
+	return 0;
+}
+
+static const char *const cnt_keys[] = { NULL };
+static const struct pp_net_driver cnt_driver = {
+	.name = "cnt", .keys = cnt_keys, .help = "",
+	.ops = { .probe = cnt_probe, .remove = cnt_remove, .rx_burst = cnt_rx,
+		 .tx_burst = cnt_tx, .xstats = cnt_xstats,
+		 .mac_addr = cnt_mac },
+};
+static const struct pp_net_driver *const cnt_table[] = { &cnt_driver, NULL };
+
+static atomic_int cnt_stop;
+static atomic_int cnt_seen;   /* replies with the driver's counters */
+
+static void *cnt_reader(void *arg)
+{
+	static char r[REPLY_MAX + 1];
+	int fd = client(NULL, 0);
+
+	(void)arg;
+	REQUIRE(fd >= 0);
+	while (!atomic_load(&cnt_stop)) {
+		ask(fd, "/ethdev/xstats,1", r);
+		if (strstr(r, "\"cnt_value\":42,\"cnt_value_twice\":126}}"))
+			atomic_fetch_add(&cnt_seen, 1);
+		else
+			CHECK(!strcmp(r, "{\"/ethdev/xstats\":null}"));
+		ask(fd, "/ethdev/info,1", r);
+		CHECK(strstr(r, "\"mac_addr\":\"02:00:00:00:00:2A\"") ||
+		      !strcmp(r, "{\"/ethdev/info\":null}"));
+	}
+	close(fd);
+	return NULL;
+}
+
+static void test_driver_xstats(void)
+{
+	struct pp_port_conf conf = { .sz = sizeof(conf), .nid = PP_NUMA_NODE_ANY,
+				     .allocator = net.alloc };
+	static char r[REPLY_MAX + 1];
+	struct pp_port *p;
+	pthread_t t;
+	int fd;
+
+	REQUIRE(start("pp-cnt") == 0);
+	p = pp_net_port_open_table(cnt_table, "cnt0", &conf);
+	REQUIRE(p != NULL);
+	CHECK_EQ(pp_port_id(p), 1);
+	fd = client(NULL, 0);
+	REQUIRE(fd >= 0);
+	/* After DPDK's generic names and pagepool's, the driver's. */
+	ask(fd, "/ethdev/xstats,1", r);
+	CHECK(strstr(r, "\"rx_xdp_redirect\":0,\"cnt_value\":42,"
+		      "\"cnt_value_twice\":126}}") != NULL);
+	CHECK(strstr(r, "bad name") == NULL);
+	ask(fd, "/ethdev/info,1", r);
+	CHECK(strstr(r, "\"mac_addr\":\"02:00:00:00:00:2A\",") != NULL);
+	close(fd);
+	CHECK_EQ(pp_port_close(p), 0);
+
+	atomic_store(&cnt_stop, 0);
+	atomic_store(&cnt_seen, 0);
+	REQUIRE(pthread_create(&t, NULL, cnt_reader, NULL) == 0);
+	for (int i = 0; i < 200; i++) {
+		p = pp_net_port_open_table(cnt_table, "cnt0", &conf);
+		REQUIRE(p != NULL);
+		usleep(200);
+		CHECK_EQ(pp_port_close(p), 0);
+	}
+	atomic_store(&cnt_stop, 1);
+	pthread_join(t, NULL);
+	printf("     /ethdev/xstats,1 found the driver's counters %d times\n",
+	       atomic_load(&cnt_seen));
+	CHECK(atomic_load(&cnt_seen) > 0);
+	pp_telemetry_stop();
 }
 
 /* A socket file at @path, bound and closed (stale) or listening. */
@@ -584,12 +942,14 @@ static void test_fd_limit(void)
 static struct {
 	atomic_int stop;
 	atomic_int replies;        /* rounds of the three requests */
-	atomic_int seen[3];        /* the last round's answer: 1 known, 0 not */
+	atomic_int seen[4];        /* the last round's answer: 1 known, 0 not */
 } hammer;
 
-static const char *const doomed_req[3] = {
+/* null9 is port 1 (null0 is 0): /ethdev/xstats reads it, and its
+ * driver's xstats op, by number while it closes. */
+static const char *const doomed_req[4] = {
 	"/pagepool/allocator,doomed", "/pagepool/pool,doomed",
-	"/pagepool/port,null9",
+	"/pagepool/port,null9", "/ethdev/xstats,1",
 };
 
 static void *hammer_main(void *arg)
@@ -600,7 +960,7 @@ static void *hammer_main(void *arg)
 	(void)arg;
 	REQUIRE(fd >= 0);
 	while (!atomic_load(&hammer.stop)) {
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 4; i++) {
 			ask(fd, doomed_req[i], r);
 			/* Known: its statistics; unknown: null. */
 			atomic_store(&hammer.seen[i], !strstr(r, ":null}"));
@@ -656,8 +1016,9 @@ static void test_destroy_registered(void)
 	atomic_store(&hammer.replies, 0);
 	REQUIRE(pthread_create(&t, NULL, hammer_main, NULL) == 0);
 
+	CHECK_EQ(pp_port_id(port), 1);
 	CHECK(hammer_rounds(20));
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		CHECK_EQ(atomic_load(&hammer.seen[i]), 1);
 	CHECK_EQ(pp_pool_destroy(pool), 0);
 	CHECK(hammer_rounds(20));
@@ -666,6 +1027,7 @@ static void test_destroy_registered(void)
 	CHECK_EQ(pp_port_close(port), 0);
 	CHECK(hammer_rounds(20));
 	CHECK_EQ(atomic_load(&hammer.seen[2]), 0);   /* the port */
+	CHECK_EQ(atomic_load(&hammer.seen[3]), 0);   /* by number too */
 	CHECK_EQ(atomic_load(&hammer.seen[0]), 1);
 	pp_allocator_drain_thread(alloc);
 	CHECK_EQ(pp_allocator_destroy(alloc), 0);
@@ -823,6 +1185,8 @@ static void *querier(void *arg)
 		CHECK(starts(r, "{\"/pagepool/port"));
 		ask(fd, "/pagepool/allocator,main", r);
 		CHECK(strstr(r, "zones") != NULL);
+		ask(fd, "/ethdev/stats,0", r);
+		CHECK(starts(r, "{\"/ethdev/stats\":{\"ipackets\":"));
 	}
 	close(fd);
 	return NULL;
@@ -860,6 +1224,8 @@ int main(void)
 	RUN_TEST(test_start_refused);
 	RUN_TEST(test_socket_path);
 	RUN_TEST(test_commands);
+	RUN_TEST(test_ethdev);
+	RUN_TEST(test_driver_xstats);
 	RUN_TEST(test_security);
 	RUN_TEST(test_fd_limit);
 	RUN_TEST(test_destroy_registered);

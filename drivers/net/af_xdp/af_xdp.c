@@ -859,6 +859,22 @@ static void xdp_remove(struct pp_port *port)
 	port->priv = NULL;
 }
 
+/* Telemetry's (any thread, the port listed: xp and its sockets live). */
+static int xdp_xstats(struct pp_port *port, struct pp_net_xstat *out,
+		      unsigned int n)
+{
+	const struct xdp_port *xp = port->priv;
+
+	return af_xdp_xstats(xp->q, xp->nr_queues, out, n);
+}
+
+static int xdp_mac_addr(struct pp_port *port, uint8_t mac[6])
+{
+	const struct xdp_port *xp = port->priv;
+
+	return af_xdp_mac_addr(xp->iface->name, mac);
+}
+
 static const char *const xdp_keys[] = { "iface", "queue", "queues", "mode",
 					"frag", NULL };
 
@@ -871,5 +887,7 @@ const struct pp_net_driver pp_net_af_xdp_driver = {
 		.remove = xdp_remove,
 		.rx_burst = af_xdp_rx_burst,
 		.tx_burst = af_xdp_tx_burst,
+		.xstats = xdp_xstats,
+		.mac_addr = xdp_mac_addr,
 	},
 };

@@ -127,4 +127,14 @@ struct xdp_umem *af_xdp_umem_get(struct pp_allocator *alloc,
 				 unsigned int headroom, int *errp);
 void af_xdp_umem_put(struct xdp_umem *um);
 
+/*
+ * af_xdp_xstats.c: the counters of the @nr queues at @q, kernel's and
+ * driver's (pp_net_driver_ops.xstats' contract), and @ifname's MAC
+ * (0, or -ENODATA / -errno).
+ */
+struct xdp_queue;
+int af_xdp_xstats(const struct xdp_queue *q, unsigned int nr,
+		  struct pp_net_xstat *out, unsigned int n);
+int af_xdp_mac_addr(const char *ifname, uint8_t mac[6]);
+
 #endif /* PP_AF_XDP_CTL_PRIV_H */

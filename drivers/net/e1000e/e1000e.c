@@ -140,6 +140,7 @@ static int e1000e_probe(struct pp_port *port, const struct pp_devargs *da)
 	if (!ep)
 		return -ENOMEM;
 	port->priv = ep;
+	pthread_mutex_init(&ep->hw_lock, NULL);
 	ep->dma = port->conf.dma;
 	ep->headroom = (uint16_t)port->conf.headroom;
 	if (ep->headroom + E1000_RX_BUF_LEN > PP_PAGE_SIZE) {
@@ -242,6 +243,7 @@ static void e1000e_remove(struct pp_port *port)
 	}
 	pp_pci_close(ep->pci);
 	e1000e_rings_release(port, ep);
+	pthread_mutex_destroy(&ep->hw_lock);
 	free(ep);
 	port->priv = NULL;
 }
@@ -251,14 +253,17 @@ int pp_e1000e_stats(struct pp_port *port, uint64_t *rx, uint64_t *tx,
 		    uint64_t *missed, uint64_t *crc)
 {
 	struct e1000e_port *ep;
+	uint64_t d[E1000E_HW_NR];
 
 	if (!port || port->drv != &pp_net_e1000e_driver || !port->priv)
 		return -EINVAL;
 	ep = port->priv;
-	*rx = e1000_read(ep->regs, E1000_GPRC);
-	*tx = e1000_read(ep->regs, E1000_GPTC);
-	*missed = e1000_read(ep->regs, E1000_MPC);
-	*crc = e1000_read(ep->regs, E1000_CRCERRS);
+	/* Through the totals telemetry's reads add to (e1000e_xstats.c). */
+	e1000e_hw_stats_delta(ep, d);
+	*rx = d[E1000E_HW_GPRC];
+	*tx = d[E1000E_HW_GPTC];
+	*missed = d[E1000E_HW_MPC];
+	*crc = d[E1000E_HW_CRCERRS];
 	return 0;
 }
 
@@ -273,5 +278,7 @@ const struct pp_net_driver pp_net_e1000e_driver = {
 		.remove = e1000e_remove,
 		.rx_burst = e1000e_rx_burst,
 		.tx_burst = e1000e_tx_burst,
+		.xstats = e1000e_xstats,
+		.mac_addr = e1000e_mac_addr,
 	},
 };

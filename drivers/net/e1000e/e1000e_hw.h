@@ -110,6 +110,8 @@ struct pp_port;
  * pp_e1000e_stats - an e1000e port's hardware counters since the last call
  * (10.2.7, clear on read): good frames received and sent, frames missed for
  * want of a descriptor, CRC errors. For tests and tools. 0 or -EINVAL.
+ * Telemetry's /ethdev/xstats reads the registers too, into totals this
+ * call reports the growth of, so neither takes the other's counts.
  */
 int pp_e1000e_stats(struct pp_port *port, uint64_t *rx, uint64_t *tx,
 		    uint64_t *missed, uint64_t *crc);

@@ -9,6 +9,8 @@
 #ifndef PP_E1000E_PRIV_H
 #define PP_E1000E_PRIV_H
 
+#include <pthread.h>
+
 #include <pagepool/pp_net_driver.h>
 
 #include "e1000e_hw.h"
@@ -19,6 +21,10 @@ struct pp_pci_dev;
  * of 128 bytes (10.2.5.6), which 4096 is. */
 #define RING_SIZE (PP_PAGE_SIZE / sizeof(struct e1000_rx_desc))
 #define RING_MASK (RING_SIZE - 1)
+
+/* The statistics registers e1000e_xstats.c adds up. */
+enum { E1000E_HW_GPRC, E1000E_HW_GPTC, E1000E_HW_MPC, E1000E_HW_CRCERRS,
+       E1000E_HW_RNBC, E1000E_HW_TPR, E1000E_HW_NR };
 
 struct e1000e_port {
 	struct pp_pci_dev *pci;
@@ -53,6 +59,11 @@ struct e1000e_port {
 	struct pp_page *ring_page[2];
 	uint16_t headroom;
 	uint8_t mac[6];
+	/* Cold: the clear-on-read registers added up since the probe, and
+	 * what pp_e1000e_stats() reported last (e1000e_xstats.c). */
+	pthread_mutex_t hw_lock;
+	uint64_t hw_total[E1000E_HW_NR];
+	uint64_t hw_seen[E1000E_HW_NR];
 };
 
 /*
@@ -91,5 +102,15 @@ unsigned int e1000e_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 			     unsigned int n);
 unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 			     unsigned int n);
+
+/*
+ * e1000e_xstats.c: the registers' growth since the last call into @d
+ * (pp_e1000e_stats()), and pp_net_driver_ops.xstats and .mac_addr. Any
+ * thread, with the registers mapped.
+ */
+void e1000e_hw_stats_delta(struct e1000e_port *ep, uint64_t d[E1000E_HW_NR]);
+int e1000e_xstats(struct pp_port *port, struct pp_net_xstat *out,
+		  unsigned int n);
+int e1000e_mac_addr(struct pp_port *port, uint8_t mac[6]);
 
 #endif /* PP_E1000E_PRIV_H */

@@ -454,5 +454,7 @@ const struct pp_net_driver pp_net_virtio_user_driver = {
 		.remove = virtio_user_remove,
 		.rx_burst = virtio_user_rx_burst,
 		.tx_burst = virtio_user_tx_burst,
+		.xstats = virtio_user_xstats,
+		.mac_addr = virtio_user_mac_addr,
 	},
 };

@@ -395,4 +395,9 @@ int vu_handshake(struct vu_port *vp, bool fill);
 int vu_watch_start(struct vu_port *vp);
 void vu_watch_stop(struct vu_port *vp);
 
+/* virtio_user_xstats.c: pp_net_driver_ops.xstats and .mac_addr. */
+int virtio_user_xstats(struct pp_port *port, struct pp_net_xstat *out,
+		       unsigned int n);
+int virtio_user_mac_addr(struct pp_port *port, uint8_t mac[6]);
+
 #endif /* VIRTIO_USER_PRIV_H */
