@@ -40,23 +40,26 @@ for arg in "$@"; do
 	esac
 done
 
-# The benchmark: build, DPDK beside pagepool, the plot, the AF_XDP row.
+# The benchmark: build, DPDK beside pagepool, the plot, the AF_XDP row,
+# libpcap for fwd --pcap.
 bench_packages=(
 	build-essential meson ninja-build pkg-config python3
 	libnuma-dev
 	dpdk-dev
 	gnuplot-nox
 	libxdp-dev libbpf-dev clang iproute2
+	libpcap-dev
 )
 # Only the tests: the qemu and rdma suites' guests (QEMU, a static
 # busybox, cpio, xz for the kernel's modules), the verbs DMA mode
 # (rdma-core's libibverbs and its soft-RoCE provider), the fuzzers'
 # libFuzzer and llvm-symbolizer, numactl for a look at the nodes, and
-# procps for the vhost suite's pkill (a minimal Debian has none), tmux for
-# pp-top's screen (a real terminal: tests/telemetry/check-pp-top.py).
+# procps for the vhost suite's pkill (a minimal Debian has none), tcpdump,
+# which reads fwd --pcap's captures back, and tmux for pp-top's screen (a
+# real terminal: tests/telemetry/check-pp-top.py).
 test_packages=(
 	"${bench_packages[@]}"
-	numactl procps tmux
+	numactl procps tcpdump tmux
 	llvm libclang-rt-dev
 	qemu-system-x86 busybox-static cpio xz-utils
 	rdma-core libibverbs-dev ibverbs-providers

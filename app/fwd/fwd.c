@@ -8,6 +8,7 @@
  *       [--json FILE] [--arena-mb MB] [--cpus LIST]
  *       [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]
  *       [--telemetry PREFIX] [--frag SIZE|auto] [--mac-swap] [--mtu M]
+ *       [--pcap FILE] [--keep N]
  *
  * When the second port is one end of a veth pair, the other end is the
  * receiver and gets its own thread per queue: with --mode pass it hands
@@ -55,6 +56,11 @@
  *
  * --telemetry PREFIX serves the allocator's, ports' and pools' statistics
  * while it runs: dpdk-telemetry.py -f PREFIX (doc/telemetry.md).
+ *
+ * --pcap FILE writes every packet fwd forwards, as it goes out, to a new
+ * pcap file (fwd_pcap.c says which packets those are in each topology).
+ * --keep N receives N packets on the first port before the run and holds
+ * them to the end: an application leaking RX buffers (fwd_keep.c).
  *
  * A line per second, a summary at the end or on SIGINT. The regions marked
  * [doc:...] are quoted by doc/net.md.
@@ -166,6 +172,7 @@ static struct {
 
 static int give_back(int status)
 {
+	pcap_abandon();
 	for (int i = 1; i >= 0; i--)
 		if (held.port[i])
 			pp_port_close(held.port[i]);
@@ -223,7 +230,7 @@ static void usage(FILE *f)
 		"           [--json FILE] [--arena-mb MB] [--cpus LIST]\n"
 		"           [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]\n"
 		"           [--telemetry PREFIX] [--frag SIZE|auto] [--mac-swap]\n"
-		"           [--mtu M]\n"
+		"           [--mtu M] [--pcap FILE] [--keep N]\n"
 		"       fwd --port DEV [...]   (one port: loop topology, frames go back\n"
 		"                              out of the same port)\n"
 		"       fwd --help | --version\n"
@@ -270,6 +277,17 @@ static void usage(FILE *f)
 		"  --mtu M               the ports' MTU, %d-%d: frames of up to M + 18\n"
 		"                        bytes, over one buffer in segments (default\n"
 		"                        1500, or what --tx-len needs)\n"
+		"  --pcap FILE           write the packets fwd forwards to FILE, a new\n"
+		"                        pcap file (tcpdump -r FILE), whole (snap length\n"
+		"                        MTU + 18, multi-buffer packets joined): what\n"
+		"                        goes out of the second port (with --bidir out\n"
+		"                        of either), or in the loop topology back out of\n"
+		"                        the port; not --tx-first's frames. FILE must\n"
+		"                        not exist (default: off; needs libpcap)\n"
+		"  --keep N              before forwarding, receive N packets on the\n"
+		"                        first port (queue 0; after --tx-first) and hold\n"
+		"                        them until the ports close: an application\n"
+		"                        leaking RX buffers (default 0)\n"
 		"  -h, --help            this text\n"
 		"  -V, --version         the version, and the commit it was built from\n",
 		MAX_QUEUES, LOOP_INJECT_MAX, LOOP_LEN_MIN, LOOP_LEN_MAX,
@@ -450,6 +468,8 @@ int main(int argc, char **argv)
 		{ "frag", required_argument, NULL, 'F' },
 		{ "mac-swap", no_argument, NULL, 'M' },
 		{ "mtu", required_argument, NULL, 'U' },
+		{ "pcap", required_argument, NULL, 'P' },
+		{ "keep", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct pp_cli_opts cli = {
@@ -459,10 +479,11 @@ int main(int argc, char **argv)
 	};
 	const char *dev[2] = { NULL, NULL }, *json = NULL;
 	const char *mode = "redirect", *refill_name = "array";
-	const char *telemetry = NULL, *frag = NULL;
+	const char *telemetry = NULL, *frag = NULL, *pcap = NULL;
 	char frag_dev[2][256];
 	enum pp_pool_refill refill = PP_REFILL_ARRAY;
 	unsigned int queues = 1, nr_dev = 0, nr_w = 0, tx_first = 0, mtu = 0;
+	unsigned int keep = 0;
 	double duration = 10, warmup = 0, arena_mb = 0;
 	unsigned long long count = 0;
 	bool bidir = false, verify = false, uses_vfio[2] = { false, false };
@@ -534,6 +555,12 @@ int main(int argc, char **argv)
 			break;
 		case 'U':
 			mtu = (unsigned int)pp_cli_uint("fwd", "--mtu", optarg, PP_PORT_MTU_MIN, PP_PORT_MTU_MAX);
+			break;
+		case 'P':
+			pcap = optarg;
+			break;
+		case 'K':
+			keep = (unsigned int)pp_cli_uint("fwd", "--keep", optarg, 0, KEEP_MAX);
 			break;
 		}
 	}
@@ -607,6 +634,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fwd: --verify checks the frames of a wire loop: add --bidir and --tx-first N\n");
 		return 2;
 	}
+	if (keep && verify) {
+		fprintf(stderr, "fwd: --keep takes frames out of the wire loop --verify accounts for: give one of them\n");
+		return 2;
+	}
 	/* Before the run, not after it. */
 	if (json)
 		pp_cli_json_writable("fwd", json);
@@ -628,6 +659,10 @@ int main(int argc, char **argv)
 		dev[i] = frag_dev[i];
 	}
 
+	/* Before the run too; an exit before it removes the file again. */
+	if (pcap && pcap_open_file(pcap, mtu + PP_ETH_OVERHEAD))
+		return 2;
+
 	/* [doc:setup] */
 	/* Memory: one arena, 2 MiB pages if there are any, else 4 KiB. */
 	if (!arena_mb)
@@ -642,7 +677,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fwd: cannot create a %.0f MiB arena: %s (the message above says why)\n",
 			arena_mb, strerror(errno));
 		pp_cli_hugepage_hint("fwd", (unsigned long)arena_mb);
-		return 1;
+		return give_back(1);
 	}
 	struct pp_allocator_opts alo = {
 		.sz = sizeof(alo), .arenas = &arena, .nr_arenas = 1,
@@ -724,6 +759,13 @@ int main(int argc, char **argv)
 	};
 	if (pass && !sink)
 		fwd_prog.fn = prog_pass;
+	if (pcap && fwd_prog.fn == prog_pass) {
+		fprintf(stderr, "fwd: --pcap captures what fwd forwards, and --mode pass without a veth peer forwards nothing (it passes to the stack): use --mode redirect\n");
+		return give_back(2);
+	}
+	/* Only with --pcap: the capture is not in the normal path. */
+	if (pcap)
+		pcap_capture(&fwd_prog);
 	pp_port_set_prog(in, &fwd_prog);
 	if (bidir && !loop_topo) {
 		fwd_prog.targets[0] = in;
@@ -784,6 +826,22 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* After --tx-first: a veth end receives only what was sent into it. */
+	if (keep) {
+		unsigned int got = keep_take(in, keep);
+
+		if (got < keep) {
+			fprintf(stderr, "fwd: --keep %u: %s received only %u packets (a veth end receives what is sent into it: with --bidir, --tx-first N sends N)\n",
+				keep, pp_port_name(in), got);
+			keep_release(alloc);
+			if (telemetry)
+				telemetry_stop(alloc, tm_ports);
+			return give_back(1);
+		}
+		fprintf(stderr, "fwd: --keep: holding %u packets (%u frames) received on %s queue 0 until the ports close\n",
+			got, keep_frames(), pp_port_name(in));
+	}
+
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	sigset_t block, old;
@@ -815,6 +873,9 @@ int main(int argc, char **argv)
 	if (tx_first)
 		fprintf(fwd_out, "fwd: tx_first: %u frames of %u bytes\n", loop.injected,
 		       loop.len);
+	if (pcap)
+		fprintf(fwd_out, "fwd: capturing the forwarded packets to %s (EN10MB, snap length %u)\n",
+			pcap, mtu + PP_ETH_OVERHEAD);
 	while (!atomic_load(&stop) && now_s() - t0 < warmup + duration) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
@@ -843,6 +904,8 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < nr_w; i++)
 		pthread_join(w[i].tid, NULL);
 	double elapsed = now_s() - t_m;
+	/* The workers wrote the last packets; the flush is not run time. */
+	bool pcap_ok = !pcap_close_file();
 	uint64_t busy_cycles = 0, busy_frames = 0, busy_polls = 0;
 	for (unsigned int i = 0; i < nr_w; i++) {
 		busy_cycles += w[i].busy_cycles;
@@ -909,6 +972,8 @@ int main(int argc, char **argv)
 		pp_dma_unmap_arena(dma, arena);
 		pp_dma_destroy(dma);
 	}
+	/* The pages --keep held: after the pools' destroy reported them. */
+	keep_release(alloc);
 	pp_allocator_drain_thread(alloc);
 	unsigned long leaked = 0;
 	int check = pp_allocator_check(alloc, &leaked);
@@ -969,5 +1034,5 @@ int main(int argc, char **argv)
 	/* [/doc:summary] */
 	pp_allocator_destroy(alloc);
 	pp_arena_destroy(arena);
-	return (leaked || check || !loop_ok || !count_ok) ? 1 : 0;
+	return (leaked || check || !loop_ok || !count_ok || !pcap_ok) ? 1 : 0;
 }

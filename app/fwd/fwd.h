@@ -68,6 +68,27 @@ void loop_drain(struct pp_port *a, struct pp_port *b);
  * back intact exactly once or was counted as dropped. */
 bool loop_report(char *json, size_t len);
 
+/* --pcap FILE (fwd_pcap.c): create FILE (never over an existing one) for
+ * packets of up to @snaplen bytes; 0, or -1 after saying why. */
+int pcap_open_file(const char *path, unsigned int snaplen);
+/* Make @prog (a forwarding program) also write what it redirects. */
+void pcap_capture(struct pp_prog *prog);
+/* After the workers joined: flush, close, print the count; -1 when the
+ * file could not be written whole. */
+int pcap_close_file(void);
+/* An exit before the run: close and remove the (empty) file. */
+void pcap_abandon(void);
+
+/* --keep N (fwd_keep.c): at most this many. */
+#define KEEP_MAX (1u << 20)
+/* --keep N (fwd_keep.c): receive @nr packets from RX queue 0 of @p and
+ * hold them; returns how many came (fewer when the port went quiet). */
+unsigned int keep_take(struct pp_port *p, unsigned int nr);
+/* The frames (buffers) they take. */
+unsigned int keep_frames(void);
+/* After the ports closed: give them back. */
+void keep_release(struct pp_allocator *alloc);
+
 /* One PP_IOVA_VFIO domain for every port of a VFIO driver among @dev
  * (uses[i] says which), with @arena mapped; NULL when there is none.
  * Exits with a message on failure. */

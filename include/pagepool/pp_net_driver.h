@@ -118,8 +118,10 @@ struct pp_net_driver_ops {
 	unsigned int (*tx_burst)(struct pp_txq *txq, struct pp_frame *frames,
 				 unsigned int n);
 	/*
-	 * Optional, appended (a driver built against the older struct
-	 * leaves it NULL): the driver's own counters, DPDK's driver
+	 * Optional, appended (a driver's designated initializer that
+	 * does not name them leaves them NULL; a driver compiled against
+	 * the header before them must be rebuilt, its struct is shorter):
+	 * the driver's own counters, DPDK's driver
 	 * xstats, for telemetry's /ethdev/xstats. Write up to @n of them
 	 * into @out and return how many there are (more than @n: the
 	 * caller's array was short). Called from any thread, with the
@@ -131,6 +133,20 @@ struct pp_net_driver_ops {
 	/* Optional: the port's MAC address into @mac, 0; or -ENODATA when
 	 * it has none. Same context as xstats. */
 	int (*mac_addr)(struct pp_port *port, uint8_t mac[6]);
+	/*
+	 * Optional: call @fn for each page the driver's rings hold that it
+	 * did not stamp (pp_where.h), with the holder code to count it
+	 * under: for a ring another thread consumes, where a store per
+	 * frame into the page's descriptor would move its cache line
+	 * between the cores (veth). Called from any thread while the data
+	 * path runs, with the port alive: read the rings racily, and only
+	 * memory that stays valid; the pointers are used as keys, never
+	 * dereferenced.
+	 */
+	void (*ring_pages)(struct pp_port *port,
+			   void (*fn)(const struct pp_page *page,
+				      uint32_t code, void *arg),
+			   void *arg);
 };
 
 struct pp_net_driver {
@@ -161,6 +177,24 @@ struct pp_port {
 	void *stack_arg;
 	char name[PP_PORT_NAME_MAX];
 };
+
+/*
+ * The stamps a driver writes into pages it keeps (pp_page_set_where()):
+ * posted in @rxq's RX ring (its refill), and in @txq's TX ring until it
+ * completes them (a driver that frees what it sends at once has none to
+ * write: the pool's own stamp follows). Read once per burst.
+ */
+static inline uint64_t pp_net_rx_ring_stamp(const struct pp_rxq *rxq)
+{
+	return pp_where_stamp(
+		PP_HOLDER(PP_HOLDER_RX_RING, rxq->port->id, rxq->idx));
+}
+
+static inline uint64_t pp_net_tx_ring_stamp(const struct pp_txq *txq)
+{
+	return pp_where_stamp(
+		PP_HOLDER(PP_HOLDER_TX_RING, txq->port->id, txq->idx));
+}
 
 /*
  * pp_net_port_open_table - pp_port_open() over a caller's driver table

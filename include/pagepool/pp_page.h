@@ -25,6 +25,7 @@
 #include <pagepool/pp_arena.h>
 #include <pagepool/pp_common.h>
 #include <pagepool/pp_tcache.h>
+#include <pagepool/pp_where.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,15 +45,21 @@ struct pp_page {
 		/* buddy free list link (allocator only, while free) */
 		struct pp_page *prev;
 		/*
-		 * While a page_pool holds the page: how many of its
-		 * fragments are out, counting, for the block being
-		 * split, those the owner may still hand out (1 for a
-		 * whole page). The allocator never reads
-		 * prev of an allocated page and rewrites it when the page
-		 * goes back on a free list, so the two never overlap in
-		 * time. pp_page_pool.h explains the count.
+		 * While a page_pool holds the page. The allocator never
+		 * reads prev of an allocated page and rewrites it when the
+		 * page goes back on a free list, so the two never overlap
+		 * in time.
 		 */
-		int64_t pp_ref_count;
+		struct {
+			/* How many of its fragments are out, counting, for
+			 * the block being split, those the owner may still
+			 * hand out (1 for a whole page); pp_page_pool.h
+			 * explains the count. A block holds fewer than
+			 * 2^31 fragments. */
+			int32_t pp_ref_count;
+			/* page_pool's signature: it is the pool's page */
+			uint32_t pp_magic;
+		};
 	};
 	void *addr;             /* the data: fixed for the page's life */
 	struct pp_pool *pp;     /* owning page_pool, NULL outside pools */
@@ -62,14 +69,14 @@ struct pp_page {
 	uint8_t order;          /* order of the block this page heads */
 	uint8_t zone;           /* index of its zone in the allocator */
 	uint64_t private_data;  /* the owner's: frames, requests, drivers */
-	uint64_t pp_magic;      /* debug cookie; page_pool signature */
+	uint64_t pp_where;      /* a pool's page: holder and time (pp_where.h) */
 };
 static_assert(sizeof(struct pp_page) == 64, "descriptor is one cache line");
 
 /*
  * page->flags bits. Only the allocator writes them, also while a page is
  * allocated (other threads read them under the allocator's locks): owners
- * keep their state in pp, private_data and pp_magic.
+ * keep their state in pp, private_data, pp_magic and pp_where.
  */
 #define PP_PAGE_F_BUDDY     0x0001u /* heads a free block in a zone */
 #define PP_PAGE_F_ALLOCATED 0x0002u /* handed out (debug_level >= 1) */
@@ -336,6 +343,26 @@ static inline void *pp_page_address(const struct pp_page *page)
 static inline uint64_t pp_page_dma_addr(const struct pp_page *page)
 {
 	return page->dma_addr;
+}
+
+/*
+ * pp_page_set_where - record that a pool's page went to the holder of
+ * @stamp (pp_where_stamp()); one store, read racily by reports.
+ * pp_page_where - the last one recorded.
+ */
+static inline void pp_page_set_where(struct pp_page *page, uint64_t stamp)
+{
+#if PP_HOLDERS
+	__atomic_store_n(&page->pp_where, stamp, __ATOMIC_RELAXED);
+#else
+	(void)page;
+	(void)stamp;
+#endif
+}
+
+static inline uint64_t pp_page_where(const struct pp_page *page)
+{
+	return __atomic_load_n(&page->pp_where, __ATOMIC_RELAXED);
 }
 
 static inline uint32_t pp_page_ref_count(const struct pp_page *page)

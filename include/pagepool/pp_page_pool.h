@@ -180,6 +180,25 @@ PP_API struct pp_page *pp_pool_alloc_frag_slow(struct pp_pool *pool,
 					       unsigned int *offset,
 					       unsigned int size);
 
+/*
+ * A page back in the pool says so (pp_where.h). Taking one out writes
+ * nothing: until a port or driver says where it went, it still reads
+ * "pool", and the reports count what is out as "app" by subtracting the
+ * cache's and ring's pages from those. So a page that never left a
+ * forwarder's poll costs a load and a compare here, not a store.
+ */
+#define PP_HOLDER_POOL_CODE_ PP_HOLDER(PP_HOLDER_POOL, 0, 0)
+
+static inline void pp_page_set_where_pool_(struct pp_page *page)
+{
+#if PP_HOLDERS
+	if (PP_UNLIKELY(pp_page_where(page) != PP_HOLDER_POOL_CODE_))
+		pp_page_set_where(page, PP_HOLDER_POOL_CODE_);
+#else
+	(void)page;
+#endif
+}
+
 static inline struct pp_pool_alloc_cache *pp_pool_cache_(struct pp_pool *pool)
 {
 	return (struct pp_pool_alloc_cache *)(void *)pool;
@@ -288,6 +307,7 @@ static inline void pp_pool_put_page(struct pp_pool *pool, struct pp_page *page,
 		unsigned int n = c->count;
 
 		PP_POOL_STAT_INC_(c->recycle_cached);
+		pp_page_set_where_pool_(page);
 		c->cache[n] = page;
 		__atomic_store_n(&c->count, n + 1, __ATOMIC_RELAXED);
 		return;
@@ -302,6 +322,8 @@ static inline void pp_pool_put_page(struct pp_pool *pool, struct pp_page *page,
 	if (allow_direct && page == c->frag.page) {
 		if (PP_LIKELY(--c->frag.users))
 			return;
+		/* Nothing of it is out: it is the pool's again. */
+		pp_page_set_where_pool_(page);
 		c->frag.offset = 0;
 		if (c->flags & PP_POOL_F_DMA_SYNC_DEV) {
 			c->frag.sync = true;

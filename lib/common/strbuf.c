@@ -17,3 +17,19 @@ void pp_strbuf_printf(struct pp_strbuf *b, const char *fmt, ...)
 	va_end(ap);
 	pp_strbuf_advance(b, n);
 }
+
+void pp_strbuf_json_string(struct pp_strbuf *b, const char *s)
+{
+	pp_strbuf_printf(b, "\"");
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			pp_strbuf_printf(b, "\\%c", ch);
+		else if (ch < 0x20)
+			pp_strbuf_printf(b, "\\u%04x", ch);
+		else
+			pp_strbuf_printf(b, "%c", ch);
+	}
+	pp_strbuf_printf(b, "\"");
+}

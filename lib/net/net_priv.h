@@ -10,13 +10,13 @@ int net_devargs_check_keys(const struct pp_devargs *da,
 			   const struct pp_net_driver *drv);
 
 /* port_id.c: give @port the lowest free number (0, or -ENOSPC with a
- * message), and take it back. */
+ * message) at create, and take it back at free; publish it in the table
+ * others read once its driver is set up, and take it out before close
+ * tears the driver down. */
 int net_port_id_take(struct pp_port *port);
 void net_port_id_drop(struct pp_port *port);
-/* List a probed port for pp_port_ids_each/with; unlist it (NULL: no-op)
- * before its driver is removed. Once unlist returns, no reader is in it. */
-void net_port_id_list(struct pp_port *port);
-void net_port_id_unlist(struct pp_port *port);
+void net_port_publish(struct pp_port *port);
+void net_port_unpublish(struct pp_port *port);
 
 /*
  * A thread's identity for pool ownership: the address of a thread-local

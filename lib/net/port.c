@@ -99,8 +99,9 @@ int pp_net_port_free(struct pp_port *port)
 
 	if (!port)
 		return 0;
-	net_port_id_drop(port);
 	ret = port_destroy_pools(port);
+	/* After the pools: their leak report names the port by it. */
+	net_port_id_drop(port);
 	free(port->rxq);
 	free(port->txq);
 	free(port);
@@ -200,7 +201,7 @@ struct pp_port *pp_net_port_create(const struct pp_net_driver *drv,
 	err = -drv->ops.probe(port, da);
 	if (err)
 		goto err_destroy_pools;
-	net_port_id_list(port);
+	net_port_publish(port);
 	return port;
 
 err_destroy_pools:
@@ -262,12 +263,8 @@ int pp_port_close(struct pp_port *port)
 	 * memory goes (its pools leave it as they are destroyed). */
 	pp_unregister_obj(port);
 	pp_unregister_obj(peer);
-	/* Out of the port table's list too (telemetry's /ethdev commands
-	 * read ports there, a driver's xstats op its private state), before
-	 * remove() frees that state; the number stays taken until
-	 * pp_net_port_free(). */
-	net_port_id_unlist(port);
-	net_port_id_unlist(peer);
+	net_port_unpublish(port);
+	net_port_unpublish(peer);
 	/*
 	 * Both ends' drivers give back what their rings hold before either
 	 * end's pools go: a veth ring holds pages of the other end's pools.
@@ -399,11 +396,17 @@ unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
 	uint64_t bytes = 0;
 	unsigned int got, i, more = 0;
 
+	uint64_t stamp;
+
 	net_rxq_claim(rxq);
 	got = port->rx_burst(rxq, frames, n);
+	pp_where_clock_burst(got == n);
+	/* The frames are the application's now (pp_where.h). */
+	stamp = pp_where_stamp(PP_HOLDER(PP_HOLDER_APP_RX, port->id, q));
 	for (i = 0; i < got; i++) {
 		bytes += frames[i].len;
 		more += frames[i].offset_word_ >> 31;
+		pp_page_set_where(frames[i].page, stamp);
 	}
 	pp_net_stat_add(&rxq->stats.packets, got - more);
 	pp_net_stat_add(&rxq->stats.bytes, bytes);
@@ -417,6 +420,7 @@ unsigned int pp_port_tx_burst(struct pp_port *port, unsigned int q,
 	uint64_t bytes = 0;
 	unsigned int sent, i, more = 0;
 
+	pp_where_clock_burst(true);
 	sent = port->tx_burst(txq, frames, n);
 	for (i = 0; i < sent; i++) {
 		bytes += frames[i].len;

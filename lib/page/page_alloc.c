@@ -30,6 +30,7 @@
 #include "pp_os.h"
 #include "pp_unregister.h"
 #include "page_alloc_priv.h"
+#include "pp_page_walk.h"
 #include "page_debug_priv.h"
 
 
@@ -813,6 +814,16 @@ unsigned int pp_allocator_max_order(const struct pp_allocator *alloc)
 unsigned int pp_allocator_zone_count(const struct pp_allocator *alloc)
 {
 	return alloc->nr_zones;
+}
+
+int pp_allocator_zone_pages(struct pp_allocator *alloc, unsigned int z,
+			    struct pp_page **pages, unsigned long *nr)
+{
+	if (z >= alloc->nr_zones)
+		return -EINVAL;
+	*pages = alloc->zones[z].pages;
+	*nr = alloc->zones[z].managed_pages;
+	return 0;
 }
 
 void pp_allocator_drain_thread(struct pp_allocator *alloc)

@@ -155,9 +155,11 @@ static bool page_adopt(struct pp_pool *pool, struct pp_page *page)
 		page->dma_addr = 0;
 		page->pp_magic = PP_POOL_MAGIC;
 	}
-	page->pp = pool;
+	/* Relaxed store: the in-flight walk reads it from other threads. */
+	__atomic_store_n(&page->pp, pool, __ATOMIC_RELAXED);
 	/* A whole page (pp_page_pool.h, "Fragments"); prev held garbage. */
 	__atomic_store_n(&page->pp_ref_count, 1, __ATOMIC_RELAXED);
+	pp_page_set_where(page, PP_HOLDER_POOL_CODE_);
 	return true;
 }
 
@@ -213,9 +215,10 @@ static void page_release(struct pp_pool *pool, struct pp_page *page)
 	if (page->pp_magic == PP_POOL_MAGIC_MAPPED)
 		pp_dma_unmap_page(pool->dma, page->dma_addr, pool->order,
 				  pool->dma_dir);
-	page->pp = NULL;
+	__atomic_store_n(&page->pp, NULL, __ATOMIC_RELAXED);
 	page->pp_magic = 0;
 	page->dma_addr = 0;
+	pp_page_set_where(page, 0);
 }
 
 /*
@@ -236,6 +239,8 @@ static void pages_return(struct pp_pool *pool, struct pp_page **pages,
 static void pool_free(struct pp_pool *pool)
 {
 	PP_DEBUG_LOG("pool %s: freed", pool->name);
+	if (pool->detached)
+		pool_detached_forget(pool);
 	pp_recycle_ring_free(pool->ring);
 	free(pool);
 }
@@ -282,8 +287,11 @@ static unsigned int ring_return_pages(struct pp_pool *pool,
 				      struct pp_page **pages, unsigned int n)
 {
 	bool closed = false;
-	unsigned int done;
+	unsigned int done, i;
 
+	/* Before the push: once in, the owner may hand a page out. */
+	for (i = 0; i < n; i++)
+		pp_page_set_where_pool_(pages[i]);
 	done = pp_recycle_ring_push(pool->ring, (void *const *)pages, n,
 				    &closed);
 	if (PP_LIKELY(done == n))
@@ -309,7 +317,7 @@ static bool page_is_foreign(struct pp_pool *pool, struct pp_page *page)
 {
 #if PP_DEBUG >= 1
 	if (PP_UNLIKELY(page->pp != pool ||
-			(page->pp_magic & ~1ULL) != PP_POOL_MAGIC)) {
+			(page->pp_magic & ~1u) != PP_POOL_MAGIC)) {
 		PP_ERR("pool %s: page %p returned to a pool it does not belong to (pool %p): ignored; return pages to pp_page_pool(page)",
 		       pool->name, pp_page_address(page), (void *)page->pp);
 		return true;
@@ -376,6 +384,7 @@ void pp_pool_put_page_slow(struct pp_pool *pool, struct pp_page *page,
 
 		if (PP_LIKELY(n < PP_POOL_CACHE_SIZE)) {
 			POOL_STAT_ADD(c->recycle_cached, 1);
+			pp_page_set_where_pool_(page);
 			c->cache[n] = page;
 			__atomic_store_n(&c->count, n + 1, __ATOMIC_RELAXED);
 			return;
@@ -648,7 +657,7 @@ static struct pp_page *alloc_high_order(struct pp_pool *pool)
 	return page;
 }
 
-struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool)
+static struct pp_page *alloc_slow(struct pp_pool *pool)
 {
 	struct pp_page *page;
 
@@ -663,6 +672,13 @@ struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool)
 	if (pool->order)
 		return alloc_high_order(pool);
 	return refill_from_allocator(pool);
+}
+
+struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool)
+{
+	/* A slow path has time to read the clock (pp_where.h). */
+	pp_where_clock_tick();
+	return alloc_slow(pool);
 }
 
 /* ---- create, destroy, owner ---- */
@@ -816,8 +832,8 @@ err_free_pool:
 int pp_pool_destroy(struct pp_pool *pool)
 {
 	struct pp_pool_alloc_cache *c;
-	char name[PP_POOL_NAME_MAX];
-	uint64_t released, v;
+	char name[PP_POOL_NAME_MAX], held[1024];
+	uint64_t released, v, out;
 
 	if (!pool)
 		return 0;
@@ -844,8 +860,17 @@ int pp_pool_destroy(struct pp_pool *pool)
 	__atomic_store_n(&c->count, 0, __ATOMIC_RELAXED);
 	released += ring_drain(pool);
 
-	/* After the subtraction below the pool may be freed by a returner. */
-	memcpy(name, pool->name, sizeof(name));
+	/*
+	 * Pages still out (the count only falls now): say who holds them
+	 * while the pool is surely alive, and list it for telemetry.
+	 */
+	out = (__atomic_load_n(&pool->state, __ATOMIC_ACQUIRE) &
+	       PP_POOL_COUNT_MASK) - released;
+	if (out) {
+		memcpy(name, pool->name, sizeof(name));
+		pool_leak_report(pool, held, sizeof(held));
+		pool_detach(pool);
+	}
 	/*
 	 * Point 3: set the bit (it was clear, so adding sets it) and drop
 	 * what we released in one RMW; the count is at least @released, so
@@ -857,8 +882,8 @@ int pp_pool_destroy(struct pp_pool *pool)
 		pool_free(pool);
 		return 0;
 	}
-	PP_WARN("pool %s: destroy deferred, %llu pages in flight; the pool is freed when the last one is returned",
-		name, (unsigned long long)(v & PP_POOL_COUNT_MASK));
+	PP_WARN("pool %s: destroy deferred, %llu pages in flight; the pool is freed when the last one is returned; held by: %s",
+		name, (unsigned long long)(v & PP_POOL_COUNT_MASK), held);
 	return -EBUSY;
 }
 

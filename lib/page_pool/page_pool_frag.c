@@ -163,6 +163,7 @@ void pp_pool_recycle_direct_bulk(struct pp_pool *pool, struct pp_page **pages,
 
 			if (PP_UNLIKELY(!pp_pool_page_sole_(page)))
 				break;
+			pp_page_set_where_pool_(page);
 			c->cache[top++] = page;
 		}
 		PP_POOL_STAT_ADD_(c->recycle_cached, i);

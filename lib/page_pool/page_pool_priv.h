@@ -13,10 +13,10 @@
 
 #include "pp_recycle_ring.h"
 
-/* Kept in page->pp_magic while a page belongs to a pool ("PPOOL" + tag);
- * the low bit says whether the page holds a DMA mapping. */
-#define PP_POOL_MAGIC 0x50504f4f4c000000ULL
-#define PP_POOL_MAGIC_MAPPED (PP_POOL_MAGIC | 1ULL)
+/* Kept in page->pp_magic while a page belongs to a pool ("PPOL"); the
+ * low bit says whether the page holds a DMA mapping. */
+#define PP_POOL_MAGIC 0x50504f4cu
+#define PP_POOL_MAGIC_MAPPED (PP_POOL_MAGIC | 1u)
 
 /* pool->state: pages held minus released, and this bit once destroying. */
 #define PP_POOL_DESTROYING (1ULL << 63)
@@ -71,6 +71,13 @@ struct pp_pool {
 	 * destroy has drained the pool. page_pool.c explains the protocol.
 	 */
 	uint64_t state __attribute__((aligned(PP_CACHE_LINE)));
+
+	/* Destroyed with pages out: on page_pool_inflight.c's list until
+	 * freed. Written before destroy's last RMW of state, read by the
+	 * freer after its own. */
+	bool detached;
+	int64_t detach_time;       /* seconds since the epoch */
+	struct pp_pool *detached_next;
 };
 
 #if PP_STATS
@@ -95,5 +102,13 @@ bool pool_frag_put_direct(struct pp_pool *pool, struct pp_page *page,
 void pool_frag_flush(struct pp_pool *pool);
 /* page_pool_frag.c: destroy gives up the block being split. */
 void pool_frag_drain(struct pp_pool *pool);
+
+/* page_pool_inflight.c: destroy found pages out: who holds them, per
+ * holder the pages, bytes and the oldest one's age, in words into @buf
+ * for its message; and the list of detached pools, which keeps the pool
+ * until pool_free() takes it off. */
+void pool_leak_report(struct pp_pool *pool, char *buf, size_t len);
+void pool_detach(struct pp_pool *pool);
+void pool_detached_forget(struct pp_pool *pool);
 
 #endif /* PP_PAGE_POOL_PRIV_H */

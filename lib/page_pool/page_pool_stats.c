@@ -13,6 +13,7 @@
 #include "pp_os_fault.h"
 #include "pp_pool_json.h"
 #include "page_pool_priv.h"
+#include "pp_strbuf.h"
 
 /* Relaxed loads throughout: the figures are a snapshot and order nothing. */
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -67,37 +68,6 @@ int pp_pool_get_stats(struct pp_pool *pool, struct pp_pool_stats *out)
 	return 0;
 }
 
-/* The name is the caller's string: escape what JSON cannot hold raw. */
-static int json_string(char *buf, size_t len, const char *s)
-{
-	size_t o = 0;
-	int n;
-
-#define PUT(...)                                                        \
-	do {                                                            \
-		n = snprintf(buf ? buf + (o < len ? o : len) : NULL,    \
-			     o < len ? len - o : 0, __VA_ARGS__);       \
-		if (n < 0)                                              \
-			return n;                                       \
-		o += (size_t)n;                                         \
-	} while (0)
-
-	PUT("\"");
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			PUT("\\%c", ch);
-		else if (ch < 0x20)
-			PUT("\\u%04x", ch);
-		else
-			PUT("%c", ch);
-	}
-	PUT("\"");
-#undef PUT
-	return (int)o;
-}
-
 int pp_pool_stats_json(struct pp_pool *pool, char *buf, size_t len)
 {
 	return pp_pool_stats_json_as(pool, pool->name, buf, len);
@@ -106,21 +76,14 @@ int pp_pool_stats_json(struct pp_pool *pool, char *buf, size_t len)
 int pp_pool_stats_json_as(struct pp_pool *pool, const char *name, char *buf,
 			  size_t len)
 {
+	struct pp_strbuf b = { .buf = buf, .len = len };
 	struct pp_pool_stats s;
-	size_t o;
-	int n;
 
 	pp_pool_get_stats(pool, &s);
-	n = snprintf(buf, len, "{\"name\":");
-	if (n < 0)
-		return n;
-	o = (size_t)n;
-	n = json_string(o < len ? buf + o : NULL, o < len ? len - o : 0,
-			name);
-	if (n < 0)
-		return n;
-	o += (size_t)n;
-	n = snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0,
+	pp_strbuf_printf(&b, "{\"name\":");
+	/* The name is the caller's string: escaped as JSON needs. */
+	pp_strbuf_json_string(&b, name);
+	pp_strbuf_printf(&b,
 		     ",\"alloc_fast\":%llu,\"alloc_slow\":%llu"
 		     ",\"alloc_slow_high_order\":%llu,\"alloc_empty\":%llu"
 		     ",\"alloc_refill\":%llu,\"alloc_waive\":%llu"
@@ -150,9 +113,7 @@ int pp_pool_stats_json_as(struct pp_pool *pool, const char *name, char *buf,
 		     (unsigned long long)s.inflight,
 		     (unsigned long long)s.frag_alloc,
 		     (unsigned long long)s.frag_pages);
-	if (n < 0)
-		return n;
-	return (int)(o + (size_t)n);
+	return (int)b.pos;
 }
 
 static int cmp_ptr(const void *a, const void *b)

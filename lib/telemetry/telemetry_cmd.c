@@ -167,6 +167,7 @@ struct cmd {
 	const char *help;
 	bool param;        /* a parameter is required (else refused) */
 	int (*fn)(struct pp_strbuf *o, const char *param);
+	bool param_opt;    /* without param: one is taken, not required */
 };
 
 static int cmd_list(struct pp_strbuf *o, const char *param);
@@ -178,6 +179,7 @@ static int cmd_pools(struct pp_strbuf *o, const char *param);
 static int cmd_pool(struct pp_strbuf *o, const char *param);
 static int cmd_ports(struct pp_strbuf *o, const char *param);
 static int cmd_port(struct pp_strbuf *o, const char *param);
+static int cmd_inflight(struct pp_strbuf *o, const char *param);
 
 static const struct cmd cmds[] = {
 	{ "/", "Returns list of available commands, Takes no parameters",
@@ -207,6 +209,8 @@ static const struct cmd cmds[] = {
 	  false, cmd_ports },
 	{ "/pagepool/port", "Returns a port's per-queue RX and TX statistics, with each RX queue's pool. Parameters: string name",
 	  true, cmd_port },
+	{ "/pagepool/inflight", "Returns where the pages of every registered page_pool (and of those destroyed with pages out) are: pages and bytes by holder, an age histogram, the oldest page. Parameters: string name (optional: one pool)",
+	  false, cmd_inflight, true },
 };
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -330,6 +334,43 @@ static int cmd_port(struct pp_strbuf *o, const char *param)
 	return 0;
 }
 
+/*
+ * /pagepool/inflight: every registered pool, then every destroyed one
+ * still waiting for pages; with a name, the registered pool of that name,
+ * else the destroyed pool of that own name.
+ */
+static int cmd_inflight(struct pp_strbuf *o, const char *param)
+{
+	struct telemetry_inflight_total total = { 0 };
+	bool first = true;
+
+	if (param && param[0]) {
+		const struct entry *e = reg_find(K_POOL, param);
+
+		if (e) {
+			telemetry_inflight_pool(o, (struct pp_pool *)e->obj,
+						e->name, 0, NULL);
+			return 0;
+		}
+		return telemetry_inflight_detached_one(o, param) ? 0 : -ENOENT;
+	}
+	pp_strbuf_printf(o, "{\"tsc_hz\":%.0f,\"pools\":[",
+			 telemetry_inflight_tsc_hz());
+	for (unsigned int i = 0; i < TELEMETRY_MAX_OBJECTS; i++) {
+		if (!reg[i].obj || reg[i].kind != K_POOL)
+			continue;
+		pp_strbuf_printf(o, "%s", first ? "" : ",");
+		first = false;
+		telemetry_inflight_pool(o, (struct pp_pool *)reg[i].obj,
+					reg[i].name, 0, &total);
+	}
+	telemetry_inflight_detached(o, &first, &total);
+	pp_strbuf_printf(o, "],");
+	telemetry_inflight_total(o, &total);
+	pp_strbuf_printf(o, "}");
+	return 0;
+}
+
 /* ---- the request ---- */
 
 static bool cmd_char(char c)
@@ -408,7 +449,8 @@ size_t telemetry_handle(const char *req, size_t len, char *out,
 	param[np] = '\0';
 
 	c = cmd_find(cmd);
-	if (!c || (c->param && !np) || (!c->param && has_param))
+	if (!c || (c->param && !np) ||
+	    (!c->param && !c->param_opt && has_param))
 		return reply_null(out, outlen, cmd);
 
 	pp_strbuf_printf(&o, "{\"%s\":", cmd);

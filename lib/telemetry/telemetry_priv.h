@@ -7,7 +7,9 @@
 #ifndef PP_TELEMETRY_PRIV_H
 #define PP_TELEMETRY_PRIV_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <pagepool/pp_telemetry.h>
 
@@ -46,5 +48,30 @@ int telemetry_ethdev_xstats(struct pp_strbuf *o, const char *param);
 
 /* telemetry_valid_name - a prefix or registered name: 1 or 0. */
 int telemetry_valid_name(const char *s);
+
+/*
+ * telemetry_inflight.c: the pieces of /pagepool/inflight's reply. A pool
+ * object (destroyed: @detach_time non-zero) added to @total (may be
+ * NULL); the detached pools', each after a ',' unless *@first; one
+ * detached pool by its own name (false when there is none); the totals;
+ * the TSC's rate the ages are measured with.
+ */
+struct pp_pool;
+struct pp_strbuf;
+
+struct telemetry_inflight_total {
+	uint64_t pages;
+	uint64_t bytes;
+};
+
+void telemetry_inflight_pool(struct pp_strbuf *o, struct pp_pool *pool,
+			     const char *name, int64_t detach_time,
+			     struct telemetry_inflight_total *total);
+void telemetry_inflight_detached(struct pp_strbuf *o, bool *first,
+				 struct telemetry_inflight_total *total);
+bool telemetry_inflight_detached_one(struct pp_strbuf *o, const char *name);
+void telemetry_inflight_total(struct pp_strbuf *o,
+			      const struct telemetry_inflight_total *total);
+double telemetry_inflight_tsc_hz(void);
 
 #endif /* PP_TELEMETRY_PRIV_H */

@@ -74,8 +74,10 @@ def format_patterns(texts):
         if path.suffix not in ('.c', '.h'):
             continue
         for m in LITERALS.finditer(text):
+            # A quoted line is what was printed, without the newline
+            # that ends the format (fprintf(stderr, "...\n")).
             fmt = ''.join(unescape(lit[1:-1]) for lit in
-                          re.findall(LITERAL, m.group(0)))
+                          re.findall(LITERAL, m.group(0))).rstrip('\n')
             if '%' not in fmt:
                 continue
             parts = CONVERSION.split(fmt)

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """check-fwd-telemetry.py FWD [DPDK_TELEMETRY_PY] - run the forwarder on
-null ports with --telemetry under a temporary runtime directory, query it
+null ports with --telemetry under a temporary runtime directory, holding
+8 RX frames it never returns (--keep 8: a stuck application), query it
 twice from outside, a second apart, stop it with SIGINT (so a slow or
 sanitized build is queried while it runs) and check that the port's
-packet counters moved, the socket is gone, and fwd printed where it was. The queries go through DPDK's dpdk-telemetry.py when it
+packet counters moved, that /pagepool/inflight names the 8 pages' holder
+(app_rx of null0, queue 0) and their age growing, that the pool's
+destroy said the same, the socket is gone, and fwd printed where it was. The queries go through DPDK's dpdk-telemetry.py when it
 is given and exists (non-interactive: commands on stdin, one JSON reply
 per line), else through this script's own SOCK_SEQPACKET client, which
 speaks the same protocol."""
@@ -24,7 +27,9 @@ if not script or not os.path.exists(script):
 PREFIX = "pp-fwd-test"
 QUERIES = ["/info", "/pagepool/ports", "/pagepool/port,null0",
            "/pagepool/pools", "/pagepool/pool,null0-rxq0",
-           "/pagepool/allocators", "/pagepool/allocator,fwd"]
+           "/pagepool/allocators", "/pagepool/allocator,fwd",
+           "/pagepool/inflight", "/pagepool/inflight,null0-rxq0"]
+KEEP = 8
 
 
 def query_script(env):
@@ -58,7 +63,7 @@ with tempfile.TemporaryDirectory() as tmp:
         env["RUNTIME_DIRECTORY"] = tmp
     path = os.path.join(tmp, "dpdk", PREFIX, "dpdk_telemetry.v2")
     cmd = [fwd, "--port", "null0", "--port", "null1", "--duration", "60",
-           "--arena-mb", "64", "--telemetry", PREFIX]
+           "--arena-mb", "64", "--telemetry", PREFIX, "--keep", str(KEEP)]
     print(" ".join(cmd), "| queries through",
           script or "this script's client")
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
@@ -120,6 +125,40 @@ check(socket_gone, "the socket is removed at exit")
 # fwd says where it serves, and how to ask.
 want = "fwd: telemetry at %s (dpdk-telemetry.py -f %s)" % (path, PREFIX)
 check(want in out.splitlines(), "fwd prints '%s'" % want)
+# The stuck pages: where they are, and for how long.
+def kept(reply):
+    pool = reply["/pagepool/inflight"]
+    hs = [h for h in pool["holders"] if h["holder"] == "app_rx"]
+    return pool, hs
+
+
+for r in (a, b):
+    every = r[7]["/pagepool/inflight"]
+    names = [x["name"] for x in every["pools"]]
+    check(names == ["null0-rxq0", "null1-rxq0"],
+          f"/pagepool/inflight lists the registered pools: {names}")
+    check(every["total"]["pages"] >= KEEP and every["tsc_hz"] > 0,
+          f"/pagepool/inflight totals: {every['total']}")
+    pool, hs = kept(r[8])
+    check(pool["name"] == "null0-rxq0" and pool["state"] == "live",
+          f"one pool by name: {pool['name']} {pool['state']}")
+    check(len(hs) == 1 and hs[0]["pages"] == KEEP and
+          hs[0]["port"] == "null0" and hs[0]["queue"] == 0 and
+          hs[0]["bytes"] == KEEP * 4096,
+          f"{KEEP} pages held by app_rx of null0 queue 0: {hs}")
+    check(pool["oldest"] is not None and
+          pool["oldest"]["holder"] == "app_rx",
+          f"the oldest page is the application's: {pool['oldest']}")
+    check(pool["inflight"] >= KEEP and
+          pool["inflight_mem"] == pool["inflight"] * 4096,
+          f"inflight and inflight_mem: {pool['inflight']} "
+          f"{pool['inflight_mem']}")
+age1 = kept(a[8])[1][0]["oldest_ms"] if kept(a[8])[1] else 0
+age2 = kept(b[8])[1][0]["oldest_ms"] if kept(b[8])[1] else 0
+check(age1 > 200 and 700 < age2 - age1 < 5000,
+      f"the kept pages age between the queries: {age1} then {age2} ms")
+check(f"held by: {KEEP} pages ({KEEP * 4096} bytes) app_rx of port null0"
+      in err, "the pool's destroy says who holds the pages")
 if errors:
     sys.exit("FAILED: " + "; ".join(errors))
 print(f"ok: null0 RX {rx1} -> {rx2} packets between two queries")

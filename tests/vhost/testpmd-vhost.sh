@@ -41,6 +41,14 @@
 #         jumbonoinorder jumbo without VIRTIO_F_IN_ORDER (by id)
 #         jumbofrag      jumbo with RX into 2 KiB fragments (frag=2048:
 #                  five or six buffers a frame)
+#         pcap     as client, fwd --pcap: the loop topology's capture,
+#                  what goes back out of the port; tcpdump reads it back
+#                  and every packet must be the generator's frame
+#                  (tests/net/check-fwd-pcap.py), as many as fwd
+#                  delivered (64 and 1514 bytes; a short run: every
+#                  packet is read back)
+#         pcapjumbo      pcap at MTU 9000, 9018-byte frames: multi-buffer
+#                  packets, one record each
 testpmd=$1
 fwd=$2
 case=$3
@@ -81,6 +89,7 @@ fail() {
 }
 
 queues=1 vhost_extra= fwd_extra= dev_extra= lens="64 1514" server=0 in_flight=32
+duration=2 pcap=0 mtu=1500
 testpmd_extra=
 case $case in
 client) in_flight=128 ;;
@@ -92,6 +101,20 @@ peerdies|restart) lens=64 ;;
 frag) dev_extra=",frag=2048" ;;
 fragnoinorder) dev_extra=",frag=2048,in_order=0" ;;
 fragrestart) dev_extra=",frag=2048"; lens=64 ;;
+pcap|pcapjumbo)
+	pcap=1 duration=0.001
+	command -v tcpdump >/dev/null 2>&1 ||
+		{ echo "SKIP: tcpdump not found (apt-get install tcpdump)"; exit 77; }
+	if "$fwd" --port null0 --pcap / 2>&1 | grep -q "built without libpcap"; then
+		echo "SKIP: fwd was built without libpcap (install libpcap-dev and rebuild)"
+		exit 77
+	fi
+	if [ $case = pcapjumbo ]; then
+		lens=9018 mtu=9000
+		fwd_extra="--mtu 9000"
+		testpmd_extra="--max-pkt-len=9018"
+	fi
+	;;
 jumbo|jumbonoinorder|jumbofrag)
 	lens="9000 9018 1514 64"
 	fwd_extra="--mtu 9000"
@@ -101,7 +124,7 @@ jumbo|jumbonoinorder|jumbofrag)
 	jumbofrag) dev_extra=",frag=2048" ;;
 	esac
 	;;
-*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|noinorder|peerdies|restart|frag|fragnoinorder|fragrestart|jumbo|jumbonoinorder|jumbofrag"; exit 2 ;;
+*) echo "usage: $0 <testpmd> <fwd> client|server|queues|macswap|noinorder|peerdies|restart|frag|fragnoinorder|fragrestart|jumbo|jumbonoinorder|jumbofrag|pcap|pcapjumbo"; exit 2 ;;
 esac
 case $case in
 frag*|jumbofrag) fwd_extra="$fwd_extra --json $dir/fwd.json" ;;
@@ -211,7 +234,8 @@ for len in $lens; do
 	: >"$tlog"
 	dev="virtio_user:path=$sock,queues=$queues$dev_extra"
 	args=(--port "$dev" --queues "$queues" --tx-first "$in_flight" --tx-len "$len"
-	      --verify --duration 2 --cpus 0 $fwd_extra)
+	      --verify --duration "$duration" --cpus 0 $fwd_extra)
+	[ $pcap = 1 ] && args+=(--pcap "$dir/fwd-$len.pcap")
 	if [ $server = 1 ]; then
 		"$fwd" "${args[@]}" >"$flog" 2>&1 &
 		fpid=$!
@@ -236,7 +260,14 @@ for len in $lens; do
 	jumbo_negotiated
 	# fwd forwarded more than the first burst: the wire looped.
 	set -- $(sed -n 's/^summary: .*(\([0-9]*\) frames).*/\1/p' "$flog")
-	[ "${1:-0}" -gt 1000 ] || fail "only ${1:-0} frames went round in 2 s"
+	[ "${1:-0}" -gt 1000 ] || [ $pcap = 1 ] ||
+		fail "only ${1:-0} frames went round in 2 s"
+	if [ $pcap = 1 ]; then
+		python3 "$(dirname "$0")/../net/check-fwd-pcap.py" \
+			--file "$dir/fwd-$len.pcap" --len "$len" --log "$flog" \
+			--snaplen $((mtu + 18)) || fail "the capture does not check ($len bytes)"
+		rm -f "$dir/fwd-$len.pcap"
+	fi
 	# testpmd: everything it received went back or was counted.
 	set -- $(awk '/Accumulated forward statistics/ { acc = 1; next }
 		acc && /RX-packets:/ { rx = $2 }

@@ -797,6 +797,8 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 		xq->fd = xsk_socket__fd(xq->xsk);
 		/* Aligned to a cache line, so the two low bits are free. */
 		xq->tag = (uint64_t)(uintptr_t)xq;
+		xq->rx_holder = PP_HOLDER(PP_HOLDER_RX_RING, port->id, q);
+		xq->tx_holder = PP_HOLDER(PP_HOLDER_TX_RING, port->id, q);
 #ifdef PP_AF_XDP_OWN_PROG
 		err = XDP_FAIL_RC(ENOMEM, xsk_socket__update_xskmap(
 					xq->xsk, xp->iface->map_fd));

@@ -62,6 +62,8 @@ struct xdp_queue {
 	struct pp_page *first;
 	uint64_t umem_size;
 	uint64_t tag;               /* this queue's address, low bits clear */
+	uint32_t rx_holder;         /* holder codes of its rings (pp_where.h) */
+	uint32_t tx_holder;
 	uint64_t bad_desc;          /* descriptors dropped by validation */
 	unsigned int fill_batch;    /* pages per refill: a burst, or the level */
 	unsigned int fill_free_min; /* refill while this many slots are free */

@@ -112,6 +112,7 @@ static unsigned int xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
 {
 	struct pp_page *pages[XDP_FILL_BATCH];
 	const unsigned int batch = xq->fill_batch;
+	const uint64_t stamp = pp_where_stamp(xq->rx_holder);
 	const char *base = xq->base;
 	unsigned int total = 0;
 
@@ -129,6 +130,7 @@ static unsigned int xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
 		xsk_ring_prod__reserve(&xq->fill, n, &idx);
 		for (i = 0; i < n; i++) {
 			pages[i]->private_data = xq->tag | XDP_TAG_FILL;
+			pp_page_set_where(pages[i], stamp);
 			*xsk_ring_prod__fill_addr(&xq->fill, idx + i) =
 				xdp_page_addr(base, pages[i]);
 		}
@@ -245,6 +247,7 @@ unsigned int af_xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	struct xdp_queue *xq = txq->priv;
 	struct pp_page *foreign[PP_NET_BURST];
 	const uint64_t tag = xq->tag | XDP_TAG_TX;
+	const uint64_t stamp = pp_where_stamp(xq->tx_holder);
 	unsigned int i, r, room, k = 0, nr_foreign = 0;
 	uint32_t idx = 0;
 
@@ -282,6 +285,7 @@ unsigned int af_xdp_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 			continue;
 		}
 		f->page->private_data = tag;
+		pp_page_set_where(f->page, stamp);
 		d = xsk_ring_prod__tx_desc(&xq->tx, idx + k);
 		d->addr = addr + f->offset + f->headroom;
 		d->len = f->len;

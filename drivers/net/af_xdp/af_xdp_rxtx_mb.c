@@ -268,6 +268,7 @@ unsigned int af_xdp_tx_burst_mb(struct pp_txq *txq, struct pp_frame *frames,
 	struct xdp_queue *xq = txq->priv;
 	struct pp_page *drop[PP_NET_BURST];
 	const uint64_t tag = xq->tag | XDP_TAG_TX;
+	const uint64_t stamp = pp_where_stamp(xq->tx_holder);
 	unsigned int i = 0, k = 0, r, room, nr_drop = 0, bad = 0;
 	uint32_t idx = 0;
 
@@ -298,6 +299,7 @@ unsigned int af_xdp_tx_burst_mb(struct pp_txq *txq, struct pp_frame *frames,
 								    idx + k + s);
 
 			f->page->private_data = tag;
+			pp_page_set_where(f->page, stamp);
 			d->addr = xdp_page_addr(xq->base, f->page) + f->offset +
 				  f->headroom;
 			d->len = f->len;

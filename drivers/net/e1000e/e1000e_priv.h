@@ -35,6 +35,8 @@ struct e1000e_port {
 	struct pp_page *rx_page[RING_SIZE];
 	uint32_t rx_off[RING_SIZE];   /* buffer offset in the page */
 	unsigned int rx_next;         /* next descriptor to check */
+	uint32_t rx_holder;           /* holder codes of the rings (pp_where.h) */
+	uint32_t tx_holder;
 	unsigned int rx_hold;         /* refilled, not yet given (RDT) */
 	/*
 	 * Multi-buffer RX, for an MTU above what one 2048-byte buffer

@@ -61,6 +61,7 @@ static void rx_fill(struct e1000e_port *ep, unsigned int i,
 {
 	uint32_t off = pp_net_buf_color(page, ep->headroom, E1000_RX_BUF_LEN);
 
+	pp_page_set_where(page, pp_where_stamp(ep->rx_holder));
 	ep->rx_page[i] = page;
 	ep->rx_off[i] = off;
 	ep->rx_ring[i].addr = pp_page_dma_addr(page) + off + ep->headroom;
@@ -397,6 +398,7 @@ tx_chain(struct pp_txq *txq, struct e1000e_port *ep, const struct pp_frame *f,
 		d->status = 0;
 		d->css = 0;
 		d->special = 0;
+		pp_page_set_where(f[j].page, pp_where_stamp(ep->tx_holder));
 		ep->tx_page[t] = f[j].page;
 		t = (t + 1) & RING_MASK;
 	}
@@ -432,6 +434,7 @@ unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 	struct e1000e_port *ep = txq->port->priv;
 	struct pp_page *bad[PP_NET_BURST];
 	unsigned int taken, first, last, nr_bad = 0, t = ep->tx_tail;
+	const uint64_t stamp = pp_where_stamp(ep->tx_holder);
 
 	tx_clean(txq, ep);
 	for (taken = 0; taken < n; taken++) {
@@ -467,6 +470,7 @@ unsigned int e1000e_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 		d->css = 0;
 		d->special = 0;
 		ep->tx_page[t] = f->page;
+		pp_page_set_where(f->page, stamp);
 		t = (t + 1) & RING_MASK;
 	}
 	/* Stopped at a multi-buffer packet, not for want of room. */
@@ -532,6 +536,8 @@ int e1000e_rings_init(struct pp_port *port, struct e1000e_port *ep,
 	ep->rx_max_pkt = pp_port_mtu(port) + PP_ETH_OVERHEAD;
 	ep->rx_chain = ep->rx_max_pkt > E1000_RX_BUF_LEN;
 	ep->rx_discard = false;
+	ep->rx_holder = PP_HOLDER(PP_HOLDER_RX_RING, port->id, 0);
+	ep->tx_holder = PP_HOLDER(PP_HOLDER_TX_RING, port->id, 0);
 	/* Every slot always holds a buffer, the one the tail hides too: it
 	 * is handed over when the tail moves past it. */
 	for (i = 0; i < RING_SIZE; i++) {

@@ -902,6 +902,52 @@ static void veth_rxq_drain(struct pp_port *port, struct veth_rxq *vq)
 	}
 }
 
+/*
+ * What this port's RX rings hold, for the reports of where pages are
+ * (pp_net_driver_ops.ring_pages): the peer's TX put them there, and this
+ * port's RX, on another core, takes them, so the peer stamps nothing (a
+ * store per frame would bounce the descriptor's line between the two
+ * cores); read here instead, racily, from the consumer's tail to the
+ * producer's. A slot tagged VETH_SLOT_META is followed by a geometry,
+ * skipped; a misread one only makes a key that matches no page. Pages
+ * in the carry buffer are this queue's own, waiting for its next call.
+ */
+static void veth_ring_pages(struct pp_port *port,
+			    void (*fn)(const struct pp_page *page,
+				       uint32_t code, void *arg),
+			    void *arg)
+{
+	struct veth_port *vp = port->priv;
+	struct pp_port *peer = port->peer;
+
+	for (unsigned int q = 0; vp && q < port->nr_rxq; q++) {
+		const struct veth_rxq *vq = vp->rxqs[q];
+		const struct pp_ring *r = vq->ring;
+		uint32_t code = peer ? PP_HOLDER(PP_HOLDER_TX_RING, peer->id, q) :
+				       PP_HOLDER(PP_HOLDER_RX_RING, port->id, q);
+		uint32_t i = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+		uint32_t end = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+		unsigned int left = r->size, nr_carry;
+
+		for (; i != end && left; i++, left--) {
+			uintptr_t v = (uintptr_t)__atomic_load_n(
+				&r->slots[i & r->mask], __ATOMIC_RELAXED);
+
+			fn((const struct pp_page *)(v & ~VETH_SLOT_TAGS), code,
+			   arg);
+			if (v & VETH_SLOT_META) {
+				i++;
+				left--;
+			}
+		}
+		nr_carry = __atomic_load_n(&vq->nr_carry, __ATOMIC_RELAXED);
+		for (unsigned int k = 0; k < nr_carry && k < VETH_SEGS_MAX; k++)
+			fn((const struct pp_page *)(vq->carry[k].slot &
+						    ~VETH_SLOT_TAGS),
+			   PP_HOLDER(PP_HOLDER_RX_RING, port->id, q), arg);
+	}
+}
+
 static void veth_remove(struct pp_port *port)
 {
 	struct veth_port *vp = port->priv;
@@ -983,5 +1029,6 @@ const struct pp_net_driver pp_net_veth_driver = {
 		.remove = veth_remove,
 		.rx_burst = veth_rx_burst,
 		.tx_burst = veth_tx_burst,
+		.ring_pages = veth_ring_pages,
 	},
 };

@@ -271,7 +271,7 @@ int vu_handshake(struct vu_port *vp, bool fill)
 				vp->features &
 				(1ull << VIRTIO_RING_F_INDIRECT_DESC);
 		if (fill)
-			vq_rx_fill(rx, vp->port->rxq[i].pool);
+			vq_rx_fill(rx, &vp->port->rxq[i]);
 	}
 	for (i = 0; i < 2 * vp->nr_qp; i++) {
 		err = vq_setup_msgs(vp, i);

@@ -327,7 +327,7 @@ unsigned int virtio_user_tx_burst(struct pp_txq *txq, struct pp_frame *frames,
 				  unsigned int n);
 /* Fill an RX queue's ring with buffers from @pool: pages or, with
  * frag=, fragments; returns how many. */
-unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool);
+unsigned int vq_rx_fill(struct vq *vq, struct pp_rxq *rxq);
 /* Take every page off @vq (the back-end is gone or stopped) and give it
  * back through @alloc, every segment of a TX chain too. */
 void vq_reclaim(struct vq *vq, struct pp_allocator *alloc);

@@ -240,7 +240,8 @@ static inline void vq_desc_write(struct vring_desc *d, uint64_t addr,
 /* ---- RX ------------------------------------------------------------- */
 
 /* Whole pages, a burst of them at a time. */
-static unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
+static unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool,
+				 uint64_t stamp)
 {
 	struct pp_page *pages[PP_NET_BURST];
 	/* Locals: the stores below (descriptors, ring slots) may alias
@@ -276,6 +277,7 @@ static unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 			nr_free--;
 			out[id] = page;
 			rx_off[id] = off;
+			pp_page_set_where(page, stamp);
 			vq_desc_write(&desc[id], (uint64_t)(uintptr_t)
 					 pp_page_address(page) + off + hr - hdr,
 				      (uint32_t)(((uint64_t)PP_PAGE_SIZE
@@ -302,16 +304,18 @@ static unsigned int vq_rx_refill(struct vq *vq, struct pp_pool *pool)
 	return total;
 }
 
-static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool);
+static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool,
+				       uint64_t stamp);
 
 /* The refill of the ring's kind: @frag is a constant in each inlined
  * copy of a burst, the ring's own at open (vq_rx_fill()). */
 static inline __attribute__((always_inline)) unsigned int
-vq_rx_refill_mode(struct vq *vq, struct pp_pool *pool, const bool frag)
+vq_rx_refill_mode(struct vq *vq, struct pp_pool *pool, uint64_t stamp,
+		  const bool frag)
 {
 	if (frag)
-		return vq_rx_refill_frags(vq, pool);
-	return vq_rx_refill(vq, pool);
+		return vq_rx_refill_frags(vq, pool, stamp);
+	return vq_rx_refill(vq, pool, stamp);
 }
 
 /*
@@ -393,7 +397,7 @@ rx_burst(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
 		pp_net_stat_add(&rxq->stats.errors, bad);
 	/* Replace what was taken (and catch up after a dry pool). */
 	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
-		vq_rx_refill_mode(vq, rxq->pool, frag);
+		vq_rx_refill_mode(vq, rxq->pool, pp_net_rx_ring_stamp(rxq), frag);
 	return ok;
 }
 
@@ -478,7 +482,7 @@ rx_burst_in_order(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
 		pp_net_stat_add(&rxq->stats.errors, bad);
 refill:
 	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
-		vq_rx_refill_mode(vq, rxq->pool, frag);
+		vq_rx_refill_mode(vq, rxq->pool, pp_net_rx_ring_stamp(rxq), frag);
 	return ok;
 }
 
@@ -531,7 +535,8 @@ rx_burst_frags(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
  * to its end (rx_end), never the next fragment's bytes. No colour: the
  * fragments' offsets already differ.
  */
-static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool)
+static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool,
+				       uint64_t stamp)
 {
 	struct vring_desc *const desc = vq->desc;
 	struct pp_page **const out = vq->pages;
@@ -563,6 +568,7 @@ static unsigned int vq_rx_refill_frags(struct vq *vq, struct pp_pool *pool)
 		out[id] = page;
 		rx_off[id] = off;
 		rx_end[id] = (uint32_t)end;
+		pp_page_set_where(page, stamp);
 		vq_desc_write(&desc[id], (uint64_t)(uintptr_t)
 				 pp_page_address(page) + off + hr - hdr,
 			      (uint32_t)(end - off - hr + hdr),
@@ -767,14 +773,16 @@ rx_burst_mrg(struct pp_rxq *rxq, struct vq *vq, struct pp_frame *frames,
 	if (PP_UNLIKELY(errors))
 		pp_net_stat_add(&rxq->stats.errors, errors);
 	if (vq->nr_free >= PP_NET_BURST / 2 || vq->nr_free == vq->size)
-		vq_rx_refill_mode(vq, rxq->pool, vq->frag != 0);
+		vq_rx_refill_mode(vq, rxq->pool, pp_net_rx_ring_stamp(rxq),
+				  vq->frag != 0);
 	return ok;
 }
 
 /* At open, from the probing thread: whichever kind the ring takes. */
-unsigned int vq_rx_fill(struct vq *vq, struct pp_pool *pool)
+unsigned int vq_rx_fill(struct vq *vq, struct pp_rxq *rxq)
 {
-	return vq_rx_refill_mode(vq, pool, vq->frag != 0);
+	return vq_rx_refill_mode(vq, rxq->pool, pp_net_rx_ring_stamp(rxq),
+				 vq->frag != 0);
 }
 
 /* ---- TX ------------------------------------------------------------- */
@@ -919,6 +927,7 @@ static unsigned int tx_burst(struct pp_txq *txq, struct vq *vq,
 		vq_hdr_clear((void *)(uintptr_t)addr);
 		vq->nr_free--;
 		vq->pages[id] = f->page;
+		pp_page_set_where(f->page, pp_net_tx_ring_stamp(txq));
 		d = &vq->desc[id];
 		vq_desc_write(d, addr, (uint32_t)f->len + hdr, 0);
 		vq_avail_put(vq, id);
@@ -992,6 +1001,8 @@ static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
 	uintptr_t mem_base;
 	uint64_t mem_size;
 
+	const uint64_t stamp = pp_net_tx_ring_stamp(txq);
+
 	vq_tx_complete_in_order(vq, txq);
 	if (n > PP_NET_BURST)
 		n = PP_NET_BURST;
@@ -1027,6 +1038,7 @@ static unsigned int tx_burst_in_order(struct pp_txq *txq, struct vq *vq,
 		}
 		vq_hdr_clear((void *)(uintptr_t)addr);
 		out[id] = f->page;
+		pp_page_set_where(f->page, stamp);
 		vq_desc_write(&desc[id], addr, (uint32_t)f->len + hdr, 0);
 		if (PP_UNLIKELY(ring[id] != id))
 			ring[id] = id;
@@ -1082,7 +1094,8 @@ static bool tx_mb_ok(const struct vq *vq, const struct pp_frame *f,
  * (the header in front of the head's data, then each segment), the ring
  * descriptor pointing at it, and our record of the pages.
  */
-static void tx_mb_chain(struct vq *vq, uint16_t id, const struct pp_frame *f,
+static void tx_mb_chain(struct vq *vq, uint16_t id, uint64_t stamp,
+			const struct pp_frame *f,
 			unsigned int segs)
 {
 	struct vq_mb *mb = vq->mb;
@@ -1106,6 +1119,7 @@ static void tx_mb_chain(struct vq *vq, uint16_t id, const struct pp_frame *f,
 			.next = (uint16_t)(k + 1 < segs ? k + 1 : 0),
 		};
 		pages[k] = f[k].page;
+		pp_page_set_where(f[k].page, stamp);
 	}
 	mb->nsegs[id] = (uint8_t)segs;
 	vq_desc_write(&vq->desc[id], (uint64_t)(uintptr_t)t,
@@ -1154,8 +1168,11 @@ tx_burst_mb(struct pp_txq *txq, struct vq *vq, struct pp_frame *frames,
 			vq_desc_write(&vq->desc[id], addr,
 				      (uint32_t)frames[i].len + hdr, 0);
 			vq->pages[id] = frames[i].page;
+			pp_page_set_where(frames[i].page,
+					  pp_net_tx_ring_stamp(txq));
 		} else {
-			tx_mb_chain(vq, id, frames + i, segs);
+			tx_mb_chain(vq, id, pp_net_tx_ring_stamp(txq),
+				    frames + i, segs);
 		}
 		vq->nr_free--;
 		vq_avail_put(vq, id);

@@ -20,6 +20,10 @@ struct pp_strbuf {
 __attribute__((format(printf, 2, 3)))
 void pp_strbuf_printf(struct pp_strbuf *b, const char *fmt, ...);
 
+/* Append @s as a JSON string: quoted, with '"', '\\' and control
+ * characters escaped. */
+void pp_strbuf_json_string(struct pp_strbuf *b, const char *s);
+
 /* Where the next bytes go and how many fit (NULL and 0 past the end),
  * for a snprintf-like call whose return goes to pp_strbuf_advance(). */
 static inline char *pp_strbuf_tail(const struct pp_strbuf *b, size_t *room)
