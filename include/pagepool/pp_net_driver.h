@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <pagepool/pp_net.h>
 
@@ -106,6 +107,22 @@ struct pp_net_xstat {
 
 /* The most driver counters telemetry asks a port for. */
 #define PP_NET_XSTATS_MAX 256
+
+/*
+ * pp_net_xstat_put - an xstats op's step: counter number *@i is @name
+ * and @v, written when it fits in @out's @n; *@i counts it either way,
+ * so that the op returns how many there are.
+ */
+static inline void pp_net_xstat_put(struct pp_net_xstat *out, unsigned int n,
+				    unsigned int *i, const char *name,
+				    uint64_t v)
+{
+	if (*i < n) {
+		snprintf(out[*i].name, sizeof(out[*i].name), "%s", name);
+		out[*i].value = v;
+	}
+	(*i)++;
+}
 
 struct pp_net_driver_ops {
 	/* Parse the devargs, set port->priv and each queue's priv. 0 or

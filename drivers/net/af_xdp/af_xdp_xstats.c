@@ -30,16 +30,6 @@ static uint64_t ld(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-static void put(struct pp_net_xstat *out, unsigned int n, unsigned int *i,
-		const char *name, uint64_t v)
-{
-	if (*i < n) {
-		snprintf(out[*i].name, sizeof(out[*i].name), "%s", name);
-		out[*i].value = v;
-	}
-	(*i)++;
-}
-
 int af_xdp_xstats(const struct xdp_queue *q, unsigned int nr,
 		  struct pp_net_xstat *out, unsigned int n)
 {
@@ -67,17 +57,17 @@ int af_xdp_xstats(const struct xdp_queue *q, unsigned int nr,
 		bad_chain += ld(&q[j].bad_chain);
 		bad_comp += ld(&q[j].bad_comp);
 	}
-	put(out, n, &i, "rx_dropped", k[0]);
-	put(out, n, &i, "rx_invalid_descs", k[1]);
-	put(out, n, &i, "tx_invalid_descs", k[2]);
-	put(out, n, &i, "rx_ring_full", k[3]);
-	put(out, n, &i, "rx_fill_ring_empty_descs", k[4]);
-	put(out, n, &i, "tx_ring_empty_descs", k[5]);
+	pp_net_xstat_put(out, n, &i, "rx_dropped", k[0]);
+	pp_net_xstat_put(out, n, &i, "rx_invalid_descs", k[1]);
+	pp_net_xstat_put(out, n, &i, "tx_invalid_descs", k[2]);
+	pp_net_xstat_put(out, n, &i, "rx_ring_full", k[3]);
+	pp_net_xstat_put(out, n, &i, "rx_fill_ring_empty_descs", k[4]);
+	pp_net_xstat_put(out, n, &i, "tx_ring_empty_descs", k[5]);
 	/* Refused by the driver's checks (doc/af_xdp.md): RX descriptors
 	 * outside the UMEM, RX chains, completions of no frame sent. */
-	put(out, n, &i, "rx_bad_descs", bad_desc);
-	put(out, n, &i, "rx_bad_chains", bad_chain);
-	put(out, n, &i, "tx_bad_completions", bad_comp);
+	pp_net_xstat_put(out, n, &i, "rx_bad_descs", bad_desc);
+	pp_net_xstat_put(out, n, &i, "rx_bad_chains", bad_chain);
+	pp_net_xstat_put(out, n, &i, "tx_bad_completions", bad_comp);
 	return (int)i;
 }
 

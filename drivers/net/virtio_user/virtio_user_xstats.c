@@ -19,16 +19,6 @@ static uint64_t ld(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-static void put(struct pp_net_xstat *out, unsigned int n, unsigned int *i,
-		const char *name, uint64_t v)
-{
-	if (*i < n) {
-		snprintf(out[*i].name, sizeof(out[*i].name), "%s", name);
-		out[*i].value = v;
-	}
-	(*i)++;
-}
-
 int virtio_user_xstats(struct pp_port *port, struct pp_net_xstat *out,
 		       unsigned int n)
 {
@@ -41,12 +31,12 @@ int virtio_user_xstats(struct pp_port *port, struct pp_net_xstat *out,
 		bad[q & 1] += ld(&vp->vq[q].bad_used);
 		kicks[q & 1] += ld(&vp->vq[q].kicks);
 	}
-	put(out, n, &i, "rx_bad_used", bad[0]);
-	put(out, n, &i, "tx_bad_used", bad[1]);
-	put(out, n, &i, "rx_kicks", kicks[0]);
-	put(out, n, &i, "tx_kicks", kicks[1]);
+	pp_net_xstat_put(out, n, &i, "rx_bad_used", bad[0]);
+	pp_net_xstat_put(out, n, &i, "tx_bad_used", bad[1]);
+	pp_net_xstat_put(out, n, &i, "rx_kicks", kicks[0]);
+	pp_net_xstat_put(out, n, &i, "tx_kicks", kicks[1]);
 	/* The reconnect thread sets sock to -1 while the back-end is away. */
-	put(out, n, &i, "backend_connected",
+	pp_net_xstat_put(out, n, &i, "backend_connected",
 	    __atomic_load_n(&vp->sock, __ATOMIC_RELAXED) >= 0);
 	return (int)i;
 }
