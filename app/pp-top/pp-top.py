@@ -29,7 +29,8 @@ TOOL = "pp-top"
 VERSION = "@VERSION@"
 COMMIT = "@COMMIT@"
 SOCKET_NAME = "dpdk_telemetry.v2"
-# What each part of the screen needs, and who serves it.
+# What each part of the screen needs: the ports, pagepool's and DPDK's
+# /ethdev commands; the pools, pagepool's own.
 PORT_CMDS = ("/ethdev/list", "/ethdev/stats")
 POOL_CMD = "/pagepool/inflight"
 # The counters pp-top turns into rates: DPDK's names (/ethdev/stats), in
@@ -55,9 +56,9 @@ pages in flight by holder with the oldest page. q or Ctrl-C quits.
                         samples of --once, 0.1-3600 (default 1)
   --once                take two samples one delay apart, print the
                         screen once as plain text and exit
-  --json                with --once: one JSON object instead (ports with
-                        their rates, pools with holders and the oldest
-                        page)
+  --json                --once, printing one JSON object instead of the
+                        screen (ports with their rates, pools with
+                        holders and the oldest page)
   -h, --help            this text
   -V, --version         the version, and the commit it was built from
 Exit status: 0, 1 when the program cannot be reached or exits while
