@@ -25,8 +25,9 @@
  * The time is the calling thread's coarse clock, refreshed at burst
  * granularity rather than read per page: by pp_port_poll() and
  * pp_port_rx_burst() on every call that found the queue not saturated
- * and on every 8th of those that did, by pp_port_tx_burst() every 8th
- * call, and by the pools' slow paths. Its unit is 2^20 TSC cycles
+ * and on every 8th of those that did, and by pp_port_tx_burst() every
+ * 8th call (never per page: a single-page refill would pay a TSC read
+ * for each). Its unit is 2^20 TSC cycles
  * (0.4 ms at 2.6 GHz), and it wraps after 2^32 units (20 days at
  * 2.6 GHz). A thread that never ran one of those leaves time 0: "age
  * unknown". A page split into fragments shows its latest fragment's move.
@@ -108,7 +109,8 @@ static inline void pp_where_clock_tick(void)
  */
 static inline void pp_where_clock_burst(bool busy)
 {
-	if (!busy || !(++pp_where_ticks_ & 7))
+	/* The thread's first call (ticks 0) reads it too. */
+	if (!busy || !(pp_where_ticks_++ & 7))
 		pp_where_clock_tick();
 }
 

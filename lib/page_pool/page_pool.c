@@ -657,7 +657,7 @@ static struct pp_page *alloc_high_order(struct pp_pool *pool)
 	return page;
 }
 
-static struct pp_page *alloc_slow(struct pp_pool *pool)
+struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool)
 {
 	struct pp_page *page;
 
@@ -674,12 +674,7 @@ static struct pp_page *alloc_slow(struct pp_pool *pool)
 	return refill_from_allocator(pool);
 }
 
-struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool)
-{
-	/* A slow path has time to read the clock (pp_where.h). */
-	pp_where_clock_tick();
-	return alloc_slow(pool);
-}
+
 
 /* ---- create, destroy, owner ---- */
 
