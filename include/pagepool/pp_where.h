@@ -9,28 +9,35 @@
  * "Who holds my buffers"):
  *
  *   pool      into the pool's alloc cache or recycle ring (no time: a
- *             page there is not in flight)
- *   app       taken from the pool by a caller that says no more (an
- *             application's own pp_pool_alloc_*(), a driver in between)
+ *             page there is not in flight), as a compare and no store
+ *             when the page says so already
  *   rx_ring   posted in a port's RX ring (a driver's refill)
  *   app_rx    handed to the application by an RX burst of a port/queue
  *   tx_ring   in a port's TX ring, until the driver completes it
  *   stack     passed to the stack consumer by a poll (a fragment, which
  *             stays in its pool; whole pages leave the pool)
  *
- * A page released from its pool has pp_where 0: it is nobody's in
- * flight. The word is read, without stopping anyone, by telemetry's
- * /pagepool/inflight and by the leak report of pp_pool_destroy().
+ * Taking a page out of the pool writes nothing: a page a poll receives
+ * and sends or drops in the same call never says anything but "pool".
+ * The reports count the pages out of the pool that still say "pool" as
+ * "app" (PP_HOLDER_APP: taken with no holder recorded, by the
+ * application's own pp_pool_alloc_*(), or inside a burst at that moment):
+ * those that say "pool" minus the cache's and ring's count. veth's ring,
+ * which another core consumes, is read on request instead of stamped
+ * (pp_net_driver_ops.ring_pages). A page released from its pool has
+ * pp_where 0: it is nobody's in flight. The word is read, without
+ * stopping anyone, by telemetry's /pagepool/inflight and by the leak
+ * report of pp_pool_destroy().
  *
  * The time is the calling thread's coarse clock, refreshed at burst
  * granularity rather than read per page: by pp_port_poll() and
  * pp_port_rx_burst() on every call that found the queue not saturated
  * and on every 8th of those that did, and by pp_port_tx_burst() every
  * 8th call (never per page: a single-page refill would pay a TSC read
- * for each). Its unit is 2^20 TSC cycles
- * (0.4 ms at 2.6 GHz), and it wraps after 2^32 units (20 days at
- * 2.6 GHz). A thread that never ran one of those leaves time 0: "age
- * unknown". A page split into fragments shows its latest fragment's move.
+ * for each). Its unit is 2^20 TSC cycles (0.4 ms at 2.6 GHz), and it
+ * wraps after 2^32 units (20 days at 2.6 GHz). A thread that never ran
+ * one of those leaves time 0: "age unknown". A page split into fragments
+ * shows its latest fragment's move.
  *
  * Built with -Dholders=false the stores are compiled out (PP_HOLDERS 0)
  * and every page in flight reads "app", age unknown.

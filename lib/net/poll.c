@@ -105,7 +105,6 @@ pass_frags(struct pp_port *port, struct pp_rxq *rxq, struct pp_frame *frames,
 {
 	struct pp_page *whole[PP_NET_BURST], *frags[PP_NET_BURST];
 	unsigned int i, k = 0, run = 0, nr_frag = 0;
-
 	uint64_t stamp = pp_where_stamp(
 		PP_HOLDER(PP_HOLDER_STACK, port->id, rxq->idx));
 
@@ -374,7 +373,7 @@ unsigned int pp_port_poll(struct pp_port *port, unsigned int q,
 		if (got < want)
 			break;
 	}
-	/* The clock the drivers' and pools' stamps read (pp_where.h). */
+	/* The clock this thread's stamps read (pp_where.h). */
 	pp_where_clock_burst(total >= budget);
 	return total;
 }

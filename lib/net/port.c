@@ -393,10 +393,8 @@ unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
 			      struct pp_frame *frames, unsigned int n)
 {
 	struct pp_rxq *rxq = &port->rxq[q];
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, stamp;
 	unsigned int got, i, more = 0;
-
-	uint64_t stamp;
 
 	net_rxq_claim(rxq);
 	got = port->rx_burst(rxq, frames, n);
