@@ -22,8 +22,8 @@
  * hugepages of every size on its node (or machine-wide) would come to
  * more than the memory there, and above MEM_MARGIN_PCT percent of it
  * unless --force: what is left is for the kernel and every process.
+ * (MEM_MARGIN_PCT is in hugepages.h: --apply's check is conf.c's.)
  */
-#define MEM_MARGIN_PCT 90
 
 /*
  * The memory of @node (< 0: the machine), in kB, from MemTotal in the
@@ -32,7 +32,7 @@
  * goes into @path, for messages, and @node_read says whether it was the
  * node's. Returns the size, or -errno when there is no MemTotal to read.
  */
-static long long mem_total_kb(int node, char path[PATH_MAX], bool *node_read)
+long long hp_mem_total_kb(int node, char path[PATH_MAX], bool *node_read)
 {
 	unsigned long long kb;
 	char line[256];
@@ -61,7 +61,7 @@ static long long mem_total_kb(int node, char path[PATH_MAX], bool *node_read)
 }
 
 /* @kb as "15.6 GiB", "512 MiB", "100 TiB", for messages. */
-static const char *human_kb(double kb, char *buf, size_t len)
+const char *hp_human_kb(double kb, char *buf, size_t len)
 {
 	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB",
 					    "EiB" };
@@ -98,7 +98,7 @@ int hp_fits(unsigned long kb, int node, unsigned long long pages,
 	bool node_read, over_all;
 	long now;
 
-	total = mem_total_kb(node, mpath, &node_read);
+	total = hp_mem_total_kb(node, mpath, &node_read);
 	if (total < 0) {
 		if (force)
 			return 0;
@@ -135,9 +135,9 @@ int hp_fits(unsigned long kb, int node, unsigned long long pages,
 	with[0] = '\0';
 	if (others)
 		snprintf(with, sizeof(with), ", %s with the %s already reserved in other page sizes",
-			 human_kb((double)pages * (double)kb + (double)others,
+			 hp_human_kb((double)pages * (double)kb + (double)others,
 				  sum, sizeof(sum)),
-			 human_kb((double)others, other, sizeof(other)));
+			 hp_human_kb((double)others, other, sizeof(other)));
 	if (node_read)
 		hp_where_of(node, mem, sizeof(mem));
 	else
@@ -151,8 +151,8 @@ int hp_fits(unsigned long kb, int node, unsigned long long pages,
 	fprintf(stderr, "pp-hugepages: %s: %llu %s pages are %s%s, more than %sthe %s of memory %s has (MemTotal in %s): %s; nothing changed\n",
 		hp_where_of(node, where, sizeof(where)), pages,
 		hp_size_name(kb, sz, sizeof(sz)),
-		human_kb((double)pages * (double)kb, ask, sizeof(ask)), with,
-		over_all ? "" : pct, human_kb((double)total, sum, sizeof(sum)),
+		hp_human_kb((double)pages * (double)kb, ask, sizeof(ask)), with,
+		over_all ? "" : pct, hp_human_kb((double)total, sum, sizeof(sum)),
 		mem, mpath, fix);
 	return 2;
 }
