@@ -10,8 +10,13 @@
  *                                           with --pages, a page count
  *   pp-hugepages --clear                    every reservation back to 0
  *   pp-hugepages --mount [DIR] / --unmount  hugetlbfs, for DPDK's EAL
- *   pp-hugepages --persistent [-r ...]      sysctl.d and kernel command
- *                                           line for a reservation
+ *   pp-hugepages --apply FILE               the reservation FILE gives,
+ *                                           per size and node (conf.c;
+ *                                           at boot, by
+ *                                           pagepool-hugepages.service)
+ *   pp-hugepages --persistent [-r ...]      the config lines, sysctl.d
+ *                                           and kernel command line for
+ *                                           a reservation
  *
  * Without -n, a reservation is written machine-wide
  * (/sys/kernel/mm/hugepages/.../nr_hugepages), and the kernel spreads the

@@ -260,10 +260,12 @@ int hp_clear(unsigned long kb)
 }
 
 /*
- * The boot-time form of the reservation: the current machine-wide
+ * The boot-time forms of the reservation: the current machine-wide
  * counts, with @want pages of @kb in place of the current count when
- * @kb is not 0. Both forms are machine-wide; a @node given with -r is
- * said to be dropped. Changes nothing.
+ * @kb is not 0. First the lines of PP_HUGEPAGES_CONF, which
+ * pagepool-hugepages.service applies (and which keep a @node given with
+ * -r); then the sysctl.d line and the kernel command line, both
+ * machine-wide, where @node is said to be dropped. Changes nothing.
  */
 int hp_persistent(unsigned long kb, unsigned long long want, int node)
 {
@@ -281,12 +283,22 @@ int hp_persistent(unsigned long kb, unsigned long long want, int node)
 		if (kb && hp_sizes[i] == kb)
 			count[i] = want;
 	}
-	printf("# /etc/sysctl.d/80-hugepages.conf: the default page size (%s) only, machine-wide; applied at boot, after memory may have fragmented\n",
+	printf("# 1. " PP_HUGEPAGES_CONF ", applied early at boot by pagepool-hugepages.service (systemctl enable pagepool-hugepages.service; pp-hugepages --apply FILE applies it now): every size, per node with node=N\n");
+	for (int i = 0; i < hp_nr_sizes; i++) {
+		if (!count[i])
+			continue;
+		printf("%s %llu", hp_size_name(hp_sizes[i], sz, sizeof(sz)),
+		       count[i]);
+		if (node >= 0 && hp_sizes[i] == kb)
+			printf(" node=%d", node);
+		printf("\n");
+	}
+	printf("# 2. /etc/sysctl.d/80-hugepages.conf: the default page size (%s) only, machine-wide; applied at boot, after memory may have fragmented\n",
 	       hp_size_name(def, sz, sizeof(sz)));
 	for (int i = 0; i < hp_nr_sizes; i++)
 		if (hp_sizes[i] == def)
 			printf("vm.nr_hugepages = %llu\n", count[i]);
-	printf("# kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub; reboot): every size, reserved before memory fragments\n");
+	printf("# 3. kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub; reboot): every size, reserved before memory fragments\n");
 	printf("default_hugepagesz=%s", hp_size_name(def, sz, sizeof(sz)));
 	for (int i = 0; i < hp_nr_sizes; i++) {
 		if (!count[i])
@@ -297,7 +309,7 @@ int hp_persistent(unsigned long kb, unsigned long long want, int node)
 	}
 	printf("\n");
 	if (node >= 0)
-		printf("# both are machine-wide: the kernel spreads the pages over the nodes with memory, so -n %d is not kept\n",
+		printf("# 2 and 3 are machine-wide: the kernel spreads the pages over the nodes with memory, so -n %d is not kept there\n",
 		       node);
 	if (!any)
 		printf("# (no pages reserved now: give the reservation with -r)\n");
