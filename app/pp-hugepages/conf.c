@@ -21,12 +21,14 @@
  * what came of it would hang on the order of the lines.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hugepages.h"
 #include "pp_cli_root.h"
@@ -249,6 +251,7 @@ int hp_conf_load(const char *file, struct hp_conf **out, bool discovered)
 	struct stat st;
 	ssize_t len;
 	FILE *f;
+	int fd;
 
 	*out = NULL;
 	c = calloc(1, sizeof(*c));
@@ -261,17 +264,27 @@ int hp_conf_load(const char *file, struct hp_conf **out, bool discovered)
 		pp_cli_root_path(c->path, "%s", file);
 	else
 		snprintf(c->path, sizeof(c->path), "%s", file);
-	f = fopen(c->path, "re");
-	if (!f) {
+	/*
+	 * Opened without blocking, then looked at: a FIFO would wait for a
+	 * writer, and be read forever, a device too, a directory not at all.
+	 */
+	fd = open(c->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
 		cannot_read(c->path, errno);
 		hp_conf_free(c);
 		return 2;
 	}
-	/* A FIFO or a device would be read forever, a directory not at all. */
-	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		fprintf(stderr, "pp-hugepages: %s is not a file: name the config file (" PP_HUGEPAGES_CONF " at boot); nothing changed\n",
 			c->path);
-		fclose(f);
+		close(fd);
+		hp_conf_free(c);
+		return 2;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		cannot_read(c->path, errno);
+		close(fd);
 		hp_conf_free(c);
 		return 2;
 	}
