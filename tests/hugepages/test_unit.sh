@@ -63,6 +63,14 @@ run "$@"
 snap > "$W/after"
 check "the shipped config: exit 0, nothing changed" sh -c "[ $rc -eq 0 ] &&
 	cmp -s '$W/before' '$W/after' && grep -qF 'reserves nothing' '$W/out'"
+# The shipped file's examples, uncommented, are lines it takes.
+sed -n 's/^#   \([0-9][0-9]*[KMG] [0-9][0-9]*\( node=[0-9]*\)\{0,1\}\) .*/\1/p' \
+	"$shipped" > "$R$want_conf"
+run "$@"
+check "the shipped file's examples apply" sh -c "[ $rc -eq 0 ] &&
+	[ \$(wc -l < '$R$want_conf') = 2 ] &&
+	[ \$(cat '$H/hugepages-2048kB/nr_hugepages') = 1024 ] &&
+	[ \$(cat '$N/node0/hugepages/hugepages-1048576kB/nr_hugepages') = 2 ]"
 # A bad file fails the unit, and changes nothing.
 printf '2M 64\n2M 32 node=0\n' > "$R$want_conf"
 refused 2 "$R$want_conf:2: 2M pages both machine-wide and per node" "$@"
