@@ -35,6 +35,9 @@
 
 /* Longer lines are refused: a config line is a few words. */
 #define LINE_MAX_BYTES 1024
+/* And larger files: a line per size and node is a few KiB at most; a
+ * file named by mistake (an image, a log) is refused before it is read. */
+#define FILE_MAX_BYTES (1024 * 1024)
 /* Bad lines named before the rest are only counted. */
 #define MAX_REPORTED 20
 
@@ -259,7 +262,10 @@ int hp_conf_load(const char *file, struct hp_conf **out, bool discovered)
 		fprintf(stderr, "pp-hugepages: out of memory\n");
 		return 1;
 	}
-	/* The config is the machine's, so under a test's root as /sys is. */
+	/*
+	 * The config is the machine's, so under a test's root as /sys is; a
+	 * relative FILE is the caller's, as --json FILE is.
+	 */
 	if (file[0] == '/')
 		pp_cli_root_path(c->path, "%s", file);
 	else
@@ -277,6 +283,13 @@ int hp_conf_load(const char *file, struct hp_conf **out, bool discovered)
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		fprintf(stderr, "pp-hugepages: %s is not a file: name the config file (" PP_HUGEPAGES_CONF " at boot); nothing changed\n",
 			c->path);
+		close(fd);
+		hp_conf_free(c);
+		return 2;
+	}
+	if (st.st_size > FILE_MAX_BYTES) {
+		fprintf(stderr, "pp-hugepages: %s is %lld bytes, more than a config file of a line per page size and node (%d bytes at most): name the config file; nothing changed\n",
+			c->path, (long long)st.st_size, FILE_MAX_BYTES);
 		close(fd);
 		hp_conf_free(c);
 		return 2;

@@ -195,6 +195,10 @@ rmdir "$C/dir.conf"
 mkfifo "$C/fifo.conf"
 refused 2 "$C/fifo.conf is not a file" --apply /etc/pagepool/fifo.conf
 rm "$C/fifo.conf"
+# A file far larger than any config: refused before it is read.
+head -c 1048577 /dev/zero | tr '\0' '#' > "$C/big.conf"
+refused 2 "$C/big.conf is 1048577 bytes, more than a config file" --apply /etc/pagepool/big.conf
+rm "$C/big.conf"
 # Unreadable: mode 0 stops anyone but root; as root, the run drops to
 # nobody (setpriv) with the tree open to it, but for that file.
 conf secret.conf '2M 4'
