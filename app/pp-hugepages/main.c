@@ -243,6 +243,7 @@ int main(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "pp-hugepages: cannot read %s%s: %s: this kernel has no hugetlb support (CONFIG_HUGETLBFS), or sysfs is not mounted\n",
 			pp_cli_root, SYS_HUGEPAGES, strerror(-err));
+		hp_conf_free(plan);
 		return 1;
 	}
 
@@ -261,6 +262,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "pp-hugepages: the kernel offers no %s pages (no %s%s/hugepages-%lukB); sizes here: %s\n",
 					psize, pp_cli_root, SYS_HUGEPAGES, kb,
 					hp_sizes_list(list, sizeof(list)));
+			hp_conf_free(plan);
 			return 2;
 		}
 	}

@@ -247,6 +247,7 @@ refused 2 '--apply takes its sizes' --apply /etc/pagepool/good.conf -p 1G
 refused 2 '--apply takes its sizes' --apply /etc/pagepool/good.conf --persistent
 refused 2 '--apply takes its sizes' --apply /etc/pagepool/good.conf -c
 refused 2 '-n goes with -r' --apply /etc/pagepool/good.conf -n 0
+refused 2 'the kernel offers no 4M pages' --apply /etc/pagepool/good.conf -m -p 4M
 refused 2 '--apply needs a file name' --apply ''
 refused 2 "option '--apply' needs a value" --apply
 run --apply /etc/pagepool/good.conf -m -p 1G
