@@ -19,6 +19,7 @@ set -u
 
 bin=${1:?usage: test_apply.sh PP-HUGEPAGES}
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
+# shellcheck source=tests/hugepages/world.sh
 . "$(dirname "$0")/world.sh"
 
 C=$R/etc/pagepool

@@ -23,6 +23,7 @@ bin=${2:?}
 want_bin=${3:?}
 want_conf=${4:?}
 shipped=${5:?}
+# shellcheck source=tests/hugepages/world.sh
 . "$(dirname "$0")/world.sh"
 
 # key KEY: the value of the unit's only KEY= line.
