@@ -47,6 +47,7 @@ check "ExecStart applies the installed config ($want_conf)" \
 	[ "$*" = "--apply $want_conf" ]
 check "ConditionPathExists names that config" \
 	[ "$(key ConditionPathExists)" = "$want_conf" ]
+check "ExecReload runs the same command" [ "$(key ExecReload)" = "$exec_start" ]
 check "oneshot, kept active after it ran" sh -c "
 	[ '$(key Type)' = oneshot ] && [ '$(key RemainAfterExit)' = yes ]"
 
