@@ -18,6 +18,10 @@
   check-man.py headers PAGE HEADER...
       the overview page's "Headers" subsection names every header meson
       installs, and none that it does not.
+  check-man.py example PAGE CC [ARG]...
+      the C program of the page's EXAMPLES (the block from its #include
+      to the closing brace) compiles and links, without a warning: CC
+      FILE.c -o FILE ARG...
 
 Exit 0 when all hold, 1 with every difference listed, 77 when groff or
 man-db is missing (the reason on stdout).
@@ -197,6 +201,34 @@ def check_headers(page, headers):
     return errors
 
 
+def check_example(page, cc):
+    lines = region(render(page), "EXAMPLES")
+    code, inside = [], False
+    for line in lines:
+        if line.strip().startswith("#include"):
+            inside = True
+        if inside:
+            code.append(line[14:])
+            if line == " " * 14 + "}":
+                break
+    if not code or code[-1] != "}":
+        return ["%s: EXAMPLES has no C program (#include ... })" %
+                os.path.basename(page)]
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "example.c")
+        with open(src, "w") as f:
+            f.write("\n".join(code) + "\n")
+        out = subprocess.run(cc[:1] + [src, "-o", os.path.join(tmp,
+                                                             "example")] +
+                             cc[1:], capture_output=True, text=True)
+        if out.returncode or out.stderr:
+            return ["%s: the EXAMPLES program does not build cleanly with "
+                    "%s:\n%s" % (os.path.basename(page), " ".join(cc),
+                                 out.stderr)]
+    return []
+
+
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
@@ -214,6 +246,8 @@ def main(argv):
         errors = check_render(argv[2:])
     elif mode == "headers":
         errors = check_headers(argv[2], argv[3:])
+    elif mode == "example":
+        errors = check_example(argv[2], argv[3:])
     else:
         sys.exit(__doc__)
     for e in errors:
