@@ -58,10 +58,13 @@ bench_packages=(
 # which reads fwd --pcap's captures back, and tmux for pp-top's screen (a
 # real terminal: tests/telemetry/check-pp-top.py); systemd for
 # systemd-analyze, which verifies pagepool-hugepages.service (a container's
-# Debian may have none).
+# Debian may have none); groff and man-db, which render the man pages and
+# read their NAME lines as lintian does (tests/docs/check-man.py), and
+# shellcheck for the bash completions (tests/completion).
 test_packages=(
 	"${bench_packages[@]}"
 	numactl procps tcpdump tmux systemd
+	groff-base man-db shellcheck
 	llvm libclang-rt-dev
 	qemu-system-x86 busybox-static cpio xz-utils
 	rdma-core libibverbs-dev ibverbs-providers
