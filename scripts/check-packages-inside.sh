@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# check-packages-inside.sh - the half of scripts/check-packages.sh that
+# runs inside the fresh Debian 12 root, as root, from the folder it was
+# copied into with debs/ (the packages), README.md, skeleton.c and
+# outside.sh (tests/consumer: README's snippet). What a user does:
+# install the packages with apt, build README's snippet and the skeleton
+# with pkg-config alone, run them and dpdk-testpmd with the pagepool ops,
+# read a man page, then purge everything and find nothing left behind.
+# Prints one line per check; exits 1 if one failed, else 77 if one was
+# skipped (its reason printed), else 0.
+set -uo pipefail
+cd "$(dirname "$0")" || exit 1
+export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
+# What a user's shell has: nothing that points at a prefix of ours.
+unset PKG_CONFIG_PATH LD_LIBRARY_PATH LIBRARY_PATH CPATH
+# shellcheck source=../tests/consumer/outside.sh
+. ./outside.sh
+
+failed=0 skipped=0
+ok() { echo "packages: ok: $*"; }
+bad() { echo "packages: FAIL: $*"; failed=1; }
+skip() { echo "packages: SKIP: $*"; skipped=1; }
+
+# Every path on the root's own file system but the scratch and state
+# folders that installing and purging change by design (apt's lists and
+# cache, dpkg's database, logs, this check's own folder under /tmp).
+snapshot() {
+	find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run \
+		-o -path /tmp -o -path /root -o -path /var/cache -o -path /var/lib/apt \
+		-o -path /var/lib/dpkg -o -path /var/log \) -prune -o -print | sort
+}
+snapshot >before.list
+
+pkgs=$(for d in debs/*.deb; do dpkg-deb -f "$d" Package; done | tr '\n' ' ')
+apt-get update -qq >apt.log 2>&1 || { cat apt.log; bad "apt-get update"; exit 1; }
+# ./file.deb: apt takes the packages' dependencies from Debian.
+if ! apt-get install -y -q --no-install-recommends ./debs/*.deb >>apt.log 2>&1; then
+	tail -30 apt.log
+	bad "apt-get install ./debs/*.deb"
+	exit 1
+fi
+ok "apt installed $pkgs and $(grep -c '^Setting up' apt.log) packages in all"
+
+# 1. pkg-config alone: the .pc files are on its default path.
+if flags=$(pkg-config --cflags --libs pagepool-drivers); then
+	ok "pkg-config --cflags --libs pagepool-drivers: $flags"
+else
+	bad "pkg-config finds no pagepool-drivers without PKG_CONFIG_PATH"
+fi
+
+# build NAME SRC MODULE: cc with pkg-config's flags and nothing else; the
+# program must find libpagepool through the system's library path (no
+# run path, no LD_LIBRARY_PATH).
+build() {
+	# shellcheck disable=SC2046 # pkg-config's words are flags
+	if ! cc -std=c11 -Wall -Wextra -Werror -o "$1" "$2" $(pkg-config --cflags --libs "$3"); then
+		bad "$2 does not build with pkg-config --cflags --libs $3 (above)"
+		return 1
+	fi
+	if readelf -d "$1" | grep -Eq 'RPATH|RUNPATH'; then
+		bad "$1 has a run path: $(readelf -d "$1" | grep -E 'RPATH|RUNPATH')"
+		return 1
+	fi
+	if ! ldd "$1" | grep -q 'libpagepool.so.0 => /usr/lib/'; then
+		ldd "$1"
+		bad "$1 does not load libpagepool.so.0 from /usr/lib (above)"
+		return 1
+	fi
+	ok "$2 built with pkg-config $3 alone; it loads $(ldd "$1" | awk '/libpagepool/ { print $3 }' | tr '\n' ' ')"
+}
+
+free2m=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null || echo 0)
+# 2. README's snippet: 64 MiB of 2 MiB pages on node 0.
+if ! readme_snippet README.md app.c; then
+	bad "README.md has no \`\`\`c block"
+elif build app app.c pagepool; then
+	if [ "$free2m" -lt 32 ]; then
+		skip "README's snippet needs 32 free 2 MiB hugepages, $free2m are free (scripts/setup.sh reserves them)"
+	elif out=$(./app 2>&1); then
+		ok "README's snippet ran: $out"
+	else
+		echo "$out"
+		bad "README's snippet exited with an error (above)"
+	fi
+fi
+
+# 3. The skeleton forwards between two null ports for a second.
+if build skeleton skeleton.c pagepool-drivers; then
+	if [ "$free2m" -lt 32 ]; then
+		skip "the skeleton needs free 2 MiB hugepages, $free2m are free"
+	elif out=$(timeout 30 ./skeleton null0 null1 1 2>&1); then
+		ok "skeleton ran on null0 null1: $(echo "$out" | tail -1)"
+	else
+		echo "$out"
+		bad "skeleton null0 null1 1 failed (above)"
+	fi
+fi
+
+# 4. testpmd with the pagepool ops and no -d: the EAL must find the
+# plugin in its own directory. Its debug log names each plugin it opens;
+# without the plugin the pool cannot be created and testpmd exits.
+plugin=$(dpkg -L librte-mempool-pagepool23 | grep '/librte_mempool_pagepool\.so$')
+if [ "$(nproc)" -lt 2 ]; then
+	skip "testpmd needs two CPUs (main and forwarding lcore)"
+elif [ "$free2m" -lt 48 ]; then
+	skip "testpmd needs 48 free 2 MiB hugepages, $free2m are free"
+else
+	# Non-interactive testpmd forwards until a line arrives on stdin.
+	(sleep 3; echo) | timeout 60 dpdk-testpmd -l 0,1 --no-pci --no-telemetry \
+		--in-memory -m 64 --log-level=lib.eal:debug \
+		--vdev net_null0 --vdev net_null1 --mbuf-pool-ops-name=pagepool -- \
+		--forward-mode=io --nb-cores=1 --total-num-mbufs=4096 >testpmd.log 2>&1
+	rc=$?
+	rx=$(awk '/Accumulated forward statistics/ { a = 1 } a && /RX-packets:/ { print $2; exit }' testpmd.log)
+	if [ $rc -ne 0 ]; then
+		tail -30 testpmd.log
+		bad "dpdk-testpmd --mbuf-pool-ops-name=pagepool exited with $rc (above)"
+	elif ! grep -q "open shared lib $plugin\$" testpmd.log; then
+		grep 'open shared lib' testpmd.log | head
+		bad "the EAL did not load $plugin by itself (the plugins it opened are above)"
+	elif ! grep -q 'preferred mempool ops selected: pagepool' testpmd.log; then
+		bad "testpmd did not create its pool with the pagepool ops"
+	elif [ "${rx:-0}" -le 0 ]; then
+		tail -30 testpmd.log
+		bad "testpmd forwarded nothing on pagepool mbufs"
+	else
+		ok "dpdk-testpmd without -d loaded $plugin, took the pagepool ops and forwarded $rx packets"
+	fi
+fi
+
+# 5. The man page (pagepool-tools ships them once app/ installs them).
+if ! dpkg -L pagepool-tools | grep -q '/man1/fwd\.1'; then
+	skip "pagepool-tools has no man page for fwd: man fwd not checked"
+elif page=$(MANWIDTH=80 man fwd 2>&1) && grep -q '^NAME' <<<"$page"; then
+	ok "man fwd renders ($(wc -l <<<"$page") lines)"
+else
+	echo "$page" | head
+	bad "man fwd does not render (above)"
+fi
+
+# 6. Purge: the packages, and what apt installed for them alone.
+# shellcheck disable=SC2086 # one word per package
+dpkg -L $pkgs 2>/dev/null | sort -u >owned.list
+# shellcheck disable=SC2086
+if ! apt-get purge -y -q --autoremove $pkgs >purge.log 2>&1; then
+	tail -30 purge.log
+	bad "apt-get purge $pkgs"
+fi
+snapshot >after.list
+left=$(comm -13 before.list after.list)
+gone=$(comm -23 before.list after.list)
+if [ -n "$left" ]; then
+	echo "$left" | head -30
+	bad "after the purge, $(wc -l <<<"$left") paths are left that were not there before (above)"
+fi
+if [ -n "$gone" ]; then
+	echo "$gone" | head -30
+	bad "the install and purge removed $(wc -l <<<"$gone") paths that were there before (above)"
+fi
+if [ -e /etc/pagepool ]; then
+	bad "/etc/pagepool is left after the purge"
+fi
+# shellcheck disable=SC2086
+still=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' $pkgs 2>/dev/null |
+	awk 'substr($1, 2, 1) != "n"')
+if [ -n "$still" ]; then
+	echo "$still"
+	bad "dpkg still has the packages above after the purge (state 'c': conffiles kept)"
+fi
+[ -n "$left$gone$still" ] || [ -e /etc/pagepool ] ||
+	ok "purged: none of the $(wc -l <owned.list) paths the packages held, nor anything apt added for them, is left"
+
+[ $failed = 0 ] || exit 1
+[ $skipped = 0 ] || exit 77
+exit 0
