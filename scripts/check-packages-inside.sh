@@ -39,7 +39,7 @@ if ! apt-get install -y -q --no-install-recommends ./debs/*.deb >>apt.log 2>&1; 
 	bad "apt-get install ./debs/*.deb"
 	exit 1
 fi
-ok "apt installed $pkgs and $(grep -c '^Setting up' apt.log) packages in all"
+ok "apt installed ${pkgs% } and $(grep -c '^Setting up' apt.log) packages in all"
 
 # 1. pkg-config alone: the .pc files are on its default path.
 if flags=$(pkg-config --cflags --libs pagepool-drivers); then
@@ -61,12 +61,15 @@ build() {
 		bad "$1 has a run path: $(readelf -d "$1" | grep -E 'RPATH|RUNPATH')"
 		return 1
 	fi
-	if ! ldd "$1" | grep -q 'libpagepool.so.0 => /usr/lib/'; then
+	# The loader's path (under /lib or /usr/lib: merged /usr) must be
+	# the file libpagepool0 installed.
+	lib=$(ldd "$1" | awk '$1 == "libpagepool.so.0" { print $3 }')
+	if ! dpkg -S "$(readlink -f "${lib:-none}")" 2>/dev/null | grep -q '^libpagepool0:'; then
 		ldd "$1"
-		bad "$1 does not load libpagepool.so.0 from /usr/lib (above)"
+		bad "$1 does not load libpagepool.so.0 from the libpagepool0 package (above)"
 		return 1
 	fi
-	ok "$2 built with pkg-config $3 alone; it loads $(ldd "$1" | awk '/libpagepool/ { print $3 }' | tr '\n' ' ')"
+	ok "$2 built with pkg-config $3 alone; it loads $(readlink -f "$lib")"
 }
 
 free2m=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/null || echo 0)
@@ -147,7 +150,10 @@ if ! apt-get purge -y -q --autoremove $pkgs >purge.log 2>&1; then
 	bad "apt-get purge $pkgs"
 fi
 snapshot >after.list
-left=$(comm -13 before.list after.list)
+# Less the user database's backups (/etc/group- ...): shadow's tools
+# write them when a dependency adds a system group (libibverbs1 adds
+# "rdma"), and Debian keeps system groups after a purge, by policy.
+left=$(comm -13 before.list after.list | grep -Ev '^/etc/(passwd|group|shadow|gshadow)-$')
 gone=$(comm -23 before.list after.list)
 if [ -n "$left" ]; then
 	echo "$left" | head -30
