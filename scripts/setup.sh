@@ -56,13 +56,17 @@ bench_packages=(
 # libFuzzer and llvm-symbolizer, numactl for a look at the nodes, and
 # procps for the vhost suite's pkill (a minimal Debian has none), tcpdump,
 # which reads fwd --pcap's captures back, and tmux for pp-top's screen (a
-# real terminal: tests/telemetry/check-pp-top.py); debhelper, dpkg-dev,
-# lintian and debootstrap build the Debian packages, lint them and make
-# the fresh Debian root they are installed into
+# real terminal: tests/telemetry/check-pp-top.py); systemd for
+# systemd-analyze, which verifies pagepool-hugepages.service (a container's
+# Debian may have none); groff and man-db, which render the man pages and
+# read their NAME lines as lintian does (tests/docs/check-man.py);
+# debhelper, dpkg-dev, lintian and debootstrap build the Debian packages,
+# lint them and make the fresh Debian root they are installed into
 # (scripts/check-packages.sh).
 test_packages=(
 	"${bench_packages[@]}"
-	numactl procps tcpdump tmux
+	numactl procps tcpdump tmux systemd
+	groff-base man-db
 	debhelper dpkg-dev lintian debootstrap
 	llvm libclang-rt-dev
 	qemu-system-x86 busybox-static cpio xz-utils

@@ -24,6 +24,13 @@
 #define MAX_SIZES 16
 #define MAX_NODES 1024
 
+/*
+ * A reservation may take at most this percent of the memory (of a node,
+ * or of the machine) in hugepages of all sizes, unless --force: reserve.c
+ * says why.
+ */
+#define MEM_MARGIN_PCT 90
+
 #define KB_2M 2048UL
 #define KB_1G 1048576UL
 
@@ -83,10 +90,35 @@ int hp_sys_umount(const char *dir);
 int hp_show(const char *json);
 
 /* reserve.c */
+long long hp_mem_total_kb(int node, char path[PATH_MAX], bool *node_read);
+const char *hp_human_kb(double kb, char *buf, size_t len);
 int hp_fits(unsigned long kb, int node, unsigned long long pages,
 	    bool cleared, bool all_cleared, bool force);
 int hp_reserve(unsigned long kb, int node, unsigned long long pages);
 int hp_clear(unsigned long kb);
 int hp_persistent(unsigned long kb, unsigned long long want, int node);
+
+/*
+ * conf.c - --apply FILE, the reservation a file gives (the boot-time one
+ * is PP_HUGEPAGES_CONF, applied by pagepool-hugepages.service):
+ *   hp_conf_load  - read and check every line of @file into *@out; says
+ *                   what is wrong with each bad line. The sizes and
+ *                   nodes are checked against the machine's when
+ *                   @discovered (hp_discover() read them). 0 or 2.
+ *   hp_conf_empty - whether the file reserves nothing (comments only).
+ *   hp_conf_fits  - whether the counts, with the other sizes' and nodes'
+ *                   pages, fit in the memory (as hp_fits()). 0, 1 or 2.
+ *   hp_conf_apply - write each count and read it back. 0, or 1 when one
+ *                   failed or the kernel gave fewer.
+ */
+#ifndef PP_HUGEPAGES_CONF
+#define PP_HUGEPAGES_CONF "/etc/pagepool/hugepages.conf"
+#endif
+struct hp_conf;
+int hp_conf_load(const char *file, struct hp_conf **out, bool discovered);
+bool hp_conf_empty(const struct hp_conf *c);
+int hp_conf_fits(struct hp_conf *c, bool force);
+int hp_conf_apply(struct hp_conf *c);
+void hp_conf_free(struct hp_conf *c);
 
 #endif /* PP_HUGEPAGES_H */

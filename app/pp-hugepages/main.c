@@ -10,8 +10,13 @@
  *                                           with --pages, a page count
  *   pp-hugepages --clear                    every reservation back to 0
  *   pp-hugepages --mount [DIR] / --unmount  hugetlbfs, for DPDK's EAL
- *   pp-hugepages --persistent [-r ...]      sysctl.d and kernel command
- *                                           line for a reservation
+ *   pp-hugepages --apply FILE               the reservation FILE gives,
+ *                                           per size and node (conf.c;
+ *                                           at boot, by
+ *                                           pagepool-hugepages.service)
+ *   pp-hugepages --persistent [-r ...]      the config lines, sysctl.d
+ *                                           and kernel command line for
+ *                                           a reservation
  *
  * Without -n, a reservation is written machine-wide
  * (/sys/kernel/mm/hugepages/.../nr_hugepages), and the kernel spreads the
@@ -69,19 +74,33 @@ static const char help[] =
 	"                         /dev/hugepages, /dev/hugepages-1G for 1G)\n"
 	"  -u, --unmount [DIR]    unmount the hugetlbfs at DIR, or every one (of\n"
 	"                         -p's size when given)\n"
-	"      --force            with -r: reserve more than 90% of the memory\n"
+	"      --force            with -r or --apply: reserve more than 90% of\n"
+	"                         the memory\n"
 	"                         (of node N with -n) in hugepages of all sizes\n"
 	"                         together, or where the memory cannot be read;\n"
 	"                         more than all of it is refused even so\n"
-	"      --persistent       print the sysctl.d line and the kernel command\n"
-	"                         line for the current reservation, or for -r's;\n"
-	"                         changes nothing\n"
+	"      --apply FILE       reserve what FILE says, a line per page size\n"
+	"                         (and node): \"2M 1024\" sets the machine-wide\n"
+	"                         count (the kernel spreads it over the nodes),\n"
+	"                         \"1G 2 node=0\" node 0's; '#' starts a comment.\n"
+	"                         The whole file is checked before anything is\n"
+	"                         written (exit 2 for any bad line, each named),\n"
+	"                         the memory bound as for -r (--force); then\n"
+	"                         every line is applied and read back, and exit 1\n"
+	"                         says the kernel gave fewer for one. At boot,\n"
+	"                         pagepool-hugepages.service applies\n"
+	"                         " PP_HUGEPAGES_CONF "\n"
+	"      --persistent       print the ways to reserve the current\n"
+	"                         reservation, or -r's, at boot: the lines of\n"
+	"                         " PP_HUGEPAGES_CONF "\n"
+	"                         (pagepool-hugepages.service), the sysctl.d line\n"
+	"                         and the kernel command line; changes nothing\n"
 	"  -h, --help             this text\n"
 	"  -V, --version          the version\n"
 	"\n"
-	"Several commands run in this order: unmount, clear, reserve, mount,\n"
-	"show. Changes need root. Exit 0: done; 1: the kernel refused or gave\n"
-	"less; 2: a bad argument, and nothing changed.\n";
+	"Several commands run in this order: unmount, clear, reserve (-r or\n"
+	"--apply), mount, show. Changes need root. Exit 0: done; 1: the kernel\n"
+	"refused or gave less; 2: a bad argument, and nothing changed.\n";
 
 static __attribute__((noreturn, format(printf, 1, 2))) void
 usage(const char *fmt, ...)
@@ -92,7 +111,7 @@ usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: pp-hugepages [-s] [--json -|FILE] | -r SIZE [--pages] [-p 2M|1G] [-n N] [--force] | -c | -m [DIR] | -u [DIR] | --persistent; pp-hugepages --help says more\n");
+	fprintf(stderr, "\nusage: pp-hugepages [-s] [--json -|FILE] | -r SIZE [--pages] [-p 2M|1G] [-n N] [--force] | -c | --apply FILE [--force] | -m [DIR] | -u [DIR] | --persistent; pp-hugepages --help says more\n");
 	exit(2);
 }
 
@@ -109,7 +128,7 @@ static const char *optional_dir(int argc, char **argv)
 	return NULL;
 }
 
-enum { OPT_JSON = 256, OPT_PAGES, OPT_PERSISTENT, OPT_FORCE };
+enum { OPT_JSON = 256, OPT_PAGES, OPT_PERSISTENT, OPT_FORCE, OPT_APPLY };
 
 static const struct option longopts[] = {
 	{ "show", no_argument, NULL, 's' },
@@ -122,6 +141,7 @@ static const struct option longopts[] = {
 	{ "mount", optional_argument, NULL, 'm' },
 	{ "unmount", optional_argument, NULL, 'u' },
 	{ "persistent", no_argument, NULL, OPT_PERSISTENT },
+	{ "apply", required_argument, NULL, OPT_APPLY },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -143,7 +163,8 @@ static const struct pp_cli_opts cli = {
 int main(int argc, char **argv)
 {
 	const char *json = NULL, *amount = NULL, *psize = NULL, *nodearg = NULL;
-	const char *mount_dir = NULL, *umount_dir = NULL;
+	const char *mount_dir = NULL, *umount_dir = NULL, *conf = NULL;
+	struct hp_conf *plan = NULL;
 	bool do_show = false, as_pages = false, do_clear = false;
 	bool mount_it = false, umount_it = false, persist = false;
 	bool force = false;
@@ -173,6 +194,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PERSISTENT: persist = true; break;
 		case OPT_FORCE: force = true; break;
+		case OPT_APPLY: conf = optarg; break;
 		}
 	}
 	pp_cli_no_operands(&cli, argc, argv);
@@ -180,20 +202,44 @@ int main(int argc, char **argv)
 		usage("--pages goes with -r COUNT");
 	if (nodearg && !amount)
 		usage("-n goes with -r");
-	if (force && !amount)
-		usage("--force goes with -r");
+	/* -p is -m's or -u's beside --apply: the file gives its own sizes. */
+	if (conf && (amount || do_clear || persist ||
+		     (psize && !mount_it && !umount_it)))
+		usage("--apply takes its sizes, counts and nodes from the file: give it without -r, -p (but for -m or -u), -c and --persistent");
+	if (conf && !strcmp(conf, ""))
+		usage("--apply needs a file name (" PP_HUGEPAGES_CONF " at boot)");
+	if (force && !amount && !conf)
+		usage("--force goes with -r or --apply");
 	if (persist && (do_clear || mount_it || umount_it || do_show || json))
 		usage("--persistent only prints (with -r, -p, for that reservation); give it alone");
 	if (json && !strcmp(json, ""))
 		usage("--json needs - or a file name");
 	if (json)
 		pp_cli_json_writable("pp-hugepages", json);
-	if (!amount && !do_clear && !mount_it && !umount_it && !persist)
+	if (!amount && !do_clear && !mount_it && !umount_it && !persist && !conf)
 		do_show = true;
 	if (json)
 		do_show = true;
 
+	/*
+	 * A file that reserves nothing asks nothing of the kernel: the
+	 * package's own, all comments, runs at every boot, and must not
+	 * fail where this kernel has no hugetlb support.
+	 */
 	err = hp_discover();
+	if (conf) {
+		rc = hp_conf_load(conf, &plan, !err);
+		if (rc)
+			return rc;
+		if (hp_conf_empty(plan)) {
+			rc = hp_conf_apply(plan); /* says so; writes nothing */
+			hp_conf_free(plan);
+			plan = NULL;
+			conf = NULL;
+			if (!mount_it && !umount_it && !do_show)
+				return rc;
+		}
+	}
 	if (err) {
 		fprintf(stderr, "pp-hugepages: cannot read %s%s: %s: this kernel has no hugetlb support (CONFIG_HUGETLBFS), or sysfs is not mounted\n",
 			pp_cli_root, SYS_HUGEPAGES, strerror(-err));
@@ -253,6 +299,18 @@ int main(int argc, char **argv)
 	}
 
 	/*
+	 * The whole file, checked before anything changes: a bad line, or
+	 * a reservation beyond the memory, and nothing of it is applied.
+	 */
+	if (conf) {
+		rc = hp_conf_fits(plan, force);
+		if (rc) {
+			hp_conf_free(plan);
+			return rc;
+		}
+	}
+
+	/*
 	 * Before anything changes. --persistent's counts are machine-wide
 	 * (it drops -n), and what it prints is written at the next boot.
 	 */
@@ -278,6 +336,10 @@ int main(int argc, char **argv)
 		rc |= hp_clear(psize ? kb : 0);
 	if (amount)
 		rc |= hp_reserve(kb, node, pages);
+	if (conf) {
+		rc |= hp_conf_apply(plan);
+		hp_conf_free(plan);
+	}
 	if (mount_it) {
 		if (!kb)
 			kb = KB_2M;

@@ -22,8 +22,8 @@
  * hugepages of every size on its node (or machine-wide) would come to
  * more than the memory there, and above MEM_MARGIN_PCT percent of it
  * unless --force: what is left is for the kernel and every process.
+ * (MEM_MARGIN_PCT is in hugepages.h: --apply's check is conf.c's.)
  */
-#define MEM_MARGIN_PCT 90
 
 /*
  * The memory of @node (< 0: the machine), in kB, from MemTotal in the
@@ -32,7 +32,7 @@
  * goes into @path, for messages, and @node_read says whether it was the
  * node's. Returns the size, or -errno when there is no MemTotal to read.
  */
-static long long mem_total_kb(int node, char path[PATH_MAX], bool *node_read)
+long long hp_mem_total_kb(int node, char path[PATH_MAX], bool *node_read)
 {
 	unsigned long long kb;
 	char line[256];
@@ -61,7 +61,7 @@ static long long mem_total_kb(int node, char path[PATH_MAX], bool *node_read)
 }
 
 /* @kb as "15.6 GiB", "512 MiB", "100 TiB", for messages. */
-static const char *human_kb(double kb, char *buf, size_t len)
+const char *hp_human_kb(double kb, char *buf, size_t len)
 {
 	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB",
 					    "EiB" };
@@ -98,7 +98,7 @@ int hp_fits(unsigned long kb, int node, unsigned long long pages,
 	bool node_read, over_all;
 	long now;
 
-	total = mem_total_kb(node, mpath, &node_read);
+	total = hp_mem_total_kb(node, mpath, &node_read);
 	if (total < 0) {
 		if (force)
 			return 0;
@@ -135,9 +135,9 @@ int hp_fits(unsigned long kb, int node, unsigned long long pages,
 	with[0] = '\0';
 	if (others)
 		snprintf(with, sizeof(with), ", %s with the %s already reserved in other page sizes",
-			 human_kb((double)pages * (double)kb + (double)others,
+			 hp_human_kb((double)pages * (double)kb + (double)others,
 				  sum, sizeof(sum)),
-			 human_kb((double)others, other, sizeof(other)));
+			 hp_human_kb((double)others, other, sizeof(other)));
 	if (node_read)
 		hp_where_of(node, mem, sizeof(mem));
 	else
@@ -151,8 +151,8 @@ int hp_fits(unsigned long kb, int node, unsigned long long pages,
 	fprintf(stderr, "pp-hugepages: %s: %llu %s pages are %s%s, more than %sthe %s of memory %s has (MemTotal in %s): %s; nothing changed\n",
 		hp_where_of(node, where, sizeof(where)), pages,
 		hp_size_name(kb, sz, sizeof(sz)),
-		human_kb((double)pages * (double)kb, ask, sizeof(ask)), with,
-		over_all ? "" : pct, human_kb((double)total, sum, sizeof(sum)),
+		hp_human_kb((double)pages * (double)kb, ask, sizeof(ask)), with,
+		over_all ? "" : pct, hp_human_kb((double)total, sum, sizeof(sum)),
 		mem, mpath, fix);
 	return 2;
 }
@@ -260,10 +260,12 @@ int hp_clear(unsigned long kb)
 }
 
 /*
- * The boot-time form of the reservation: the current machine-wide
+ * The boot-time forms of the reservation: the current machine-wide
  * counts, with @want pages of @kb in place of the current count when
- * @kb is not 0. Both forms are machine-wide; a @node given with -r is
- * said to be dropped. Changes nothing.
+ * @kb is not 0. First the lines of PP_HUGEPAGES_CONF, which
+ * pagepool-hugepages.service applies (and which keep a @node given with
+ * -r); then the sysctl.d line and the kernel command line, both
+ * machine-wide, where @node is said to be dropped. Changes nothing.
  */
 int hp_persistent(unsigned long kb, unsigned long long want, int node)
 {
@@ -281,12 +283,22 @@ int hp_persistent(unsigned long kb, unsigned long long want, int node)
 		if (kb && hp_sizes[i] == kb)
 			count[i] = want;
 	}
-	printf("# /etc/sysctl.d/80-hugepages.conf: the default page size (%s) only, machine-wide; applied at boot, after memory may have fragmented\n",
+	printf("# 1. " PP_HUGEPAGES_CONF ", applied early at boot by pagepool-hugepages.service (systemctl enable pagepool-hugepages.service; pp-hugepages --apply FILE applies it now): every size, per node with node=N\n");
+	for (int i = 0; i < hp_nr_sizes; i++) {
+		if (!count[i])
+			continue;
+		printf("%s %llu", hp_size_name(hp_sizes[i], sz, sizeof(sz)),
+		       count[i]);
+		if (node >= 0 && hp_sizes[i] == kb)
+			printf(" node=%d", node);
+		printf("\n");
+	}
+	printf("# 2. /etc/sysctl.d/80-hugepages.conf: the default page size (%s) only, machine-wide; applied at boot, after memory may have fragmented\n",
 	       hp_size_name(def, sz, sizeof(sz)));
 	for (int i = 0; i < hp_nr_sizes; i++)
 		if (hp_sizes[i] == def)
 			printf("vm.nr_hugepages = %llu\n", count[i]);
-	printf("# kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub; reboot): every size, reserved before memory fragments\n");
+	printf("# 3. kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub; reboot): every size, reserved before memory fragments\n");
 	printf("default_hugepagesz=%s", hp_size_name(def, sz, sizeof(sz)));
 	for (int i = 0; i < hp_nr_sizes; i++) {
 		if (!count[i])
@@ -297,7 +309,7 @@ int hp_persistent(unsigned long kb, unsigned long long want, int node)
 	}
 	printf("\n");
 	if (node >= 0)
-		printf("# both are machine-wide: the kernel spreads the pages over the nodes with memory, so -n %d is not kept\n",
+		printf("# 2 and 3 are machine-wide: the kernel spreads the pages over the nodes with memory, so -n %d is not kept there\n",
 		       node);
 	if (!any)
 		printf("# (no pages reserved now: give the reservation with -r)\n");
