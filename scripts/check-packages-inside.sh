@@ -77,10 +77,21 @@ free2m=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages 2>/dev/nul
 if ! readme_snippet README.md app.c; then
 	bad "README.md has no \`\`\`c block"
 elif build app app.c pagepool; then
+	# The static library, with what pkg-config --static says it needs (the
+	# -dev packages libpagepool-dev depends on must provide all of it).
+	libdir=$(pkg-config --variable=libdir pagepool)
+	# shellcheck disable=SC2046 # pkg-config's words are flags
+	if cc -std=c11 -Wall -Wextra -Werror -o app-static app.c $(pkg-config --static --cflags pagepool) \
+		"$libdir/libpagepool.a" $(pkg-config --static --libs-only-l pagepool | sed 's/-lpagepool\b//') &&
+		! readelf -d app-static | grep -q 'libpagepool\.so'; then
+		ok "app.c linked against $libdir/libpagepool.a with pkg-config --static's libraries"
+	else
+		bad "app.c does not link against $libdir/libpagepool.a (above)"
+	fi
 	if [ "$free2m" -lt 32 ]; then
 		skip "README's snippet needs 32 free 2 MiB hugepages, $free2m are free (scripts/setup.sh reserves them)"
-	elif out=$(./app 2>&1); then
-		ok "README's snippet ran: $out"
+	elif out=$(./app 2>&1) && out=$out$'\n'$(./app-static 2>&1); then
+		ok "README's snippet ran, shared and static: $(tr '\n' ' ' <<<"$out")"
 	else
 		echo "$out"
 		bad "README's snippet exited with an error (above)"
@@ -141,7 +152,26 @@ else
 	bad "man fwd does not render (above)"
 fi
 
-# 6. Purge: the packages, and what apt installed for them alone.
+# 6. The boot unit: enabled by the install (the link systemd follows at
+# boot), and its command, run as systemd would, succeeds on the file as
+# shipped (which reserves nothing).
+unit=/lib/systemd/system/pagepool-hugepages.service
+if [ ! -e $unit ]; then
+	bad "pagepool-tools installed no $unit"
+elif [ "$(readlink -f /etc/systemd/system/multi-user.target.wants/pagepool-hugepages.service)" != "$(readlink -f $unit)" ]; then
+	bad "the install did not enable pagepool-hugepages.service (no link in multi-user.target.wants)"
+else
+	cmd=$(sed -n 's/^ExecStart=//p' $unit)
+	# shellcheck disable=SC2086 # the unit's words, as systemd splits them
+	if out=$($cmd 2>&1); then
+		ok "pagepool-hugepages.service is enabled; its ExecStart ($cmd) succeeds on the shipped file"
+	else
+		echo "$out"
+		bad "pagepool-hugepages.service's ExecStart ($cmd) failed on the shipped file (above)"
+	fi
+fi
+
+# 7. Purge: the packages, and what apt installed for them alone.
 # shellcheck disable=SC2086 # one word per package
 dpkg -L $pkgs 2>/dev/null | sort -u >owned.list
 # shellcheck disable=SC2086
