@@ -46,8 +46,14 @@ mkdir -p "$area/apt/partial"
 # not ignore), so that no build of the checkout leaks into the packages.
 rm -rf "$area/src"
 mkdir -p "$area/src/pagepool"
-git ls-files -z -co --exclude-standard | tar --null -T - -cf - |
-	tar -xf - -C "$area/src/pagepool" || fail "cannot copy the tree into $area/src"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	git ls-files -z -co --exclude-standard | tar --null -T - -cf - |
+		tar -xf - -C "$area/src/pagepool"
+else
+	# A tree that is not a checkout (an unpacked archive): all but the
+	# build folders, which .gitignore names build*/.
+	tar --exclude='./build*' -cf - . | tar -xf - -C "$area/src/pagepool"
+fi || fail "cannot copy the tree into $area/src"
 echo "packages: dpkg-buildpackage -us -uc -b (log: $area/src/build.log)"
 (cd "$area/src/pagepool" && dpkg-buildpackage -us -uc -b -Jauto) \
 	>"$area/src/build.log" 2>&1 ||
