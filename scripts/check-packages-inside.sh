@@ -4,8 +4,9 @@
 # copied into with debs/ (the packages), README.md, skeleton.c and
 # outside.sh (tests/consumer: README's snippet). What a user does:
 # install the packages with apt, build README's snippet and the skeleton
-# with pkg-config alone, run them and dpdk-testpmd with the pagepool ops,
-# read a man page, then purge everything and find nothing left behind.
+# with pkg-config alone and run them, read a man page, purge everything
+# and find nothing left behind; then run dpdk-testpmd with the pagepool
+# ops.
 # Prints one line per check; exits 1 if one failed, else 77 if one was
 # skipped (its reason printed), else 0.
 set -uo pipefail
@@ -110,39 +111,7 @@ if build skeleton skeleton.c pagepool-drivers; then
 	fi
 fi
 
-# 4. testpmd with the pagepool ops and no -d: the EAL must find the
-# plugin in its own directory. Its debug log names each plugin it opens;
-# without the plugin the pool cannot be created and testpmd exits.
-plugin=$(dpkg -L librte-mempool-pagepool23 | grep '/librte_mempool_pagepool\.so$')
-if [ "$(nproc)" -lt 2 ]; then
-	skip "testpmd needs two CPUs (main and forwarding lcore)"
-elif [ "$free2m" -lt 48 ]; then
-	skip "testpmd needs 48 free 2 MiB hugepages, $free2m are free"
-else
-	# Non-interactive testpmd forwards until a line arrives on stdin.
-	(sleep 3; echo) | timeout 60 dpdk-testpmd -l 0,1 --no-pci --no-telemetry \
-		--in-memory -m 64 --log-level=lib.eal:debug \
-		--vdev net_null0 --vdev net_null1 --mbuf-pool-ops-name=pagepool -- \
-		--forward-mode=io --nb-cores=1 --total-num-mbufs=4096 >testpmd.log 2>&1
-	rc=$?
-	rx=$(awk '/Accumulated forward statistics/ { a = 1 } a && /RX-packets:/ { print $2; exit }' testpmd.log)
-	if [ $rc -ne 0 ]; then
-		tail -30 testpmd.log
-		bad "dpdk-testpmd --mbuf-pool-ops-name=pagepool exited with $rc (above)"
-	elif ! grep -q "open shared lib $plugin\$" testpmd.log; then
-		grep 'open shared lib' testpmd.log | head
-		bad "the EAL did not load $plugin by itself (the plugins it opened are above)"
-	elif ! grep -q 'preferred mempool ops selected: pagepool' testpmd.log; then
-		bad "testpmd did not create its pool with the pagepool ops"
-	elif [ "${rx:-0}" -le 0 ]; then
-		tail -30 testpmd.log
-		bad "testpmd forwarded nothing on pagepool mbufs"
-	else
-		ok "dpdk-testpmd without -d loaded $plugin, took the pagepool ops and forwarded $rx packets"
-	fi
-fi
-
-# 5. The man page (pagepool-tools ships them once app/ installs them).
+# 4. The man page.
 if ! dpkg -L pagepool-tools | grep -q '/man1/fwd\.1'; then
 	skip "pagepool-tools has no man page for fwd: man fwd not checked"
 elif page=$(MANWIDTH=80 man fwd 2>&1) && grep -q '^NAME' <<<"$page"; then
@@ -152,7 +121,7 @@ else
 	bad "man fwd does not render (above)"
 fi
 
-# 6. The boot unit: enabled by the install (the link systemd follows at
+# 5. The boot unit: enabled by the install (the link systemd follows at
 # boot), and its command, run as systemd would, succeeds on the file as
 # shipped (which reserves nothing).
 unit=/lib/systemd/system/pagepool-hugepages.service
@@ -171,7 +140,7 @@ else
 	fi
 fi
 
-# 7. Purge: the packages, and what apt installed for them alone.
+# 6. Purge: the packages, and what apt installed for them alone.
 # shellcheck disable=SC2086 # one word per package
 dpkg -L $pkgs 2>/dev/null | sort -u >owned.list
 # shellcheck disable=SC2086
@@ -205,6 +174,49 @@ if [ -n "$still" ]; then
 fi
 [ -n "$left$gone$still" ] || [ -e /etc/pagepool ] ||
 	ok "purged: none of the $(wc -l <owned.list) paths the packages held, nor anything apt added for them, is left"
+
+# 7. testpmd with the pagepool ops and no -d: the EAL must find the
+# plugin in its own directory. Its debug log names each plugin it opens;
+# without the plugin the pool cannot be created and testpmd exits.
+# Last, after the purge check, and with the plugin's package alone:
+# Debian 12 ships testpmd in dpdk-dev, which depends on the -dev packages
+# libpagepool-dev needs, and would have hidden one missing from its
+# Depends above.
+if ! apt-get install -y -q --no-install-recommends dpdk-dev \
+	./debs/librte-mempool-pagepool23_*.deb >dpdk.log 2>&1; then
+	tail -30 dpdk.log
+	bad "apt-get install dpdk-dev librte-mempool-pagepool23"
+	exit 1
+fi
+ok "apt installed dpdk-dev (testpmd) and librte-mempool-pagepool23 alone"
+plugin=$(dpkg -L librte-mempool-pagepool23 | grep '/librte_mempool_pagepool\.so$')
+if [ "$(nproc)" -lt 2 ]; then
+	skip "testpmd needs two CPUs (main and forwarding lcore)"
+elif [ "$free2m" -lt 48 ]; then
+	skip "testpmd needs 48 free 2 MiB hugepages, $free2m are free"
+else
+	# Non-interactive testpmd forwards until a line arrives on stdin.
+	(sleep 3; echo) | timeout 60 dpdk-testpmd -l 0,1 --no-pci --no-telemetry \
+		--in-memory -m 64 --log-level=lib.eal:debug \
+		--vdev net_null0 --vdev net_null1 --mbuf-pool-ops-name=pagepool -- \
+		--forward-mode=io --nb-cores=1 --total-num-mbufs=4096 >testpmd.log 2>&1
+	rc=$?
+	rx=$(awk '/Accumulated forward statistics/ { a = 1 } a && /RX-packets:/ { print $2; exit }' testpmd.log)
+	if [ $rc -ne 0 ]; then
+		tail -30 testpmd.log
+		bad "dpdk-testpmd --mbuf-pool-ops-name=pagepool exited with $rc (above)"
+	elif ! grep -q "open shared lib $plugin\$" testpmd.log; then
+		grep 'open shared lib' testpmd.log | head
+		bad "the EAL did not load $plugin by itself (the plugins it opened are above)"
+	elif ! grep -q 'preferred mempool ops selected: pagepool' testpmd.log; then
+		bad "testpmd did not create its pool with the pagepool ops"
+	elif [ "${rx:-0}" -le 0 ]; then
+		tail -30 testpmd.log
+		bad "testpmd forwarded nothing on pagepool mbufs"
+	else
+		ok "dpdk-testpmd without -d loaded $plugin, took the pagepool ops and forwarded $rx packets"
+	fi
+fi
 
 [ $failed = 0 ] || exit 1
 [ $skipped = 0 ] || exit 77

@@ -12,10 +12,9 @@
 # build-deb/ (git ignores build*/) is this script's own:
 #   src/       the scratch copy; the .debs and .changes land beside it
 #   pristine/  Debian 12 (minbase) with the check's own tools: a compiler,
-#              pkg-config, man-db, dpdk (testpmd) and the DPDK drivers
-#              testpmd runs on here (the vdev bus, net_null). Made once,
-#              kept between runs, and never itself used: each run
-#              copies it to root/.
+#              pkg-config, man-db. Made once, kept between runs, and never
+#              itself used: each run copies it to root/. (testpmd comes
+#              later, in dpdk-dev: see check-packages-inside.sh.)
 #   apt/       apt's download cache for the roots, kept between runs
 #   root/      this run's root
 #
@@ -30,7 +29,7 @@ area=$src_root/build-deb
 mirror=${PP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 suite=bookworm
 # The pristine root's tools; a change to this list makes a new one.
-tools=gcc,libc6-dev,pkg-config,man-db,dpdk,librte-bus-vdev23,librte-net-null23,librte-mempool-ring23
+tools=gcc,libc6-dev,pkg-config,man-db
 
 fail() { echo "packages: FAIL: $*"; exit 1; }
 skip() { echo "packages: SKIP: $*"; exit 77; }
