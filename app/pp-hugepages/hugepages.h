@@ -99,7 +99,7 @@ int hp_clear(unsigned long kb);
 int hp_persistent(unsigned long kb, unsigned long long want, int node);
 
 /*
- * conf.c - --apply FILE, the reservation a file gives (the boot-time one
+ * conf.c, conf_apply.c - --apply FILE, the reservation a file gives (the boot-time one
  * is PP_HUGEPAGES_CONF, applied by pagepool-hugepages.service):
  *   hp_conf_load  - read and check every line of @file into *@out; says
  *                   what is wrong with each bad line. The sizes and

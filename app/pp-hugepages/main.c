@@ -75,10 +75,10 @@ static const char help[] =
 	"  -u, --unmount [DIR]    unmount the hugetlbfs at DIR, or every one (of\n"
 	"                         -p's size when given)\n"
 	"      --force            with -r or --apply: reserve more than 90% of\n"
-	"                         the memory\n"
-	"                         (of node N with -n) in hugepages of all sizes\n"
-	"                         together, or where the memory cannot be read;\n"
-	"                         more than all of it is refused even so\n"
+	"                         the memory (of node N with -n, of each node\n"
+	"                         --apply's file names) in hugepages of all\n"
+	"                         sizes together, or where the memory cannot be\n"
+	"                         read; more than all of it is refused even so\n"
 	"      --apply FILE       reserve what FILE says, a line per page size\n"
 	"                         (and node): \"2M 1024\" sets the machine-wide\n"
 	"                         count (the kernel spreads it over the nodes),\n"
@@ -243,6 +243,7 @@ int main(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "pp-hugepages: cannot read %s%s: %s: this kernel has no hugetlb support (CONFIG_HUGETLBFS), or sysfs is not mounted\n",
 			pp_cli_root, SYS_HUGEPAGES, strerror(-err));
+		hp_conf_free(plan);
 		return 1;
 	}
 
@@ -261,6 +262,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "pp-hugepages: the kernel offers no %s pages (no %s%s/hugepages-%lukB); sizes here: %s\n",
 					psize, pp_cli_root, SYS_HUGEPAGES, kb,
 					hp_sizes_list(list, sizeof(list)));
+			hp_conf_free(plan);
 			return 2;
 		}
 	}

@@ -126,6 +126,7 @@ def cases_pp_hugepages(tmp, env):
         ("pp-hugepages --node ", "exact", nodes),
         ("pp-hugepages --pers", "exact", ["--persistent"]),
         ("pp-hugepages -m --cl", "exact", ["--clear"]),
+        ("pp-hugepages --apply %s/s" % tmp, "exact", ["%s/sock" % tmp]),
     ]
 
 

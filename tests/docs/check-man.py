@@ -18,6 +18,15 @@
   check-man.py headers PAGE HEADER...
       the overview page's "Headers" subsection names every header meson
       installs, and none that it does not.
+  check-man.py installed BUILD_ROOT
+      every program meson installs into bindir or sbindir has a man page
+      and a bash completion installed with it (meson's install plan,
+      meson-info/intro-installed.json), and every page and completion
+      installed is a program's (or pagepool.7).
+  check-man.py example PAGE CC [ARG]...
+      the C program of the page's EXAMPLES (the block from its #include
+      to the closing brace) compiles and links, without a warning: CC
+      FILE.c -o FILE ARG...
 
 Exit 0 when all hold, 1 with every difference listed, 77 when groff or
 man-db is missing (the reason on stdout).
@@ -197,6 +206,64 @@ def check_headers(page, headers):
     return errors
 
 
+def check_example(page, cc):
+    lines = region(render(page), "EXAMPLES")
+    code, inside = [], False
+    for line in lines:
+        if line.strip().startswith("#include"):
+            inside = True
+        if inside:
+            code.append(line[14:])
+            if line == " " * 14 + "}":
+                break
+    if not code or code[-1] != "}":
+        return ["%s: EXAMPLES has no C program (#include ... })" %
+                os.path.basename(page)]
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "example.c")
+        with open(src, "w") as f:
+            f.write("\n".join(code) + "\n")
+        out = subprocess.run(cc[:1] + [src, "-o", os.path.join(tmp,
+                                                             "example")] +
+                             cc[1:], capture_output=True, text=True)
+        if out.returncode or out.stderr:
+            return ["%s: the EXAMPLES program does not build cleanly with "
+                    "%s:\n%s" % (os.path.basename(page), " ".join(cc),
+                                 out.stderr)]
+    return []
+
+
+def check_installed(build_root):
+    import json
+    with open(os.path.join(build_root, "meson-info",
+                           "intro-installed.json")) as f:
+        dests = list(json.load(f).values())
+    progs = {os.path.basename(d) for d in dests
+             if os.path.basename(os.path.dirname(d)) in ("bin", "sbin")}
+    pages = {os.path.basename(d) for d in dests
+             if re.search(r"/man/man[1-8]/", d)}
+    comps = {os.path.basename(d) for d in dests
+             if "/bash-completion/completions/" in d}
+    errors = []
+    for p in sorted(progs):
+        if not {p + ".1", p + ".8"} & pages:
+            errors.append("%s is installed without a man page (doc/man/%s.1, "
+                          "or .8 if it needs root)" % (p, p))
+        if p not in comps:
+            errors.append("%s is installed without a bash completion "
+                          "(contrib/bash-completion/%s)" % (p, p))
+    for page in sorted(pages - {"pagepool.7"}):
+        if page.rsplit(".", 1)[0] not in progs:
+            errors.append("man page %s is installed without its program" %
+                          page)
+    for c in sorted(comps - progs):
+        errors.append("completion %s is installed without its program" % c)
+    if not progs:
+        errors.append("%s: meson installs no program" % build_root)
+    return errors
+
+
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
@@ -214,6 +281,10 @@ def main(argv):
         errors = check_render(argv[2:])
     elif mode == "headers":
         errors = check_headers(argv[2], argv[3:])
+    elif mode == "installed":
+        errors = check_installed(argv[2])
+    elif mode == "example":
+        errors = check_example(argv[2], argv[3:])
     else:
         sys.exit(__doc__)
     for e in errors:

@@ -19,6 +19,7 @@ set -u
 
 bin=${1:?usage: test_apply.sh PP-HUGEPAGES}
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
+# shellcheck source=tests/hugepages/world.sh
 . "$(dirname "$0")/world.sh"
 
 C=$R/etc/pagepool
@@ -195,6 +196,10 @@ rmdir "$C/dir.conf"
 mkfifo "$C/fifo.conf"
 refused 2 "$C/fifo.conf is not a file" --apply /etc/pagepool/fifo.conf
 rm "$C/fifo.conf"
+# A file far larger than any config: refused before it is read.
+head -c 1048577 /dev/zero | tr '\0' '#' > "$C/big.conf"
+refused 2 "$C/big.conf is 1048577 bytes, more than a config file" --apply /etc/pagepool/big.conf
+rm "$C/big.conf"
 # Unreadable: mode 0 stops anyone but root; as root, the run drops to
 # nobody (setpriv) with the tree open to it, but for that file.
 conf secret.conf '2M 4'
@@ -243,6 +248,7 @@ refused 2 '--apply takes its sizes' --apply /etc/pagepool/good.conf -p 1G
 refused 2 '--apply takes its sizes' --apply /etc/pagepool/good.conf --persistent
 refused 2 '--apply takes its sizes' --apply /etc/pagepool/good.conf -c
 refused 2 '-n goes with -r' --apply /etc/pagepool/good.conf -n 0
+refused 2 'the kernel offers no 4M pages' --apply /etc/pagepool/good.conf -m -p 4M
 refused 2 '--apply needs a file name' --apply ''
 refused 2 "option '--apply' needs a value" --apply
 run --apply /etc/pagepool/good.conf -m -p 1G

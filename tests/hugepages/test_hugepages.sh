@@ -18,6 +18,7 @@ set -u
 
 bin=${1:?usage: test_hugepages.sh PP-HUGEPAGES [INSTALLED]}
 installed=${2:-}
+# shellcheck source=tests/hugepages/world.sh
 . "$(dirname "$0")/world.sh"
 
 # ---- --show and --json ----

@@ -23,6 +23,7 @@ bin=${2:?}
 want_bin=${3:?}
 want_conf=${4:?}
 shipped=${5:?}
+# shellcheck source=tests/hugepages/world.sh
 . "$(dirname "$0")/world.sh"
 
 # key KEY: the value of the unit's only KEY= line.
@@ -46,6 +47,7 @@ check "ExecStart applies the installed config ($want_conf)" \
 	[ "$*" = "--apply $want_conf" ]
 check "ConditionPathExists names that config" \
 	[ "$(key ConditionPathExists)" = "$want_conf" ]
+check "ExecReload runs the same command" [ "$(key ExecReload)" = "$exec_start" ]
 check "oneshot, kept active after it ran" sh -c "
 	[ '$(key Type)' = oneshot ] && [ '$(key RemainAfterExit)' = yes ]"
 

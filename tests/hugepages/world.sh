@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # world.sh - the fake tree pp-hugepages' tests run the tool over
