@@ -4,8 +4,10 @@
 # says what each suite holds): a release build with debug checks, an
 # ASan+UBSan build with the fault-injection seam (whose failed runs
 # LeakSanitizer checks) and a TSan build; then a build with every option
-# off (scripts/check-minimal-build.sh), and the libFuzzer targets built
-# with clang, each run for 15 seconds (scripts/run-fuzzers.sh). Ends
+# off (scripts/check-minimal-build.sh), the Debian packages installed and
+# used in a fresh Debian root (scripts/check-packages.sh), and the
+# libFuzzer targets built with clang, each run for 15 seconds
+# (scripts/run-fuzzers.sh). Ends
 # with one line "N passed, N failed, N skipped"; exits non-zero when
 # anything failed.
 set -uo pipefail
@@ -63,6 +65,17 @@ build_and_test build-tsan \
 # Ten seconds: every optional dependency off must link none of them.
 echo "==> build-min: every option disabled"
 bash scripts/check-minimal-build.sh || status=1
+
+# A minute and a half (the first run a few minutes more, for debootstrap):
+# the Debian packages built, linted, installed with apt into a fresh
+# Debian 12 root and used there as README says, then purged.
+echo "==> build-deb: Debian packages in a fresh Debian 12 root"
+bash scripts/check-packages.sh
+case $? in
+0) ;;
+77) echo "build-deb: SKIPPED (the reason is above)" ;;
+*) echo "build-deb: FAILED"; status=1 ;;
+esac
 
 # About a minute and a half: 15 s per fuzz target, and the clang build of
 # what they link. A crashing input is printed into this log in base64.

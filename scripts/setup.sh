@@ -59,12 +59,16 @@ bench_packages=(
 # real terminal: tests/telemetry/check-pp-top.py); systemd for
 # systemd-analyze, which verifies pagepool-hugepages.service (a container's
 # Debian may have none); groff and man-db, which render the man pages and
-# read their NAME lines as lintian does (tests/docs/check-man.py), and
-# shellcheck for the bash completions (tests/completion).
+# read their NAME lines as lintian does (tests/docs/check-man.py),
+# shellcheck for the bash completions (tests/completion); debhelper,
+# dpkg-dev, lintian and debootstrap build the Debian packages, lint them
+# and make the fresh Debian root they are installed into
+# (scripts/check-packages.sh).
 test_packages=(
 	"${bench_packages[@]}"
 	numactl procps tcpdump tmux systemd
 	groff-base man-db shellcheck
+	debhelper dpkg-dev lintian debootstrap
 	llvm libclang-rt-dev
 	qemu-system-x86 busybox-static cpio xz-utils
 	rdma-core libibverbs-dev ibverbs-providers

@@ -47,18 +47,8 @@ lines=$(wc -l <"$src/examples/skeleton/skeleton.c")
 
 # 3. The snippet: the first ```c block, as a program of its own (wrapped
 # in main() if it is not one already).
-awk '/^```c$/ { on = 1; next } on && /^```$/ { exit } on' "$readme" >"$root/snippet.c"
-[ -s "$root/snippet.c" ] || fail "README.md has no \`\`\`c block"
-if ! grep -q 'main(' "$root/snippet.c"; then
-	{
-		grep '^#include' "$root/snippet.c"
-		echo 'int main(void) {'
-		grep -v '^#include' "$root/snippet.c"
-		echo 'return 0; }'
-	} >"$root/app.c"
-else
-	cp "$root/snippet.c" "$root/app.c"
-fi
+readme_snippet "$readme" "$root/app.c" ||
+	fail "README.md has no \`\`\`c block"
 build_outside "$root/app" "$root/app.c" pagepool
 echo "readme: the C snippet builds with README's commands"
 

@@ -9,6 +9,9 @@
 #
 # Sets: root (removed at exit), PREFIX, PKG_CONFIG_PATH, rpath (the linker
 # flag), bindir, readme.
+#
+# readme_snippet README OUT needs none of that: scripts/check-packages.sh
+# takes the snippet with it into a Debian root where only the packages are.
 
 # Fail with a message (tests/meson.build: exit 77 is a skip, 1 a failure).
 fail() {
@@ -64,5 +67,24 @@ build_outside() {
 	if ldd "$1" | grep 'libpagepool' | grep -v "=> $root/" | grep -q .; then
 		ldd "$1"
 		fail "$1 would load a libpagepool from outside $PREFIX (above)"
+	fi
+}
+
+# readme_snippet README OUT: README's first ```c block as a program of its
+# own in OUT, wrapped in main() if it is not one already. Fails (1) when
+# README has no such block.
+readme_snippet() {
+	local snippet
+	snippet=$(awk '/^```c$/ { on = 1; next } on && /^```$/ { exit } on' "$1")
+	[ -n "$snippet" ] || return 1
+	if ! grep -q 'main(' <<<"$snippet"; then
+		{
+			grep '^#include' <<<"$snippet"
+			echo 'int main(void) {'
+			grep -v '^#include' <<<"$snippet"
+			echo 'return 0; }'
+		} >"$2"
+	else
+		printf '%s\n' "$snippet" >"$2"
 	fi
 }
