@@ -1045,6 +1045,28 @@ static void test_destroy_registered(void)
 }
 
 /*
+ * A null port @dev of its own on the shared allocator, its pool
+ * registered as @pool_name, a server started on @prefix and a client
+ * connected to it (*@fd). For the /pagepool/inflight tests.
+ */
+static struct pp_port *inflight_setup(const char *dev, const char *pool_name,
+				      const char *prefix, int *fd)
+{
+	struct pp_port_conf conf = { .sz = sizeof(conf), .allocator = net.alloc,
+				     .nid = PP_NUMA_NODE_ANY };
+	struct pp_port *port = pp_port_open(dev, &conf);
+
+	REQUIRE(port != NULL);
+	CHECK_EQ(pp_telemetry_register_pool(pp_port_rxq_pool(port, 0),
+					    pool_name),
+		 0);
+	REQUIRE(start(prefix) == 0);
+	*fd = client(NULL, 0);
+	REQUIRE(*fd >= 0);
+	return port;
+}
+
+/*
  * /pagepool/inflight: frames an application holds, by holder and age;
  * after their port closes, the destroyed pool with its detach time and
  * the same holder, until the frames come back.
@@ -1052,19 +1074,12 @@ static void test_destroy_registered(void)
 static void test_inflight(void)
 {
 	static char r[REPLY_MAX + 1];
-	struct pp_port_conf conf = { .sz = sizeof(conf), .allocator = net.alloc,
-				     .nid = PP_NUMA_NODE_ANY };
-	struct pp_port *port = pp_port_open("null5", &conf);
 	struct pp_frame f[3] = { 0 };
 	char want[256];
 	int fd;
+	struct pp_port *port = inflight_setup("null5", "held", "pp-inflight",
+					      &fd);
 
-	REQUIRE(port != NULL);
-	CHECK_EQ(pp_telemetry_register_pool(pp_port_rxq_pool(port, 0), "held"),
-		 0);
-	REQUIRE(start("pp-inflight") == 0);
-	fd = client(NULL, 0);
-	REQUIRE(fd >= 0);
 	CHECK_EQ(pp_port_rx_burst(port, 0, f, 3), 3);
 
 	ask(fd, "/pagepool/inflight,held", r);
@@ -1130,18 +1145,11 @@ static void *busy_port(void *arg)
 static void test_inflight_busy(void)
 {
 	static char r[REPLY_MAX + 1];
-	struct pp_port_conf conf = { .sz = sizeof(conf), .allocator = net.alloc,
-				     .nid = PP_NUMA_NODE_ANY };
-	struct pp_port *port = pp_port_open("null6", &conf);
 	pthread_t t;
 	int fd;
+	struct pp_port *port = inflight_setup("null6", "busy",
+					      "pp-inflight-busy", &fd);
 
-	REQUIRE(port != NULL);
-	CHECK_EQ(pp_telemetry_register_pool(pp_port_rxq_pool(port, 0), "busy"),
-		 0);
-	REQUIRE(start("pp-inflight-busy") == 0);
-	fd = client(NULL, 0);
-	REQUIRE(fd >= 0);
 	atomic_store(&busy_stop, 0);
 	REQUIRE(pthread_create(&t, NULL, busy_port, port) == 0);
 	for (int i = 0; i < 50; i++) {
