@@ -7,6 +7,12 @@
  * The arena reserves its whole range with PROT_NONE and maps hugepage-backed
  * segments into it with MAP_FIXED, so that one AF_XDP UMEM or one VFIO
  * mapping per segment covers it and a page's index is (addr - base) >> 12.
+ *
+ * A growable arena (opts.max_size, doc/growth.md) reserves max_size and
+ * commits only part of it: @size at creation, then one grow_step segment
+ * at a time as its allocator asks, and gives idle segments back to the
+ * kernel. pp_arena_size() is then the reserved span (where pages may lie),
+ * pp_arena_committed() what is backed by memory now.
  */
 #ifndef PAGEPOOL_PP_ARENA_H
 #define PAGEPOOL_PP_ARENA_H
@@ -48,7 +54,19 @@ struct pp_arena_opts {
 	unsigned int flags;   /* enum pp_arena_flags */
 	const char *hugetlbfs_dir; /* NULL: memfd_create(MFD_HUGETLB) */
 	const char *name;     /* for messages and memfd names; may be NULL */
+	/*
+	 * Growth; both 0: a fixed arena of @size, as before. Otherwise the
+	 * arena reserves @max_size of address space and commits @size of it
+	 * at creation (its minimum, never given back), then grows and
+	 * shrinks by @grow_step, each step a segment of its own. @size and
+	 * @max_size are rounded up to the step, the step to the page size.
+	 */
+	size_t max_size;
+	size_t grow_step;     /* 0: PP_ARENA_GROW_STEP_DEFAULT */
 };
+
+/* 32 MiB: 16 2 MiB pages a step; a 1 GiB page is its own step. */
+#define PP_ARENA_GROW_STEP_DEFAULT (32UL << 20)
 
 /* One mapping inside the arena: what VFIO maps and UMEMs cover. */
 struct pp_arena_segment {
@@ -87,6 +105,19 @@ PP_API size_t pp_arena_page_size(const struct pp_arena *arena);
 PP_API int pp_arena_node(const struct pp_arena *arena);
 PP_API const char *pp_arena_name(const struct pp_arena *arena);
 
+/*
+ * Bytes backed by memory now: pp_arena_size() for a fixed arena; for a
+ * growable one the committed segments (changes under a control thread,
+ * read racily).
+ */
+PP_API size_t pp_arena_committed(const struct pp_arena *arena);
+PP_API bool pp_arena_growable(const struct pp_arena *arena);
+
+/*
+ * The committed segments, in address order (a growable arena's change as
+ * it grows and shrinks: take them under the consumer's own registration,
+ * see pp_arena_user.h).
+ */
 PP_API unsigned int pp_arena_segment_count(const struct pp_arena *arena);
 /* Returns 0, or -EINVAL for an index past the last segment. */
 PP_API int pp_arena_segment(const struct pp_arena *arena, unsigned int idx,

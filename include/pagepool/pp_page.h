@@ -99,6 +99,26 @@ struct pp_allocator_opts {
 	unsigned int thread_cache_size;     /* thread cache size; 0: 512 */
 	unsigned int thread_cache_batch;    /* refill/drain batch; 0: 64 */
 	unsigned long wmark_low;   /* bulk watermark in pages; 0: zone/256 */
+	/*
+	 * Zones over growable arenas (pp_arena_opts.max_size; doc/growth.md);
+	 * ignored for fixed ones. 0: the default.
+	 */
+	/* Grow a step when the zone's free pages fall below; 0: one step. */
+	unsigned long grow_wmark;
+	/* Give steps back while free pages stay above this...; 0: 2 steps */
+	unsigned long shrink_wmark;
+	/* ...for this long, in ms; 0: 1000 */
+	unsigned int shrink_delay_ms;
+	unsigned int flags;        /* enum pp_allocator_flags */
+};
+
+enum pp_allocator_flags {
+	/*
+	 * No growth thread: the caller grows and shrinks with
+	 * pp_allocator_grow() and pp_allocator_shrink() (tests, and
+	 * programs with a control loop of their own).
+	 */
+	PP_ALLOCATOR_F_MANUAL_RESIZE = 1u << 0,
 };
 
 /*
@@ -332,6 +352,59 @@ PP_API int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf,
  */
 PP_API int pp_allocator_check(struct pp_allocator *alloc,
 			      unsigned long *allocated_out);
+
+/*
+ * Growth (doc/growth.md). A zone over a growable arena grows by one step
+ * when its free pages fall below grow_wmark, and gives steps back once
+ * its free pages have stayed above shrink_wmark for shrink_delay_ms: it
+ * isolates its highest step (pages freed there leave the free lists) and
+ * returns it to the kernel when the last of its pages is free. A thread
+ * of the allocator's own ("pp-grow") does both, polling every
+ * millisecond; allocations and frees never wait for it and never call
+ * the kernel for it.
+ */
+struct pp_zone_growth {
+	size_t sz;                 /* sizeof(struct pp_zone_growth), set by
+				    * the caller: newer fields are left
+				    * alone for an older one */
+	bool growable;
+	bool pinned;               /* a consumer registered it once */
+	size_t committed_bytes;
+	size_t min_bytes;
+	size_t max_bytes;
+	size_t step_bytes;
+	unsigned long free_pages;
+	unsigned long isolated_pages; /* free, in steps being given back */
+	uint64_t grows;
+	uint64_t grow_failures;
+	uint64_t shrinks;
+	uint64_t drains_cancelled; /* isolations undone: memory was wanted */
+	int last_error;            /* -errno of the last failed growth, or 0 */
+};
+
+/* Returns 0, or -EINVAL (zone past the last, @out NULL or out->sz 0). */
+PP_API int pp_allocator_zone_growth(struct pp_allocator *alloc,
+				    unsigned int zone,
+				    struct pp_zone_growth *out);
+
+/*
+ * pp_allocator_grow - grow zone @zone by one step now (see pp_arena_grow
+ * in doc/growth.md for what a step does). Returns 0, or -errno after a
+ * message, the zone unchanged: -EINVAL (no such zone, or a fixed arena),
+ * -ENOSPC (at max_size), -EPERM (pinned by a consumer that registered it
+ * once: an AF_XDP UMEM), -ENOMEM (hugepages or memlock short), or a DMA
+ * domain's mapping error. Control path, any thread.
+ */
+PP_API int pp_allocator_grow(struct pp_allocator *alloc, unsigned int zone);
+
+/*
+ * pp_allocator_shrink - give back now every step of zone @zone (above its
+ * minimum) whose pages are all free, after returning every thread's cache
+ * to the zones. Returns the number of steps given back, or -EINVAL.
+ * Control path, any thread; it pauses each thread's cache for the drain,
+ * as pp_allocator_check() does.
+ */
+PP_API long pp_allocator_shrink(struct pp_allocator *alloc, unsigned int zone);
 
 /* ---- inline helpers ---- */
 
