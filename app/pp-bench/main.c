@@ -16,6 +16,7 @@
 
 #include "bench.h"
 #include "pp_cli.h"
+#include "growth.h"
 #include "memory.h"
 #include "scale.h"
 #include "stats.h"
@@ -56,7 +57,10 @@ static void usage(FILE *f)
 		"pp-bench memory [options]: arena bytes per in-flight frame,\n"
 		"pages and fragments beside DPDK mbufs; 'pp-bench memory --help'.\n"
 		"pp-bench stats [options]: the allocator's fast path beside a\n"
-		"statistics reader, as speed ratios; 'pp-bench stats --help'.\n",
+		"statistics reader, as speed ratios; 'pp-bench stats --help'.\n"
+		"pp-bench growth [options]: hugepages held and per-burst cost\n"
+		"under traffic that steps up and down, growable arena against\n"
+		"fixed and DPDK; 'pp-bench growth --help'.\n",
 		DEFAULT_RUNS, DEFAULT_ARENA_MB, DEFAULT_RUN_MS, QUICK_RUNS);
 }
 
@@ -245,6 +249,8 @@ int main(int argc, char **argv)
 		return bench_memory_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "stats"))
 		return bench_stats_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "growth"))
+		return bench_growth_main(argc - 1, argv + 1);
 	parse_args(argc, argv, &cfg);
 	pin_cpu(&cfg);
 	if (cfg.json_path && !strcmp(cfg.json_path, "-")) {
