@@ -85,6 +85,34 @@ def check_stats(doc):
           f"{len(doc['ratios'])} ratios")
 
 
+def check_growth(doc):
+    """pp-bench growth: each side it ran is ok, with a timeline whose
+    series have one value per sample and bursts counted, or skipped with
+    a reason; when none could run (no hugepages), the test is skipped."""
+    for key in ("machine", "parameters", "windows", "sides"):
+        if key not in doc:
+            fail(f"growth: JSON has no '{key}'")
+    ok = 0
+    for name, s in doc["sides"].items():
+        if s["status"] != "ok":
+            if not s.get("reason"):
+                fail(f"growth: side {name} skipped without a reason")
+            print(f"growth: side {name} skipped: {s['reason']}")
+            continue
+        tl = s["timeline"]
+        n = len(tl["t_s"])
+        if n == 0 or any(len(v) != n for v in tl.values()):
+            fail(f"growth: side {name} has a ragged or empty timeline")
+        if not s["frames"]["bursts"] > 0:
+            fail(f"growth: side {name} ran no burst")
+        ok += 1
+    if not ok:
+        print("growth: no side could run")
+        sys.exit(77)
+    print(f"ok: growth, {ok} side(s), "
+          f"{doc['windows']['grow_events']} grow events")
+
+
 def main():
     if len(sys.argv) < 2:
         fail("usage: check-json.py PP-BENCH [ARGS...] --json -")
@@ -109,6 +137,9 @@ def main():
         return
     if doc.get("benchmark") == "stats":
         check_stats(doc)
+        return
+    if doc.get("benchmark") == "growth":
+        check_growth(doc)
         return
     for key in ("machine", "build", "parameters", "dpdk", "baselines",
                 "cases"):
