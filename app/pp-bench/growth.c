@@ -616,9 +616,27 @@ static void print_table(FILE *f, const struct report *r)
 			(unsigned long long)g->end_pool_cache,
 			(unsigned long long)g->end_pool_ring,
 			(unsigned long long)g->end_tcache);
-		fprintf(f, "after destroying the pool and draining its thread's cache: committed %.0f MiB, hugetlb mapped %.0f MiB (%.1f s later)\n",
+		if (g->step_bytes && g->end_committed > g->min_bytes) {
+			uint64_t steps = (g->end_committed - g->min_bytes) /
+					 g->step_bytes;
+			uint64_t pages = steps * (g->step_bytes / 4096);
+
+			fprintf(f, "  %llu steps above the minimum at the end; %llu of their %llu pages isolated, the other %llu held (the pool's cache and ring hold %llu)\n",
+				(unsigned long long)steps,
+				(unsigned long long)g->end_isolated_pages,
+				(unsigned long long)pages,
+				(unsigned long long)(pages > g->end_isolated_pages ?
+					pages - g->end_isolated_pages : 0),
+				(unsigned long long)(g->end_pool_cache +
+						     g->end_pool_ring));
+		}
+		fprintf(f, "after destroying the pool and draining its thread's cache: committed %.0f MiB, hugetlb mapped %.0f MiB (%.1f s later): idle/peak %.3f\n",
 			g->drained_committed / MIB, g->drained_held_proc / MIB,
-			g->drained_wait_s);
+			g->drained_wait_s,
+			r->mem[GROWTH_GROW].peak_mib > 0 ?
+				g->drained_held_proc / MIB /
+					r->mem[GROWTH_GROW].peak_mib :
+				0.0);
 	}
 	if (side_ok(r, GROWTH_DPDK)) {
 		const struct growth_result *d = r->runs[GROWTH_DPDK].res;

@@ -184,6 +184,9 @@ growth_traffic_run(const struct growth_cfg *cfg, struct growth_result *res,
 		growth_line_pop(l, cfg, res, ctx, release, data);
 	}
 	__atomic_store_n(&live->inflight, inflight, __ATOMIC_RELAXED);
+	/* The timeline ends here: what the side does next (destroying
+	 * its pool) is not part of it. */
+	__atomic_store_n(&live->stop, 1, __ATOMIC_RELEASE);
 	res->bursts = nb < cfg->max_bursts ? nb : cfg->max_bursts;
 	res->lost = lost;
 	res->late_max_ms = (double)late_max * 1000.0 / hz;
