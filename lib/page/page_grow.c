@@ -31,6 +31,7 @@
 #include "pp_log.h"
 #include "pp_arena_user.h"
 #include "pp_os_fault.h"
+#include "pp_page_growth.h"
 #include "page_alloc_priv.h"
 
 #define GROW_POLL_NS 1000000L	/* 1 ms */
@@ -405,4 +406,25 @@ int pp_allocator_zone_growth(struct pp_allocator *alloc, unsigned int zone,
 	memcpy(out, &g, n);
 	out->sz = n;
 	return 0;
+}
+
+/* ---- for page_pool (pp_page_growth.h) ---- */
+
+bool pp_allocator_isolating(const struct pp_allocator *alloc)
+{
+	for (unsigned int i = 0; i < alloc->nr_zones; i++)
+		if (__atomic_load_n(&alloc->zones[i].nr_isolating,
+				    __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+bool pp_page_in_isolating_slot(const struct pp_allocator *alloc,
+			       const struct pp_page *page)
+{
+	const struct pp_zone *z = &alloc->zones[page->zone];
+	unsigned int k = zone_slot_of(z, page_index(z, page));
+
+	return __atomic_load_n(&z->slots[k].state, __ATOMIC_RELAXED) ==
+	       SLOT_ISOLATING;
 }

@@ -18,6 +18,7 @@
 
 #include <pagepool/pp_arena.h>
 #include <pagepool/pp_page.h>
+#include <pagepool/pp_page_pool.h>
 
 #include "pp_test.h"
 
@@ -249,6 +250,53 @@ static void test_thread_follows(void)
 	CHECK_EQ(pp_arena_destroy(a), 0);
 }
 
+/*
+ * A page_pool's ring keeps pages of every step after a burst; an idle
+ * pool trimmed by its owner gives the isolated steps' pages back, and the
+ * steps leave. A pool that holds no such page gives nothing.
+ */
+static void test_pool_gives_back(void)
+{
+	struct pp_arena *a = growable_arena();
+	struct pp_allocator *alloc = allocator(&a, 0, 20);
+	struct pp_pool_params pp = {
+		.sz = sizeof(pp), .allocator = alloc, .pool_size = 1024,
+		.nid = PP_NUMA_NODE_ANY, .name = "grow-pool",
+	};
+	static struct pp_page *pages[MAX_PAGES];
+	unsigned long n = 0, want = (MAX_BYTES - STEP_BYTES) >> PP_PAGE_SHIFT;
+	struct pp_pool *pool = pp_pool_create(&pp);
+	struct pp_pool_stats st;
+
+	REQUIRE(pool != NULL);
+	CHECK_EQ(pp_pool_trim(pool), 0);
+	for (int tries = 0; n < want && tries < 20000; tries++) {
+		struct pp_page *p = pp_pool_alloc_pages(pool);
+
+		if (!p) {
+			sleep_ms(1);
+			continue;
+		}
+		pages[n++] = p;
+	}
+	CHECK_EQ(n, want);
+	/* The last taken first: the ring (1024) keeps pages of the highest
+	 * steps, the rest go to the allocator. */
+	for (unsigned long i = n; i-- > 0;)
+		pp_pool_put_page(pool, pages[i], 0, false);
+	for (int i = 0; i < 300 && pp_arena_committed(a) > MIN_BYTES + STEP_BYTES; i++) {
+		pp_pool_trim(pool);
+		sleep_ms(10);
+	}
+	CHECK(pp_arena_committed(a) <= MIN_BYTES + STEP_BYTES);
+	CHECK_EQ(pp_pool_get_stats(pool, &st), 0);
+	CHECK(st.alloc.waive > 0);
+	CHECK_EQ(pp_pool_destroy(pool), 0);
+	walker(alloc, 0);
+	CHECK_EQ(pp_allocator_destroy(alloc), 0);
+	CHECK_EQ(pp_arena_destroy(a), 0);
+}
+
 int main(int argc, char **argv)
 {
 	page_size = argc > 1 && !strcmp(argv[1], "2m") ? PP_PAGE_SIZE_2M :
@@ -256,5 +304,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_geometry_and_refusals);
 	RUN_TEST(test_grow_to_max_and_shrink);
 	RUN_TEST(test_thread_follows);
+	RUN_TEST(test_pool_gives_back);
 	return pp_test_result();
 }
