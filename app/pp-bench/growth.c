@@ -675,6 +675,26 @@ static void json_series(FILE *f, const struct growth_result *res,
 	fprintf(f, "]");
 }
 
+/* Bursts run in each second of the timeline (the offered rate where the
+ * thread kept up), from the records. */
+static void json_rate(FILE *f, const struct side_run *r, double run_s)
+{
+	unsigned int n = (unsigned int)ceil(run_s), i;
+	uint64_t *bins = calloc(n + 1, sizeof(*bins));
+	uint64_t k;
+
+	if (!bins)
+		return;
+	for (k = 0; k < r->res->bursts; k++) {
+		unsigned int b = r->rec[k].t_us / 1000000;
+
+		bins[b < n ? b : n]++;
+	}
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)bins[i]);
+	free(bins);
+}
+
 static void json_side(FILE *f, const struct report *r, int s)
 {
 	const struct growth_result *res = r->runs[s].res;
@@ -707,7 +727,10 @@ static void json_side(FILE *f, const struct report *r, int s)
 		(unsigned long long)res->damaged,
 		(unsigned long long)res->early_frees, m->peak_inflight,
 		res->late_max_ms);
-	fprintf(f, "      \"burst_cycles\": ");
+	fprintf(f, "      \"bursts_run\": %llu, \"bursts_per_s\": [",
+		(unsigned long long)res->bursts_run);
+	json_rate(f, &r->runs[s], r->o->cfg.run_s);
+	fprintf(f, "],\n      \"burst_cycles\": ");
 	json_cost(f, &r->overall[s]);
 	fprintf(f, ",\n      \"around_grow\": ");
 	json_cost(f, &r->around[0][s]);

@@ -99,6 +99,7 @@ struct growth_result {
 	char setup[320];        /* the configuration it ran, in words */
 	uint64_t baseline_sys;  /* hugepage bytes in use before set-up */
 	uint64_t bursts, lost, damaged, early_frees;
+	uint64_t bursts_run;    /* bursts run, records or not (bursts: recorded) */
 	double late_max_ms;     /* the most the traffic fell behind schedule */
 	unsigned int nr_samples;
 	struct growth_sample samples[GROWTH_MAX_SAMPLES];

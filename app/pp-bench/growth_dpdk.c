@@ -54,6 +54,12 @@ static void *obj_data(void *obj)
 	return obj;
 }
 
+/* An idle DPDK queue has nothing to give back. */
+static void mp_idle(void *ctx)
+{
+	(void)ctx;
+}
+
 static void free_zone(struct rte_mempool_memhdr *memhdr, void *opaque)
 {
 	(void)memhdr;
@@ -225,7 +231,7 @@ int growth_run_dpdk(const struct growth_cfg *cfg, struct growth_result *res,
 		return -1;
 	}
 	growth_traffic_run(cfg, res, &live, rec, &line, mp, mp_alloc, mp_free,
-			   obj_data);
+			   obj_data, mp_idle);
 	res->end_held_proc = growth_hugetlb_mapped();
 	growth_sampler_stop(sampler);
 	free(line.slots);

@@ -58,6 +58,13 @@ static void *page_data(void *obj)
 	return pp_page_address(obj);
 }
 
+/* What an idle RX queue does (pp_port_poll()): one load when the
+ * allocator gives nothing back. */
+static void pool_idle(void *ctx)
+{
+	pp_pool_trim(ctx);
+}
+
 static int zone_read(void *ctx, struct growth_zone_read *out)
 {
 	struct pp_zone_growth g = { .sz = sizeof(g) };
@@ -108,7 +115,7 @@ static void *traffic_main(void *arg)
 		return NULL;
 	}
 	growth_traffic_run(ps->cfg, res, &ps->live, ps->rec, &line, pool,
-			   pool_alloc, pool_free, page_data);
+			   pool_alloc, pool_free, page_data, pool_idle);
 
 	/* Idle now: who holds the memory that stayed. */
 	if (!pp_pool_get_stats(pool, &st)) {

@@ -14,7 +14,9 @@
  * frees the due buffers untimed (nothing arrives, the line drains).
  * When it falls behind (the CPU was taken away), it runs the missed slots
  * back to back: the offered load is honoured, as a NIC's ring would
- * hold the frames.
+ * hold the frames. Every 4096 polls without a burst it calls @idle, as
+ * pp_port_poll() calls pp_pool_trim() after empty polls of an RX queue
+ * (so that an idle pool gives back pages of memory being given back).
  *
  * With cfg.touch each buffer gets a stamp at allocation that is checked
  * when it is freed (a damaged frame), which also touches the memory as
@@ -63,6 +65,7 @@ static inline uint64_t growth_stamp(uint64_t seq, unsigned int i)
 }
 
 #define GROWTH_INLINE static inline __attribute__((always_inline))
+#define PP_BENCH_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Free the head burst of the line, checking its stamps. */
 GROWTH_INLINE void
@@ -84,7 +87,7 @@ growth_line_pop(struct growth_line *l, const struct growth_cfg *cfg,
 }
 
 /*
- * Run the timeline: cfg->run_s seconds from now. Writes the burst
+ * Run the timeline: cfg->run_s seconds from now. @idle: see above. Writes the burst
  * records into @rec (at most cfg->max_bursts) and the counts into @res;
  * publishes the start and the live figures in @live for the sampler.
  * The line is empty when it returns.
@@ -95,13 +98,13 @@ growth_traffic_run(const struct growth_cfg *cfg, struct growth_result *res,
 		   struct growth_line *l, void *ctx,
 		   unsigned int (*alloc)(void *, void **, unsigned int),
 		   void (*release)(void *, void **, unsigned int),
-		   void *(*data)(void *))
+		   void *(*data)(void *), void (*idle)(void *))
 {
 	const double hz = cfg->tsc_hz;
 	const uint64_t delay = (uint64_t)(cfg->delay_ms * hz / 1000.0);
 	uint64_t start = tsc_begin(), end = start + (uint64_t)(cfg->run_s * hz);
 	uint64_t phase_end = start, inflight = 0, lost = 0, nb = 0, seq = 0;
-	uint64_t late_max = 0;
+	uint64_t late_max = 0, empty = 0;
 	double rate = 0, interval = 0, next = (double)start;
 
 	__atomic_store_n(&live->start_tsc, start, __ATOMIC_RELEASE);
@@ -171,13 +174,18 @@ growth_traffic_run(const struct growth_cfg *cfg, struct growth_result *res,
 			__atomic_store_n(&live->inflight, inflight,
 					 __ATOMIC_RELAXED);
 			__atomic_store_n(&live->lost, lost, __ATOMIC_RELAXED);
-		} else if (rate == 0 && l->head != l->tail &&
-			   l->slots[l->head & l->mask].due <= now) {
+			continue;
+		}
+		/* An empty poll: nothing arrived. */
+		if (rate == 0 && l->head != l->tail &&
+		    l->slots[l->head & l->mask].due <= now) {
 			inflight -= l->slots[l->head & l->mask].n;
 			growth_line_pop(l, cfg, res, ctx, release, data);
 			__atomic_store_n(&live->inflight, inflight,
 					 __ATOMIC_RELAXED);
 		}
+		if (PP_BENCH_UNLIKELY(!(++empty & 4095)))
+			idle(ctx);
 	}
 	while (l->head != l->tail) {
 		inflight -= l->slots[l->head & l->mask].n;
@@ -188,6 +196,7 @@ growth_traffic_run(const struct growth_cfg *cfg, struct growth_result *res,
 	 * its pool) is not part of it. */
 	__atomic_store_n(&live->stop, 1, __ATOMIC_RELEASE);
 	res->bursts = nb < cfg->max_bursts ? nb : cfg->max_bursts;
+	res->bursts_run = nb;
 	res->lost = lost;
 	res->late_max_ms = (double)late_max * 1000.0 / hz;
 }
