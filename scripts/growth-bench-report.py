@@ -45,6 +45,7 @@ def figures(doc, side):
         "idle_sys_mib": s["memory"]["idle_sys_mib"],
         "lost": s["frames"]["lost"],
         "damaged": s["frames"]["damaged"],
+        "missed": s["frames"].get("missed", 0),
         "late_max_ms": s["frames"]["late_max_ms"],
         "median_cycles": s["burst_cycles"]["median"],
         "p99_9_cycles": s["burst_cycles"]["p99_9"],
@@ -94,8 +95,9 @@ def table(summary, params, n):
           f"peak {params['peak_rate']:.0f} buffers/s x "
           f"{params['delay_ms']:.0f} ms = {params['peak_inflight']} in "
           f"flight, sized {params['sized_mib']} MiB")
+    print("(lost, missed: the most of any run)")
     print(f"{'side':22} {'peak MiB':>9} {'idle MiB':>16} {'idle/peak':>18} "
-          f"{'lost':>6} {'med cyc':>8} {'p99.9 cyc':>16}")
+          f"{'lost':>6} {'missed':>7} {'med cyc':>8} {'p99.9 cyc':>16}")
     for side in SIDES:
         s = summary.get(side)
         if not s:
@@ -106,7 +108,8 @@ def table(summary, params, n):
               f"{s['idle_over_peak']['median']:7.3f} "
               f"({s['idle_over_peak']['min']:.2f}-"
               f"{s['idle_over_peak']['max']:.2f}) "
-              f"{s['lost']['max']:6.0f} {s['median_cycles']['median']:8.0f} "
+              f"{s['lost']['max']:6.0f} {s['missed']['max']:7.0f} "
+              f"{s['median_cycles']['median']:8.0f} "
               f"{s['p99_9_cycles']['median']:6.0f} "
               f"({s['p99_9_cycles']['min']:.0f}-"
               f"{s['p99_9_cycles']['max']:.0f})")

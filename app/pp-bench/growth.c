@@ -88,6 +88,11 @@ static void usage(FILE *f)
 		"  --shrink-wmark P    pages; 0: the default (two steps)\n"
 		"  --shrink-delay-ms MS  0: the default (1000)\n"
 		"  --dpdk-cache N      rte_mempool per-lcore cache (default 256)\n"
+		"  --rx-ring N         when the traffic thread falls behind (its\n"
+		"                      CPU taken away), it catches up on what an\n"
+		"                      RX ring of N buffers holds; older frames\n"
+		"                      are counted as missed, not lost (default\n"
+		"                      4096)\n"
 		"  --sides LIST        of grow,fixed,dpdk (default all three)\n"
 		"  --window-ms MS      half-width of the windows around growth\n"
 		"                      events (default 50)\n"
@@ -173,6 +178,7 @@ static void parse(int argc, char **argv, struct growth_opts *o)
 		{ "shrink-wmark", required_argument, NULL, 'k' },
 		{ "shrink-delay-ms", required_argument, NULL, 'K' },
 		{ "dpdk-cache", required_argument, NULL, 'C' },
+		{ "rx-ring", required_argument, NULL, 'R' },
 		{ "sides", required_argument, NULL, 'x' },
 		{ "window-ms", required_argument, NULL, 'w' },
 		{ "cpu", required_argument, NULL, 'c' },
@@ -243,6 +249,10 @@ static void parse(int argc, char **argv, struct growth_opts *o)
 		case 'C':
 			cfg->dpdk_cache = (unsigned int)pp_cli_uint(
 				TOOL, "--dpdk-cache", optarg, 0, 512);
+			break;
+		case 'R':
+			cfg->rx_ring = (unsigned int)pp_cli_uint(
+				TOOL, "--rx-ring", optarg, GROWTH_BURST, 1u << 20);
 			break;
 		case 'x':
 			parse_sides(o, optarg);
@@ -554,9 +564,9 @@ static void print_table(FILE *f, const struct report *r)
 	fprintf(f, "sized for the peak: %lu buffers (+%u%%), %zu MiB; traffic CPU %d, control CPU %d; TSC %.3f GHz\n\n",
 		cfg->sized_buffers, cfg->headroom_pct, cfg->sized_bytes >> 20,
 		cfg->traffic_cpu, cfg->ctl_cpu, cfg->tsc_hz / 1e9);
-	fprintf(f, "%-22s %9s %9s %8s %9s %7s %7s %9s %8s %8s\n", "side",
+	fprintf(f, "%-22s %9s %9s %8s %7s %7s %8s %7s %9s %8s %8s\n", "side",
 		"peak MiB", "idle MiB", "idle/pk", "lost", "damaged",
-		"late ms", "bursts", "med cyc", "p99.9");
+		"missed", "late ms", "bursts", "med cyc", "p99.9");
 	for (s = 0; s < GROWTH_NR_SIDES; s++) {
 		const struct growth_result *res;
 
@@ -568,15 +578,17 @@ static void print_table(FILE *f, const struct report *r)
 				res->why);
 			continue;
 		}
-		fprintf(f, "%-22s %9.1f %9.1f %8.3f %9llu %7llu %7.1f %9llu %8.0f %8.0f\n",
+		fprintf(f, "%-22s %9.1f %9.1f %8.3f %7llu %7llu %8llu %7.1f %9llu %8.0f %8.0f\n",
 			side_words[s], r->mem[s].peak_mib, r->mem[s].idle_mib,
 			r->mem[s].ratio, (unsigned long long)res->lost,
-			(unsigned long long)res->damaged, res->late_max_ms,
+			(unsigned long long)res->damaged,
+			(unsigned long long)res->missed, res->late_max_ms,
 			(unsigned long long)res->bursts, r->overall[s].median,
 			r->overall[s].p999);
 	}
-	fprintf(f, "(MiB: hugetlb mapped by the side's process, smaps_rollup; idle: %.0f s after the traffic stops)\n",
-		cfg->tail_s);
+	fprintf(f, "(MiB: hugetlb mapped by the side's process, smaps_rollup; idle: %.0f s after the traffic stops;\n"
+		   " lost: the allocator had no buffer; missed: the thread was more than an RX ring of %u behind)\n",
+		cfg->tail_s, cfg->rx_ring);
 	for (k = 0; k < 2; k++) {
 		if (!side_ok(r, GROWTH_GROW))
 			break;
@@ -722,9 +734,10 @@ static void json_side(FILE *f, const struct report *r, int s)
 		m->peak_mib, m->idle_mib, m->idle_t, m->ratio, m->peak_sys_mib,
 		m->idle_sys_mib, m->peak_committed_mib, m->idle_committed_mib,
 		res->baseline_sys / MIB);
-	fprintf(f, "      \"frames\": {\"bursts\": %llu, \"lost\": %llu, \"damaged\": %llu, \"early_frees\": %llu, \"peak_inflight\": %lu, \"late_max_ms\": %.2f},\n",
+	fprintf(f, "      \"frames\": {\"bursts\": %llu, \"lost\": %llu, \"damaged\": %llu, \"missed\": %llu, \"early_frees\": %llu, \"peak_inflight\": %lu, \"late_max_ms\": %.2f},\n",
 		(unsigned long long)res->bursts, (unsigned long long)res->lost,
 		(unsigned long long)res->damaged,
+		(unsigned long long)res->missed,
 		(unsigned long long)res->early_frees, m->peak_inflight,
 		res->late_max_ms);
 	fprintf(f, "      \"bursts_run\": %llu, \"bursts_per_s\": [",
@@ -784,13 +797,13 @@ static int write_json(const struct report *r)
 	}
 	fprintf(f, "{\n");
 	pp_cli_json_ident(f, "pp-bench");
-	fprintf(f, "\n  \"benchmark\": \"growth\",\n  \"parameters\": {\"burst\": %u, \"peak_rate\": %.0f, \"delay_ms\": %.2f, \"peak_inflight\": %lu, \"sized_buffers\": %lu, \"sized_mib\": %zu, \"headroom_pct\": %u, \"tail_s\": %.2f, \"stop_s\": %.2f, \"run_s\": %.2f, \"sample_ms\": %u, \"window_ms\": %.1f, \"min_mib\": %zu, \"step_mib\": %zu, \"grow_wmark\": %lu, \"shrink_wmark\": %lu, \"shrink_delay_ms\": %u, \"dpdk_cache\": %u, \"touch\": %s, \"traffic_cpu\": %d, \"ctl_cpu\": %d, \"tsc_ghz\": %.4f,\n    \"schedule\": [",
+	fprintf(f, "\n  \"benchmark\": \"growth\",\n  \"parameters\": {\"burst\": %u, \"peak_rate\": %.0f, \"delay_ms\": %.2f, \"peak_inflight\": %lu, \"sized_buffers\": %lu, \"sized_mib\": %zu, \"headroom_pct\": %u, \"tail_s\": %.2f, \"stop_s\": %.2f, \"run_s\": %.2f, \"sample_ms\": %u, \"window_ms\": %.1f, \"min_mib\": %zu, \"step_mib\": %zu, \"grow_wmark\": %lu, \"shrink_wmark\": %lu, \"shrink_delay_ms\": %u, \"dpdk_cache\": %u, \"rx_ring\": %u, \"touch\": %s, \"traffic_cpu\": %d, \"ctl_cpu\": %d, \"tsc_ghz\": %.4f,\n    \"schedule\": [",
 		GROWTH_BURST, cfg->peak_rate, cfg->delay_ms, cfg->peak_inflight,
 		cfg->sized_buffers, cfg->sized_bytes >> 20, cfg->headroom_pct,
 		cfg->tail_s, cfg->stop_s, cfg->run_s, cfg->sample_ms,
 		r->o->window_ms, cfg->min_bytes >> 20, cfg->step_bytes >> 20,
 		cfg->grow_wmark, cfg->shrink_wmark, cfg->shrink_delay_ms,
-		cfg->dpdk_cache, cfg->touch ? "true" : "false",
+		cfg->dpdk_cache, cfg->rx_ring, cfg->touch ? "true" : "false",
 		cfg->traffic_cpu, cfg->ctl_cpu, cfg->tsc_hz / 1e9);
 	for (i = 0; i < cfg->nr_phases; i++)
 		fprintf(f, "%s{\"pct\": %g, \"secs\": %g}", i ? ", " : "",
@@ -852,6 +865,7 @@ int bench_growth_main(int argc, char **argv)
 			.headroom_pct = 25,
 			.min_bytes = 32ul << 20,
 			.dpdk_cache = 256,
+			.rx_ring = 4096,
 			.traffic_cpu = -1,
 			.ctl_cpu = -1,
 			.touch = true,

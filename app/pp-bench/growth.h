@@ -53,6 +53,7 @@ struct growth_cfg {
 	unsigned long grow_wmark, shrink_wmark; /* pages; 0: defaults */
 	unsigned int shrink_delay_ms;           /* 0: default */
 	unsigned int dpdk_cache;    /* rte_mempool per-lcore cache */
+	unsigned int rx_ring;       /* buffers a stalled thread catches up on */
 	int traffic_cpu, ctl_cpu;
 	bool touch;                 /* stamp each buffer, check it at free */
 	double tsc_hz;
@@ -99,6 +100,7 @@ struct growth_result {
 	char setup[320];        /* the configuration it ran, in words */
 	uint64_t baseline_sys;  /* hugepage bytes in use before set-up */
 	uint64_t bursts, lost, damaged, early_frees;
+	uint64_t missed;        /* frames past the RX ring while stalled */
 	uint64_t bursts_run;    /* bursts run, records or not (bursts: recorded) */
 	double late_max_ms;     /* the most the traffic fell behind schedule */
 	unsigned int nr_samples;
