@@ -84,8 +84,8 @@ static void usage(FILE *f)
 		"                      traffic stops (default 10)\n"
 		"  --min-mb N          the growable arena's minimum (default 32)\n"
 		"  --step-mb N         its grow step (default: the library's, 32)\n"
-		"  --grow-wmark P      pages; 0: the library's default (one step)\n"
-		"  --shrink-wmark P    pages; 0: the default (two steps)\n"
+		"  --grow-wmark P      pages; 0: the library's default (half a step)\n"
+		"  --shrink-wmark P    pages; 0: the default (grow-wmark + a step)\n"
 		"  --shrink-delay-ms MS  0: the default (1000)\n"
 		"  --dpdk-cache N      rte_mempool per-lcore cache (default 256)\n"
 		"  --rx-ring N         when the traffic thread falls behind (its\n"
@@ -359,6 +359,7 @@ static void derive(struct growth_cfg *cfg)
 	/* A little past the idle read, so that there is a sample there. */
 	if (cfg->run_s < cfg->stop_s + cfg->tail_s + 0.5)
 		cfg->run_s = cfg->stop_s + cfg->tail_s + 0.5;
+	cfg->sched_bursts = (unsigned long)bursts;
 	cfg->max_bursts = (unsigned long)(bursts * 1.05) + 4096;
 }
 
@@ -564,9 +565,10 @@ static void print_table(FILE *f, const struct report *r)
 	fprintf(f, "sized for the peak: %lu buffers (+%u%%), %zu MiB; traffic CPU %d, control CPU %d; TSC %.3f GHz\n\n",
 		cfg->sized_buffers, cfg->headroom_pct, cfg->sized_bytes >> 20,
 		cfg->traffic_cpu, cfg->ctl_cpu, cfg->tsc_hz / 1e9);
-	fprintf(f, "%-22s %9s %9s %8s %7s %7s %8s %7s %9s %8s %8s\n", "side",
-		"peak MiB", "idle MiB", "idle/pk", "lost", "damaged",
-		"missed", "late ms", "bursts", "med cyc", "p99.9");
+	fprintf(f, "%-22s %9s %9s %8s %7s %7s %8s %7s %9s %8s %8s %8s %6s %6s\n",
+		"side", "peak MiB", "idle MiB", "idle/pk", "lost", "damaged",
+		"missed", "late ms", "bursts", "med cyc", "p99.9", "wait ms",
+		"vol sw", "invol");
 	for (s = 0; s < GROWTH_NR_SIDES; s++) {
 		const struct growth_result *res;
 
@@ -578,16 +580,19 @@ static void print_table(FILE *f, const struct report *r)
 				res->why);
 			continue;
 		}
-		fprintf(f, "%-22s %9.1f %9.1f %8.3f %7llu %7llu %8llu %7.1f %9llu %8.0f %8.0f\n",
+		fprintf(f, "%-22s %9.1f %9.1f %8.3f %7llu %7llu %8llu %7.1f %9llu %8.0f %8.0f %8.1f %6llu %6llu\n",
 			side_words[s], r->mem[s].peak_mib, r->mem[s].idle_mib,
 			r->mem[s].ratio, (unsigned long long)res->lost,
 			(unsigned long long)res->damaged,
 			(unsigned long long)res->missed, res->late_max_ms,
 			(unsigned long long)res->bursts, r->overall[s].median,
-			r->overall[s].p999);
+			r->overall[s].p999, res->wait_ns / 1e6,
+			(unsigned long long)res->nvcsw,
+			(unsigned long long)res->nivcsw);
 	}
 	fprintf(f, "(MiB: hugetlb mapped by the side's process, smaps_rollup; idle: %.0f s after the traffic stops;\n"
-		   " lost: the allocator had no buffer; missed: the thread was more than an RX ring of %u behind)\n",
+		   " lost: the allocator had no buffer; missed: the thread was more than an RX ring of %u behind;\n"
+		   " wait ms: the traffic thread runnable while another task had its CPU; vol sw: times it slept, on a lock)\n",
 		cfg->tail_s, cfg->rx_ring);
 	for (k = 0; k < 2; k++) {
 		if (!side_ok(r, GROWTH_GROW))
@@ -682,6 +687,8 @@ static void json_series(FILE *f, const struct growth_result *res,
 		case 3: fprintf(f, "%.1f", s->committed / MIB); break;
 		case 4: fprintf(f, "%llu", (unsigned long long)s->inflight); break;
 		case 5: fprintf(f, "%llu", (unsigned long long)s->lost); break;
+		case 6: fprintf(f, "%.1f", s->wait_ns / 1e6); break;
+		case 7: fprintf(f, "%llu", (unsigned long long)s->nvcsw); break;
 		}
 	}
 	fprintf(f, "]");
@@ -714,7 +721,8 @@ static void json_side(FILE *f, const struct report *r, int s)
 	static const char *const ev[] = { "grow", "shrink", "grow_failed" };
 	static const char *const series[] = { "t_s", "held_mib",
 					      "held_sys_mib", "committed_mib",
-					      "inflight", "lost" };
+					      "inflight", "lost", "wait_ms",
+					      "voluntary_switches" };
 	unsigned int i;
 	int k;
 
@@ -734,12 +742,14 @@ static void json_side(FILE *f, const struct report *r, int s)
 		m->peak_mib, m->idle_mib, m->idle_t, m->ratio, m->peak_sys_mib,
 		m->idle_sys_mib, m->peak_committed_mib, m->idle_committed_mib,
 		res->baseline_sys / MIB);
-	fprintf(f, "      \"frames\": {\"bursts\": %llu, \"lost\": %llu, \"damaged\": %llu, \"missed\": %llu, \"early_frees\": %llu, \"peak_inflight\": %lu, \"late_max_ms\": %.2f},\n",
+	fprintf(f, "      \"frames\": {\"bursts\": %llu, \"lost\": %llu, \"damaged\": %llu, \"missed\": %llu, \"early_frees\": %llu, \"peak_inflight\": %lu, \"late_max_ms\": %.2f, \"runqueue_wait_ms\": %.1f, \"voluntary_switches\": %llu, \"involuntary_switches\": %llu},\n",
 		(unsigned long long)res->bursts, (unsigned long long)res->lost,
 		(unsigned long long)res->damaged,
 		(unsigned long long)res->missed,
 		(unsigned long long)res->early_frees, m->peak_inflight,
-		res->late_max_ms);
+		res->late_max_ms, res->wait_ns / 1e6,
+		(unsigned long long)res->nvcsw,
+		(unsigned long long)res->nivcsw);
 	fprintf(f, "      \"bursts_run\": %llu, \"bursts_per_s\": [",
 		(unsigned long long)res->bursts_run);
 	json_rate(f, &r->runs[s], r->o->cfg.run_s);
@@ -776,9 +786,9 @@ static void json_side(FILE *f, const struct report *r, int s)
 		fprintf(f, "%s{\"t_s\": %.4f, \"kind\": \"%s\"}", i ? ", " : "",
 			res->events[i].t_s, ev[res->events[i].kind]);
 	fprintf(f, "],\n      \"timeline\": {\n");
-	for (k = 0; k < 6; k++) {
+	for (k = 0; k < 8; k++) {
 		json_series(f, res, series[k], k);
-		fprintf(f, "%s\n", k < 5 ? "," : "");
+		fprintf(f, "%s\n", k < 7 ? "," : "");
 	}
 	fprintf(f, "      }}");
 }
@@ -797,8 +807,9 @@ static int write_json(const struct report *r)
 	}
 	fprintf(f, "{\n");
 	pp_cli_json_ident(f, "pp-bench");
-	fprintf(f, "\n  \"benchmark\": \"growth\",\n  \"parameters\": {\"burst\": %u, \"peak_rate\": %.0f, \"delay_ms\": %.2f, \"peak_inflight\": %lu, \"sized_buffers\": %lu, \"sized_mib\": %zu, \"headroom_pct\": %u, \"tail_s\": %.2f, \"stop_s\": %.2f, \"run_s\": %.2f, \"sample_ms\": %u, \"window_ms\": %.1f, \"min_mib\": %zu, \"step_mib\": %zu, \"grow_wmark\": %lu, \"shrink_wmark\": %lu, \"shrink_delay_ms\": %u, \"dpdk_cache\": %u, \"rx_ring\": %u, \"touch\": %s, \"traffic_cpu\": %d, \"ctl_cpu\": %d, \"tsc_ghz\": %.4f,\n    \"schedule\": [",
-		GROWTH_BURST, cfg->peak_rate, cfg->delay_ms, cfg->peak_inflight,
+	fprintf(f, "\n  \"benchmark\": \"growth\",\n  \"parameters\": {\"burst\": %u, \"scheduled_bursts\": %lu, \"peak_rate\": %.0f, \"delay_ms\": %.2f, \"peak_inflight\": %lu, \"sized_buffers\": %lu, \"sized_mib\": %zu, \"headroom_pct\": %u, \"tail_s\": %.2f, \"stop_s\": %.2f, \"run_s\": %.2f, \"sample_ms\": %u, \"window_ms\": %.1f, \"min_mib\": %zu, \"step_mib\": %zu, \"grow_wmark\": %lu, \"shrink_wmark\": %lu, \"shrink_delay_ms\": %u, \"dpdk_cache\": %u, \"rx_ring\": %u, \"touch\": %s, \"traffic_cpu\": %d, \"ctl_cpu\": %d, \"tsc_ghz\": %.4f,\n    \"schedule\": [",
+		GROWTH_BURST, cfg->sched_bursts, cfg->peak_rate, cfg->delay_ms,
+		cfg->peak_inflight,
 		cfg->sized_buffers, cfg->sized_bytes >> 20, cfg->headroom_pct,
 		cfg->tail_s, cfg->stop_s, cfg->run_s, cfg->sample_ms,
 		r->o->window_ms, cfg->min_bytes >> 20, cfg->step_bytes >> 20,

@@ -65,6 +65,7 @@ struct growth_cfg {
 	double run_s;                  /* the timeline: stop_s + tail, at least
 					* the schedule */
 	unsigned long max_bursts;      /* room for the burst records */
+	unsigned long sched_bursts;    /* the bursts the schedule offers */
 };
 
 /* One sample of the timeline, every cfg.sample_ms. */
@@ -78,6 +79,11 @@ struct growth_sample {
 	uint64_t free_pages;    /* pagepool: the zone's free pages */
 	uint64_t inflight;      /* buffers in the delay line */
 	uint64_t lost;          /* frames lost so far */
+	/* The traffic thread so far (/proc/self/task/TID): time it was
+	 * runnable but another task ran (schedstat), and how often it slept
+	 * (a lock it waited for) or was preempted. */
+	uint64_t wait_ns;
+	uint64_t nvcsw, nivcsw;
 };
 
 enum growth_event_kind { GROWTH_EV_GROW, GROWTH_EV_SHRINK, GROWTH_EV_FAIL };
@@ -103,6 +109,7 @@ struct growth_result {
 	uint64_t missed;        /* frames past the RX ring while stalled */
 	uint64_t bursts_run;    /* bursts run, records or not (bursts: recorded) */
 	double late_max_ms;     /* the most the traffic fell behind schedule */
+	uint64_t wait_ns, nvcsw, nivcsw; /* the traffic thread's, in all */
 	unsigned int nr_samples;
 	struct growth_sample samples[GROWTH_MAX_SAMPLES];
 	unsigned int nr_events;
@@ -134,6 +141,7 @@ struct growth_result {
  */
 struct growth_live {
 	uint64_t start_tsc;
+	int tid;                /* the traffic thread's, set before start */
 	uint64_t inflight;
 	uint64_t lost;
 	int stop;
@@ -167,6 +175,8 @@ int64_t growth_hugetlb_mapped(void);
 /* Pin the calling thread to @cpu; 0 or -errno. */
 int growth_pin(int cpu);
 uint64_t growth_tsc(void);
+/* The calling thread's id, for the sampler (live->tid). */
+int growth_gettid(void);
 
 /* `pp-bench growth`: @argv[0] is "growth". Returns the exit status. */
 int bench_growth_main(int argc, char **argv);

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "growth.h"
 #include "timing.h"
@@ -34,6 +36,42 @@ struct growth_sampler {
 uint64_t growth_tsc(void)
 {
 	return tsc_begin();
+}
+
+int growth_gettid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+/* The thread @tid's schedstat wait and context switches; 0 or -1. */
+static int thread_sched(int tid, uint64_t *wait_ns, uint64_t *nvcsw,
+			uint64_t *nivcsw)
+{
+	char path[96], line[160];
+	unsigned long long run, wait, v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	*wait_ns = wait;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+			*nvcsw = v;
+		else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu",
+				&v) == 1)
+			*nivcsw = v;
+	}
+	fclose(f);
+	return 0;
 }
 
 int growth_pin(int cpu)
@@ -182,6 +220,12 @@ static void *sampler_main(void *arg)
 						       __ATOMIC_RELAXED);
 			sm->lost = __atomic_load_n(&s->live->lost,
 						   __ATOMIC_RELAXED);
+			thread_sched(__atomic_load_n(&s->live->tid,
+						     __ATOMIC_RELAXED),
+				     &sm->wait_ns, &sm->nvcsw, &sm->nivcsw);
+			res->wait_ns = sm->wait_ns;
+			res->nvcsw = sm->nvcsw;
+			res->nivcsw = sm->nivcsw;
 			next += cfg->sample_ms / 1000.0;
 		}
 		sleep_ms(1);

@@ -111,6 +111,7 @@ growth_traffic_run(const struct growth_cfg *cfg, struct growth_result *res,
 	const double backlog = (double)(cfg->rx_ring / GROWTH_BURST);
 	double rate = 0, interval = 0, next = (double)start;
 
+	__atomic_store_n(&live->tid, growth_gettid(), __ATOMIC_RELAXED);
 	__atomic_store_n(&live->start_tsc, start, __ATOMIC_RELEASE);
 	for (;;) {
 		uint64_t now = __rdtsc();
@@ -123,7 +124,12 @@ growth_traffic_run(const struct growth_cfg *cfg, struct growth_result *res,
 				break;
 			rate = growth_rate_at(cfg, t, &pend);
 			phase_end = start + (uint64_t)(pend * hz);
-			if (phase_end > end || phase_end <= now)
+			/* A read of the clock within rounding of a phase's
+			 * end: look again at the next one, never skip the
+			 * rest of the schedule. */
+			if (phase_end <= now)
+				phase_end = now + 1;
+			if (phase_end > end)
 				phase_end = end;
 			if (rate > 0)
 				interval = GROWTH_BURST * hz / rate;
