@@ -32,6 +32,29 @@ def load(outdir):
     return [json.load(open(p)) for p in paths]
 
 
+def window_wait(doc, side):
+    """Runqueue wait (ms) of the side's traffic thread in the 100 ms
+    samples that overlap a window around the growth run's grow events:
+    where it is not 0, the p99.9 there includes time the CPU was
+    another task's, not the allocator's."""
+    g = doc["sides"].get("grow")
+    s = doc["sides"].get(side)
+    if not g or g["status"] != "ok" or not s or s["status"] != "ok":
+        return 0.0
+    w = doc["parameters"]["window_ms"] / 1000.0
+    ev = [e["t_s"] for e in g["events"] if e["kind"] == "grow"]
+    tl = s["timeline"]
+    wait = tl.get("wait_ms")
+    if not wait:
+        return 0.0
+    total = 0.0
+    for i in range(1, len(tl["t_s"])):
+        a, b = tl["t_s"][i - 1], tl["t_s"][i]
+        if any(a <= t + w and t - w <= b for t in ev):
+            total += wait[i] - wait[i - 1]
+    return total
+
+
 def figures(doc, side):
     """The figures of one side of one run, flat, or None when skipped."""
     s = doc["sides"].get(side)
@@ -46,12 +69,16 @@ def figures(doc, side):
         "lost": s["frames"]["lost"],
         "damaged": s["frames"]["damaged"],
         "missed": s["frames"].get("missed", 0),
+        "bursts_run": s.get("bursts_run", s["frames"]["bursts"]),
+        "runqueue_wait_ms": s["frames"].get("runqueue_wait_ms", 0),
+        "voluntary_switches": s["frames"].get("voluntary_switches", 0),
         "late_max_ms": s["frames"]["late_max_ms"],
         "median_cycles": s["burst_cycles"]["median"],
         "p99_9_cycles": s["burst_cycles"]["p99_9"],
         "grow_windows_median": s["around_grow"]["median"],
         "grow_windows_p99_9": s["around_grow"]["p99_9"],
         "grow_windows_bursts": s["around_grow"]["bursts"],
+        "grow_windows_wait_ms": window_wait(doc, side),
         "shrink_windows_median": s["around_shrink"]["median"],
         "shrink_windows_p99_9": s["around_shrink"]["p99_9"],
     }
@@ -113,6 +140,23 @@ def table(summary, params, n):
               f"{s['p99_9_cycles']['median']:6.0f} "
               f"({s['p99_9_cycles']['min']:.0f}-"
               f"{s['p99_9_cycles']['max']:.0f})")
+    g = summary.get("grow")
+    if g and "end_drained_held_mib" in g:
+        print(f"\ngrowth run: {g['grows']['median']:.0f} grows, "
+              f"{g['shrinks']['median']:.0f} shrinks, "
+              f"{g['grow_failures']['max']:.0f} failed; at the end the "
+              f"page_pool's cache held {g['end_pool_cache_pages']['max']:.0f}"
+              f" and its ring {g['end_pool_ring_pages']['max']:.0f} pages "
+              f"(most of any run)")
+    print("traffic thread, runqueue wait ms (another task had its CPU) / "
+          "voluntary switches (slept on a lock), median of the runs:")
+    for side in SIDES:
+        s = summary.get(side)
+        if s:
+            print(f"  {WORDS[side]:22} {s['runqueue_wait_ms']['median']:8.1f}"
+                  f" ({s['runqueue_wait_ms']['min']:.1f}-"
+                  f"{s['runqueue_wait_ms']['max']:.1f})  "
+                  f"{s['voluntary_switches']['median']:6.0f}")
     print("\nper-burst cycles within +-%.0f ms of the growth run's grow "
           "events (same moments in the others):" % params["window_ms"])
     for side in SIDES:
@@ -122,7 +166,8 @@ def table(summary, params, n):
         print(f"  {WORDS[side]:22} median {s['grow_windows_median']['median']:6.0f}"
               f"  p99.9 {s['grow_windows_p99_9']['median']:7.0f} "
               f"({s['grow_windows_p99_9']['min']:.0f}-"
-              f"{s['grow_windows_p99_9']['max']:.0f})"
+              f"{s['grow_windows_p99_9']['max']:.0f}), runqueue wait "
+              f"in them {s['grow_windows_wait_ms']['median']:.1f} ms"
               f"   shrink windows: median "
               f"{s['shrink_windows_median']['median']:6.0f}  p99.9 "
               f"{s['shrink_windows_p99_9']['median']:7.0f}")

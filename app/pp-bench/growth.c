@@ -604,6 +604,10 @@ static void print_table(FILE *f, const struct report *r)
 			fprintf(f, "  (no %s event)\n", kinds[k]);
 			continue;
 		}
+		if (!r->around[k][GROWTH_GROW].n) {
+			fprintf(f, "  (no burst in them: the traffic had stopped)\n");
+			continue;
+		}
 		fprintf(f, "  %-22s %9s %8s %8s %9s\n", "side, same moments",
 			"bursts", "median", "p99", "p99.9");
 		for (s = 0; s < GROWTH_NR_SIDES; s++) {
@@ -689,6 +693,8 @@ static void json_series(FILE *f, const struct growth_result *res,
 		case 5: fprintf(f, "%llu", (unsigned long long)s->lost); break;
 		case 6: fprintf(f, "%.1f", s->wait_ns / 1e6); break;
 		case 7: fprintf(f, "%llu", (unsigned long long)s->nvcsw); break;
+		case 8: fprintf(f, "%.1f", s->isolated_pages * 4096 / MIB); break;
+		case 9: fprintf(f, "%llu", (unsigned long long)s->free_pages); break;
 		}
 	}
 	fprintf(f, "]");
@@ -718,11 +724,13 @@ static void json_side(FILE *f, const struct report *r, int s)
 {
 	const struct growth_result *res = r->runs[s].res;
 	const struct memory_read *m = &r->mem[s];
-	static const char *const ev[] = { "grow", "shrink", "grow_failed" };
+	static const char *const ev[] = { "grow", "shrink", "grow_failed",
+					  "isolation_undone" };
 	static const char *const series[] = { "t_s", "held_mib",
 					      "held_sys_mib", "committed_mib",
 					      "inflight", "lost", "wait_ms",
-					      "voluntary_switches" };
+					      "voluntary_switches",
+					      "isolated_mib", "free_pages" };
 	unsigned int i;
 	int k;
 
@@ -786,9 +794,9 @@ static void json_side(FILE *f, const struct report *r, int s)
 		fprintf(f, "%s{\"t_s\": %.4f, \"kind\": \"%s\"}", i ? ", " : "",
 			res->events[i].t_s, ev[res->events[i].kind]);
 	fprintf(f, "],\n      \"timeline\": {\n");
-	for (k = 0; k < 8; k++) {
+	for (k = 0; k < 10; k++) {
 		json_series(f, res, series[k], k);
-		fprintf(f, "%s\n", k < 7 ? "," : "");
+		fprintf(f, "%s\n", k < 9 ? "," : "");
 	}
 	fprintf(f, "      }}");
 }

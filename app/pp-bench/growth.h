@@ -77,6 +77,7 @@ struct growth_sample {
 				 * (smaps_rollup): immune to neighbours */
 	uint64_t committed;     /* pagepool: pp_zone_growth.committed_bytes */
 	uint64_t free_pages;    /* pagepool: the zone's free pages */
+	uint64_t isolated_pages; /* pagepool: free, in steps being given back */
 	uint64_t inflight;      /* buffers in the delay line */
 	uint64_t lost;          /* frames lost so far */
 	/* The traffic thread so far (/proc/self/task/TID): time it was
@@ -86,7 +87,10 @@ struct growth_sample {
 	uint64_t nvcsw, nivcsw;
 };
 
-enum growth_event_kind { GROWTH_EV_GROW, GROWTH_EV_SHRINK, GROWTH_EV_FAIL };
+/* grow: a step committed; shrink: one given back; fail: a growth failed;
+ * cancel: an isolating step taken back because memory was wanted. */
+enum growth_event_kind { GROWTH_EV_GROW, GROWTH_EV_SHRINK, GROWTH_EV_FAIL,
+			 GROWTH_EV_CANCEL };
 
 struct growth_event {
 	double t_s;

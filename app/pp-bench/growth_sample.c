@@ -203,6 +203,8 @@ static void *sampler_main(void *arg)
 				   GROWTH_EV_SHRINK);
 			add_events(res, t, prev.grow_failures,
 				   cur.grow_failures, GROWTH_EV_FAIL);
+			add_events(res, t, prev.drains_cancelled,
+				   cur.drains_cancelled, GROWTH_EV_CANCEL);
 			prev = cur;
 		}
 		if (t >= next && res->nr_samples < GROWTH_MAX_SAMPLES) {
@@ -216,6 +218,7 @@ static void *sampler_main(void *arg)
 			sm->held_proc = growth_hugetlb_mapped();
 			sm->committed = prev.committed;
 			sm->free_pages = prev.free_pages;
+			sm->isolated_pages = prev.isolated_pages;
 			sm->inflight = __atomic_load_n(&s->live->inflight,
 						       __ATOMIC_RELAXED);
 			sm->lost = __atomic_load_n(&s->live->lost,
