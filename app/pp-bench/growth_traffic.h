@@ -30,6 +30,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "growth.h"
 #include "timing.h"
@@ -59,7 +60,24 @@ static inline int growth_line_init(struct growth_line *l,
 	l->slots = calloc(n, sizeof(*l->slots));
 	l->mask = n - 1;
 	l->head = l->tail = 0;
-	return l->slots ? 0 : -1;
+	if (!l->slots)
+		return -1;
+	/* Faulted in now, not by the data path: a page fault there can
+	 * wait for the mmap lock while the grow thread commits a step. */
+	memset(l->slots, 0, n * sizeof(*l->slots));
+	return 0;
+}
+
+/* The same for the burst records (shared with the parent, so faulted
+ * again in this process). */
+static inline void growth_prefault(struct growth_burst *rec,
+				   const struct growth_cfg *cfg)
+{
+	volatile char *p = (volatile char *)rec;
+	size_t len = cfg->max_bursts * sizeof(*rec), off;
+
+	for (off = 0; off < len; off += 4096)
+		p[off] = 0;
 }
 
 static inline uint64_t growth_stamp(uint64_t seq, unsigned int i)
@@ -105,12 +123,16 @@ growth_traffic_run(const struct growth_cfg *cfg, struct growth_result *res,
 {
 	const double hz = cfg->tsc_hz;
 	const uint64_t delay = (uint64_t)(cfg->delay_ms * hz / 1000.0);
-	uint64_t start = tsc_begin(), end = start + (uint64_t)(cfg->run_s * hz);
-	uint64_t phase_end = start, inflight = 0, lost = 0, nb = 0, seq = 0;
+	uint64_t start, end, phase_end, inflight = 0, lost = 0, nb = 0, seq = 0;
 	uint64_t late_max = 0, empty = 0, missed = 0;
 	const double backlog = (double)(cfg->rx_ring / GROWTH_BURST);
-	double rate = 0, interval = 0, next = (double)start;
+	double rate = 0, interval = 0, next;
 
+	growth_prefault(rec, cfg);
+	start = tsc_begin();
+	end = start + (uint64_t)(cfg->run_s * hz);
+	phase_end = start;
+	next = (double)start;
 	__atomic_store_n(&live->tid, growth_gettid(), __ATOMIC_RELAXED);
 	__atomic_store_n(&live->start_tsc, start, __ATOMIC_RELEASE);
 	for (;;) {
