@@ -176,7 +176,7 @@ def table(summary, params, n):
 def svg(doc, path):
     """Hugepages held over time, one line per side, the schedule shaded
     behind, the growth run's grow and shrink events as ticks."""
-    W, H, L, R, T, B = 960, 460, 70, 20, 40, 70
+    W, H, L, R, T, B = 1040, 460, 70, 20, 40, 70
     params = doc["parameters"]
     sides = [s for s in SIDES if doc["sides"].get(s, {}).get("status") == "ok"]
     tmax = params["run_s"]
@@ -238,6 +238,12 @@ def svg(doc, path):
         dash = ' stroke-dasharray="6,4"' if s == "fixed" else ""
         o.append(f'<polyline points="{pts}" fill="none" '
                  f'stroke="{COLOURS[s]}" stroke-width="2"{dash}/>')
+    if "grow" in sides and "isolated_mib" in doc["sides"]["grow"]["timeline"]:
+        tl = doc["sides"]["grow"]["timeline"]
+        pts = " ".join(f"{x(t):.1f},{y(v):.1f}"
+                       for t, v in zip(tl["t_s"], tl["isolated_mib"]))
+        o.append(f'<polyline points="{pts}" fill="none" stroke="#9467bd" '
+                 f'stroke-width="1.5" stroke-dasharray="4,2"/>')
     if "grow" in sides:
         for ev in doc["sides"]["grow"]["events"]:
             c = {"grow": "#1f77b4", "shrink": "#ff7f0e"}.get(ev["kind"],
@@ -247,6 +253,8 @@ def svg(doc, path):
     legend = [(WORDS[s], COLOURS[s], "6,4" if s == "fixed" else "")
               for s in sides]
     legend.append(("buffers in flight x 4 KiB", "#2ca02c", "2,3"))
+    if "grow" in sides:
+        legend.append(("isolated (set aside, still held)", "#9467bd", "4,2"))
     lx = L + 10
     for i, (name, colour, dash) in enumerate(legend):
         ly = H - 18
@@ -254,11 +262,11 @@ def svg(doc, path):
         o.append(f'<line x1="{lx}" x2="{lx + 24}" y1="{ly}" y2="{ly}" '
                  f'stroke="{colour}" stroke-width="2"{d}/>'
                  f'<text x="{lx + 30}" y="{ly + 4}">{escape(name)}</text>')
-        lx += 44 + 7 * len(name)
+        lx += 46 + 7 * len(name)
     if "grow" in sides:
-        o.append(f'<text x="{W - R}" y="{H - B - 12}" text-anchor="end" '
-                 f'font-size="10" fill="#555">ticks: grow (blue), shrink '
-                 f'(orange) events of the growth run</text>')
+        o.append(f'<text x="{W - R - 4}" y="{H - B - 12}" text-anchor="end" '
+                 f'font-size="10" fill="#555">ticks: the growth run\'s grows '
+                 f'(blue), shrinks (orange), isolations undone (black)</text>')
     o.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(o) + "\n")
