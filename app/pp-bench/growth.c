@@ -91,8 +91,8 @@ static void usage(FILE *f)
 		"  --rx-ring N         when the traffic thread falls behind (its\n"
 		"                      CPU taken away), it catches up on what an\n"
 		"                      RX ring of N buffers holds; older frames\n"
-		"                      are counted as missed, not lost (default\n"
-		"                      4096)\n"
+		"                      are counted as missed, not lost\n"
+		"                      (default 4096)\n"
 		"  --sides LIST        of grow,fixed,dpdk (default all three)\n"
 		"  --window-ms MS      half-width of the windows around growth\n"
 		"                      events (default 50)\n"
@@ -642,12 +642,10 @@ static void print_table(FILE *f, const struct report *r)
 					 g->step_bytes;
 			uint64_t pages = steps * (g->step_bytes / 4096);
 
-			fprintf(f, "  %llu steps above the minimum at the end; %llu of their %llu pages isolated, the other %llu held (the pool's cache and ring hold %llu)\n",
+			fprintf(f, "  %llu steps above the minimum at the end (%llu pages): %llu of them isolated, waiting for the rest; the pool's cache and ring hold %llu\n",
 				(unsigned long long)steps,
-				(unsigned long long)g->end_isolated_pages,
 				(unsigned long long)pages,
-				(unsigned long long)(pages > g->end_isolated_pages ?
-					pages - g->end_isolated_pages : 0),
+				(unsigned long long)g->end_isolated_pages,
 				(unsigned long long)(g->end_pool_cache +
 						     g->end_pool_ring));
 		}
@@ -901,6 +899,8 @@ int bench_growth_main(int argc, char **argv)
 	parse(argc, argv, &o);
 	pick_cpus(&o.cfg);
 	derive(&o.cfg);
+	/* The fixed arena and the DPDK pool hold the peak, one at a time. */
+	pp_cli_fits_memory(TOOL, "--peak-rate", o.cfg.sized_bytes);
 #ifndef PP_BENCH_HAVE_DPDK
 	o.sides[GROWTH_DPDK] = false;
 	fprintf(stderr, "%s: built without DPDK: no dpdk side (install dpdk-dev and rebuild)\n",
