@@ -110,5 +110,7 @@ PP_HIDDEN void pp_arena_unlisten(struct pp_arena *arena,
 PP_HIDDEN int pp_arena_pin(struct pp_arena *arena, const char *who,
 			   size_t *len);
 PP_HIDDEN void pp_arena_unpin(struct pp_arena *arena);
+/* Whether a consumer pins the arena now (read racily: a hint). */
+PP_HIDDEN bool pp_arena_pinned(const struct pp_arena *arena);
 
 #endif /* PP_INTERNAL_ARENA_USER_H */
