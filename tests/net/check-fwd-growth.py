@@ -71,12 +71,11 @@ def query(env, path):
     return r
 
 
-def zone_growth(reply):
-    """The growth record of the allocator's (one) zone in a reply."""
+def zone(reply):
+    """The allocator's (one) zone in a reply."""
     a = reply.get("/pagepool/allocator") or {}
     zones = a.get("zones") or []
-    z = zones[0] if zones else {}
-    return z.get("growth", z)
+    return zones[0] if zones else {}
 
 
 def refused():
@@ -172,7 +171,7 @@ def wire_loop(extra, tx_first, duration):
     check(len(replies) == 2, f"/pagepool/allocator,fwd answered twice "
           f"while fwd ran ({len(replies)})")
     for r in replies:
-        z = zone_growth(r)
+        z = zone(r).get("growth") or {}
         print("telemetry:", json.dumps(z))
         check(z.get("growable") is True, "telemetry: growable")
         cb = z.get("committed_bytes")
@@ -180,8 +179,11 @@ def wire_loop(extra, tx_first, duration):
               f"telemetry: committed_bytes above the start ({cb})")
         check(isinstance(z.get("grows"), int) and z["grows"] >= 1,
               f"telemetry: grows ({z.get('grows')})")
-        for k in ("shrinks", "grow_failures", "free_pages"):
+        for k in ("shrinks", "grow_failures", "step_bytes", "max_bytes"):
             check(isinstance(z.get(k), int), f"telemetry: {k}")
+        check(zone(r).get("managed_pages") == cb >> 12,
+              f"telemetry: the zone manages the committed pages "
+              f"({zone(r).get('managed_pages')})")
     return s
 
 

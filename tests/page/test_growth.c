@@ -313,8 +313,7 @@ static void case_held(void)
 	shrink_expect(1, 0);
 
 	/* A page_pool's recycle ring holds them: put there from "another
-	 * thread" (allow_direct false). The pool gives them back when it
-	 * refills from its ring, as the step is being given back. */
+	 * thread" (allow_direct false). */
 	kept = isolate_top(pages, cap);
 	pool = pool_new();
 	for (n = 0; n < PP_POOL_CACHE_REFILL; n++) {
@@ -325,18 +324,19 @@ static void case_held(void)
 	pp_pool_put_pages_bulk(pool, ring, n);
 	give_all(pages, cap);
 	shrink_expect(STEPS - 2, PP_POOL_CACHE_REFILL);
-	/* The owner refills from its ring: the top step's pages go home,
-	 * and the pool takes the minimum step's instead. */
+	/* A manual shrink puts back what it could not give: the step is
+	 * live again, and the owner reuses its ring's pages. */
 	for (i = 0; i < n; i++) {
 		ring[i] = pp_pool_alloc_pages(pool);
 		REQUIRE(ring[i] != NULL);
-		CHECK(step_of(ring[i]) != STEPS - 1);
+		CHECK_EQ(step_of(ring[i]), STEPS - 1);
 	}
 	for (i = 0; i < n; i++)
 		pp_pool_recycle_direct(pool, ring[i]);
-	shrink_expect(1, PP_POOL_CACHE_REFILL);
+	shrink_expect(0, PP_POOL_CACHE_REFILL);
 	CHECK_EQ(pp_pool_destroy(pool), 0);
 	walk(0, "the pool destroyed");
+	shrink_expect(1, 0);
 	CHECK_EQ(growth().committed_bytes, STEP);
 	(void)kept;
 	teardown();
@@ -359,6 +359,8 @@ static void case_refused(void)
 	after = growth();
 	CHECK_EQ(after.committed_bytes, before.committed_bytes);
 	CHECK_EQ(after.grows, before.grows);
+	CHECK_EQ(after.grow_failures, before.grow_failures + 1);
+	CHECK_EQ(after.last_error, -ENOSPC);
 	CHECK_EQ(pp_allocator_grow(alloc, 1), -EINVAL);
 	CHECK_EQ(pp_allocator_shrink(alloc, 1), -EINVAL);
 	CHECK_EQ(pp_allocator_zone_growth(alloc, 1, &after), -EINVAL);
@@ -375,7 +377,7 @@ static void case_refused(void)
 	CHECK(!after.growable);
 	CHECK_EQ(after.committed_bytes, STEP);
 	CHECK_EQ(pp_allocator_grow(fixed_alloc, 0), -EINVAL);
-	CHECK_EQ(pp_allocator_shrink(fixed_alloc, 0), 0);
+	CHECK_EQ(pp_allocator_shrink(fixed_alloc, 0), -EINVAL);
 	CHECK(!pp_arena_growable(fixed));
 	CHECK_EQ(pp_arena_committed(fixed), pp_arena_size(fixed));
 	CHECK_EQ(pp_allocator_destroy(fixed_alloc), 0);
