@@ -24,7 +24,7 @@
  * walker (pp_allocator_check) passes with nothing out, the zone did grow
  * and shrink, and in the TSan build (scripts/run-tests.sh) no race.
  *
- * usage: stress_growth manual|auto [OPS]   (default 400000 per worker)
+ * usage: stress_growth manual|auto [OPS]   (default 2000000 per worker)
  * PP_STRESS_SCALE=N divides OPS (the sanitizer runs).
  */
 #include <sched.h>
@@ -36,10 +36,10 @@
 #define WORKERS 3
 #define BATCH_MAX 64
 #define QUEUE_LEN 16             /* pool batches in flight */
-#define STEP (1UL << 20)         /* 256 pages of 4 KiB a step */
+#define STEP (2UL << 20)         /* 512 pages of 4 KiB a step (the least) */
 #define MIN_SIZE (2 * STEP)
 #define MAX_SIZE (24 * STEP)
-#define HOLD_MAX 1536            /* a worker's wave top, in pages */
+#define HOLD_MAX 3072            /* a worker's wave top, in pages */
 #define WAVE 4096                /* ops from one wave top to the next */
 #define TAG_LIVE 0x6b6bULL
 #define TAG_IS_LIVE(w) ((w) >> 48 == TAG_LIVE)
@@ -282,13 +282,17 @@ static void *resizer_main(void *arg)
 {
 	(void)arg;
 	while (atomic_load(&workers_left) > 0) {
-		int rc;
+		/* Up to the maximum (past it is refused, with a message). */
+		while (pp_arena_committed(arena) < MAX_SIZE) {
+			int rc = pp_allocator_grow(alloc, 0);
 
-		while ((rc = pp_allocator_grow(alloc, 0)) == 0)
+			if (rc) {
+				fprintf(stderr, "pp_allocator_grow: %s\n",
+					strerror(-rc));
+				atomic_fetch_add(&errors, 1);
+				break;
+			}
 			atomic_fetch_add(&resizer_grows, 1);
-		if (rc != -ENOSPC && rc != -ENOMEM) {
-			fprintf(stderr, "pp_allocator_grow: %s\n", strerror(-rc));
-			atomic_fetch_add(&errors, 1);
 		}
 		sched_yield();
 		long got = pp_allocator_shrink(alloc, 0);
@@ -339,7 +343,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s manual|auto [OPS]\n", argv[0]);
 		return 2;
 	}
-	ops_per_worker = argc > 2 ? strtoul(argv[2], NULL, 0) : 400000;
+	ops_per_worker = argc > 2 ? strtoul(argv[2], NULL, 0) : 2000000;
 	if (scale && atol(scale) > 1)
 		ops_per_worker /= (unsigned long)atol(scale);
 	arena = pp_arena_create(&ao);
