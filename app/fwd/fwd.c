@@ -9,7 +9,7 @@
  *       [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]
  *       [--telemetry PREFIX] [--frag SIZE|auto] [--mac-swap] [--mtu M]
  *       [--pcap FILE] [--keep N] [--arena-max MB [--grow-step MB]
- *       [--shrink-delay MS]]
+ *       [--grow-wmark MB] [--shrink-delay MS]]
  *
  * When the second port is one end of a veth pair, the other end is the
  * receiver and gets its own thread per queue: with --mode pass it hands
@@ -236,7 +236,8 @@ static void usage(FILE *f)
 		"           [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]\n"
 		"           [--telemetry PREFIX] [--frag SIZE|auto] [--mac-swap]\n"
 		"           [--mtu M] [--pcap FILE] [--keep N]\n"
-		"           [--arena-max MB [--grow-step MB] [--shrink-delay MS]]\n"
+		"           [--arena-max MB [--grow-step MB] [--grow-wmark MB]\n"
+		"           [--shrink-delay MS]]\n"
 		"       fwd --port DEV [...]   (one port: loop topology, frames go back\n"
 		"                              out of the same port)\n"
 		"       fwd --help | --version\n"
@@ -261,9 +262,14 @@ static void usage(FILE *f)
 		"                        pages, up to MB, and gives idle steps back (not\n"
 		"                        with af_xdp or virtio_user ports, which register\n"
 		"                        the arena once) (default: off, a fixed arena)\n"
-		"  --grow-step MB        what each growth adds (default 32)\n"
-		"  --shrink-delay MS     how long free pages stay above two steps before\n"
-		"                        one is given back (default 1000)\n"
+		"  --grow-step MB        what each growth adds, rounded up to 2 MiB\n"
+		"                        (default 32)\n"
+		"  --grow-wmark MB       grow when less than MB is free: more than the\n"
+		"                        ports take in a growth's time (default half a\n"
+		"                        step)\n"
+		"  --shrink-delay MS     how long the free memory stays a step above the\n"
+		"                        grow watermark before a step is given back\n"
+		"                        (default 1000)\n"
 		"  --cpus LIST           the CPUs of the worker threads, one each in turn\n"
 		"                        (e.g. 2,3 or 1-4; default: the CPUs this\n"
 		"                        process may run on, see taskset)\n"
@@ -487,6 +493,7 @@ int main(int argc, char **argv)
 		{ "arena-max", required_argument, NULL, 'X' },
 		{ "grow-step", required_argument, NULL, 'G' },
 		{ "shrink-delay", required_argument, NULL, 'S' },
+		{ "grow-wmark", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct pp_cli_opts cli = {
@@ -502,7 +509,7 @@ int main(int argc, char **argv)
 	unsigned int queues = 1, nr_dev = 0, nr_w = 0, tx_first = 0, mtu = 0;
 	unsigned int keep = 0, shrink_delay = 0;
 	double duration = 10, warmup = 0, arena_mb = 0, arena_max = 0;
-	double grow_step = 0;
+	double grow_step = 0, grow_wmark = 0;
 	unsigned long long count = 0;
 	bool bidir = false, verify = false, uses_vfio[2] = { false, false };
 	struct worker w[MAX_THREADS];
@@ -588,6 +595,9 @@ int main(int argc, char **argv)
 		case 'G':
 			grow_step = pp_cli_double("fwd", "--grow-step", optarg, 2, 1 << 20);
 			break;
+		case 'W':
+			grow_wmark = pp_cli_double("fwd", "--grow-wmark", optarg, 1, 1 << 20);
+			break;
 		case 'S':
 			shrink_delay = (unsigned int)pp_cli_uint("fwd", "--shrink-delay", optarg, 1, 3600 * 1000);
 			break;
@@ -667,9 +677,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fwd: --keep takes frames out of the wire loop --verify accounts for: give one of them\n");
 		return 2;
 	}
-	if ((grow_step || shrink_delay) && !arena_max) {
+	if ((grow_step || grow_wmark || shrink_delay) && !arena_max) {
 		fprintf(stderr, "fwd: --%s tunes a growable arena: add --arena-max MB\n",
-			grow_step ? "grow-step" : "shrink-delay");
+			grow_step ? "grow-step" : grow_wmark ? "grow-wmark" :
+			"shrink-delay");
 		return 2;
 	}
 	if (arena_max && arena_mb > arena_max) {
@@ -729,6 +740,7 @@ int main(int argc, char **argv)
 	struct pp_allocator_opts alo = {
 		.sz = sizeof(alo), .arenas = &arena, .nr_arenas = 1,
 		.shrink_delay_ms = shrink_delay,
+		.grow_wmark = (unsigned long)(grow_wmark * (1 << 20)) >> PP_PAGE_SHIFT,
 	};
 	held.arena = arena;
 	struct pp_allocator *alloc = pp_allocator_create(&alo);
@@ -737,7 +749,7 @@ int main(int argc, char **argv)
 		return give_back(1);
 	}
 	held.alloc = alloc;
-	growth_start(alloc);
+	growth_start(alloc, alo.grow_wmark);
 	loop_wait_growth = pp_arena_growable(arena);
 	/* PCI ports (e1000e) DMA through the IOMMU: one domain for all. */
 	struct pp_dma *dma = vfio_domain_create(dev, nr_dev, arena, uses_vfio);
@@ -875,6 +887,11 @@ int main(int argc, char **argv)
 			return give_back(1);
 		}
 	}
+
+	/* Over a growable arena the first bursts may have taken every page:
+	 * the forwarding starts once the growth thread restored the margin. */
+	if (tx_first)
+		growth_settle();
 
 	/* After --tx-first: a veth end receives only what was sent into it. */
 	if (keep) {

@@ -96,8 +96,12 @@ void keep_release(struct pp_allocator *alloc);
 /* --arena-max, --grow-step, --shrink-delay (fwd_growth.c). */
 /* -1 after saying why when a port's driver needs a fixed arena. */
 int growth_check_ports(const char *const *dev, unsigned int nr_dev);
-/* Start watching @alloc's zone 0 (nothing to watch when it is fixed). */
-void growth_start(struct pp_allocator *alloc);
+/* Start watching @alloc's zone 0 (nothing to watch when it is fixed);
+ * @wmark: the allocator's grow_wmark (pages; 0: its default). */
+void growth_start(struct pp_allocator *alloc, unsigned long wmark);
+/* After --tx-first: wait (a few seconds at most) until the growth thread
+ * has restored the free margin the bursts took. */
+void growth_settle(void);
 /* Before the workers start: what --tx-first's bursts grew. */
 void growth_workers_start(void);
 /* The per-second line's tail: the committed size; @f NULL: only sample

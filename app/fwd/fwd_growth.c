@@ -10,6 +10,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "fwd.h"
 
@@ -20,6 +21,7 @@ static struct {
 	size_t start, peak;           /* committed bytes */
 	struct pp_zone_growth end;    /* at the end of the run */
 	uint64_t grows_at_start;      /* before the workers: --tx-first's */
+	unsigned long wmark;          /* --grow-wmark in pages; 0: default */
 } g;
 
 /*
@@ -60,17 +62,47 @@ static void sample(struct pp_zone_growth *z)
 		g.peak = z->committed_bytes;
 }
 
-void growth_start(struct pp_allocator *alloc)
+void growth_start(struct pp_allocator *alloc, unsigned long wmark)
 {
 	struct pp_zone_growth z;
 
 	g.alloc = alloc;
+	g.wmark = wmark;
 	sample(&z);
 	if (!z.growable) {
 		g.alloc = NULL;
 		return;
 	}
 	g.start = z.committed_bytes;
+}
+
+/* How long the forwarding may wait for the growth thread after
+ * --tx-first's bursts. */
+#define SETTLE_MAX_S 5.0
+
+void growth_settle(void)
+{
+	struct pp_zone_growth z;
+	double end = now_s() + SETTLE_MAX_S;
+	unsigned long want;
+
+	if (!g.alloc)
+		return;
+	for (;;) {
+		sample(&z);
+		/* The margin: what --grow-wmark asks, at the maximum what
+		 * is left to commit. */
+		want = g.wmark ? g.wmark : (z.step_bytes >> PP_PAGE_SHIFT) / 2;
+		if (z.free_pages >= want || z.committed_bytes >= z.max_bytes ||
+		    now_s() > end)
+			break;
+		struct timespec ts = { 0, 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	if (z.free_pages < want && z.committed_bytes < z.max_bytes)
+		fprintf(stderr, "fwd: --tx-first: the growth thread did not restore %lu free pages in %.0f s (%lu free, %llu failed grows): forwarding anyway\n",
+			want, SETTLE_MAX_S, z.free_pages,
+			(unsigned long long)z.grow_failures);
 }
 
 /* After --tx-first: the grows it took, so that the report can tell
