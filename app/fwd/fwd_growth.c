@@ -44,7 +44,7 @@ int growth_check_ports(const char *const *dev, unsigned int nr_dev)
 			if (strncmp(dev[i], fixed_users[k].prefix,
 				    strlen(fixed_users[k].prefix)))
 				continue;
-			fprintf(stderr, "fwd: --arena-max: --port %s cannot use a growable arena: %s, so the arena must stay fixed: drop --arena-max (and --grow-step, --shrink-delay) and size it with --arena-mb\n",
+			fprintf(stderr, "fwd: --arena-max: --port %s cannot use a growable arena: %s, so the arena must stay fixed: drop --arena-max (and --grow-step, --grow-wmark, --shrink-delay) and size it with --arena-mb\n",
 				dev[i], fixed_users[k].why);
 			return -1;
 		}
