@@ -975,7 +975,6 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < nr_w; i++)
 		pthread_join(w[i].tid, NULL);
 	double elapsed = now_s() - t_m;
-	growth_end();
 	/* The workers wrote the last packets; the flush is not run time. */
 	bool pcap_ok = !pcap_close_file();
 	uint64_t busy_cycles = 0, busy_frames = 0, busy_polls = 0;
@@ -1015,6 +1014,9 @@ int main(int argc, char **argv)
 	} else {
 		snprintf(js_loop, sizeof(js_loop), "null");
 	}
+	/* After the drain, which returns the loop's pages: with a short
+	 * --shrink-delay the thread gives steps back meanwhile. */
+	growth_end();
 	pp_port_stats_json(in, js_in, sizeof(js_in));
 	pp_port_stats_json(out, js_out, sizeof(js_out));
 	if (sink)
