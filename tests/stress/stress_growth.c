@@ -41,7 +41,8 @@
 #define MAX_SIZE (24 * STEP)
 #define HOLD_MAX 3072            /* a worker's wave top, in pages */
 #define WAVE 4096                /* ops from one wave top to the next */
-#define TAG_LIVE 0x6b6bULL
+/* Not a repeated byte: debug_level 2 poisons free pages with 0x6b. */
+#define TAG_LIVE 0x7e57ULL
 #define TAG_IS_LIVE(w) ((w) >> 48 == TAG_LIVE)
 
 struct batch {
