@@ -27,9 +27,9 @@
 
 #include "pp_log.h"
 #include "pp_opts.h"
-#include "pp_arena_user.h"
 #include "pp_os_fault.h"
 #include "pp_os.h"
+#include "arena_priv.h"
 
 /*
  * Arenas are aligned to at least 2 MiB even with 4 KiB pages: the page
@@ -41,27 +41,7 @@
 /* pp_arena_destroy() parks the user count here so late users see it. */
 #define USERS_DEAD INT_MIN
 
-#define NAME_LEN 64
-
-struct pp_arena {
-	void *base;
-	size_t size;
-	size_t page_size;
-	int node;		/* PP_NUMA_NODE_ANY when pages are mixed */
-	bool locked;
-	/*
-	 * Allocators using the arena, or USERS_DEAD once destroy has begun.
-	 * The release in pp_arena_put_user() pairs with the acquire in
-	 * pp_arena_destroy()'s compare-exchange: an allocator's last
-	 * accesses to the arena happen before the arena is unmapped.
-	 */
-	int users;
-	unsigned int nr_segs;
-	struct pp_arena_segment seg[1]; /* one per arena for now */
-	char name[NAME_LEN];
-};
-
-static const char *size_name(size_t page_size)
+const char *pp_arena_size_name(size_t page_size)
 {
 	switch (page_size) {
 	case PP_PAGE_SIZE_1G:
@@ -102,7 +82,7 @@ static void format_shortage(char *buf, size_t len, const struct shortage *s)
 		pp_os_hugepages_path(path, sizeof(path), s->page_size, -1, "");
 		snprintf(buf, len,
 			 "this kernel offers no %s hugepages (%s does not exist): use another page size",
-			 size_name(s->page_size), path);
+			 pp_arena_size_name(s->page_size), path);
 		return;
 	}
 	if (s->full_dir) {
@@ -149,17 +129,13 @@ static void format_shortage(char *buf, size_t len, const struct shortage *s)
 				 "");
 }
 
-static void unmap_segments(struct pp_arena *arena)
+/* Every committed slot, then the reservation (destroy, failed create). */
+static void unmap_all(struct pp_arena *arena)
 {
-	for (unsigned int i = 0; i < arena->nr_segs; i++) {
-		struct pp_arena_segment *seg = &arena->seg[i];
-
-		if (arena->locked)
-			pp_os_unlock(seg->addr, seg->len);
-		close(seg->fd);
-	}
+	for (unsigned int k = 0; k < arena->nr_slots; k++)
+		if (arena->seg[k].addr)
+			pp_arena_uncommit_slot(arena, k);
 	pp_os_unmap(arena->base, arena->size);
-	arena->nr_segs = 0;
 	arena->base = NULL;
 }
 
@@ -212,7 +188,7 @@ static int check_nodes(struct pp_arena *arena, struct pp_arena_segment *seg,
 					     seg->page_size, want,
 					     "nr_hugepages");
 			PP_ERR("arena '%s': the %s page at offset %#zx landed on node %d, not on node %d as asked; refusing it: reserve more %zu kB pages on node %d itself in %s",
-			       arena->name, size_name(seg->page_size), off,
+			       arena->name, pp_arena_size_name(seg->page_size), off,
 			       node, want, seg->page_size >> 10, want, path);
 			return -ENODEV;
 		}
@@ -225,38 +201,48 @@ static int check_nodes(struct pp_arena *arena, struct pp_arena_segment *seg,
 	return 0;
 }
 
-/*
- * Build the arena's one segment of @len bytes with @page_size pages.
- * Returns 0; -ENOSPC when hugepages ran short (the caller says so, since
- * it may still fall back); any other -errno after logging why.
- */
-static int build_segment(struct pp_arena *arena, const struct pp_arena_opts *o,
-			 size_t page_size, size_t len)
+static int slot_file(struct pp_arena *arena)
 {
+	bool huge = arena->page_size != PP_PAGE_SIZE_4K;
+	int fd;
+
+	if (huge && arena->hugetlbfs_dir)
+		fd = pp_os_hugetlbfs_file(arena->hugetlbfs_dir, arena->name);
+	else
+		fd = pp_os_memfd(arena->name, arena->page_size);
+	if (fd >= 0)
+		return fd;
+	if (huge && arena->hugetlbfs_dir)
+		PP_ERR("arena '%s': cannot create a file in %s: %s (it must be writable by this user)",
+		       arena->name, arena->hugetlbfs_dir, strerror(-fd));
+	else
+		PP_ERR("arena '%s': memfd_create for %s pages failed: %s",
+		       arena->name, pp_arena_size_name(arena->page_size),
+		       strerror(-fd));
+	return fd;
+}
+
+/*
+ * Commit slot @k: its file, its pages taken on the node, mapped over its
+ * part of the reservation, page tables filled, nodes checked, 4 KiB pages
+ * locked. Returns 0; -ENOSPC when hugepages ran short (the caller says so,
+ * since it may still fall back); any other -errno after logging why. On
+ * failure the slot is reserved address space again and nothing is held.
+ */
+int pp_arena_commit_slot(struct pp_arena *arena, unsigned int k)
+{
+	size_t len = arena->slot_size, page_size = arena->page_size;
+	void *addr = (char *)arena->base + (size_t)k * len;
+	struct pp_arena_segment seg = { 0 };
 	bool huge = page_size != PP_PAGE_SIZE_4K;
-	size_t align = page_size > ARENA_MIN_ALIGN ? page_size : ARENA_MIN_ALIGN;
-	struct pp_arena_segment *seg = &arena->seg[0];
+	int node = arena->want_node;
 	bool policy_failed;
-	void *base;
 	int fd, err;
 
-	if (huge && o->hugetlbfs_dir)
-		fd = pp_os_hugetlbfs_file(o->hugetlbfs_dir, arena->name);
-	else
-		fd = pp_os_memfd(arena->name, page_size);
-	if (fd < 0) {
-		err = fd;
-		if (huge && o->hugetlbfs_dir)
-			PP_ERR("arena '%s': cannot create a file in %s: %s (it must be writable by this user)",
-			       arena->name, o->hugetlbfs_dir, strerror(-err));
-		else
-			PP_ERR("arena '%s': memfd_create for %s pages failed: %s",
-			       arena->name, size_name(page_size),
-			       strerror(-err));
-		return err;
-	}
-
-	err = populate_on_node(arena, fd, len, o->numa_node, &policy_failed);
+	fd = slot_file(arena);
+	if (fd < 0)
+		return fd;
+	err = populate_on_node(arena, fd, len, node, &policy_failed);
 	/* A policy failure is reported already and is no shortage. */
 	if (err && !policy_failed) {
 		/*
@@ -268,7 +254,7 @@ static int build_segment(struct pp_arena *arena, const struct pp_arena_opts *o,
 			err = -ENOSPC;
 		} else {
 			PP_ERR("arena '%s': allocating %zu bytes of %s pages failed: %s",
-			       arena->name, len, size_name(page_size),
+			       arena->name, len, pp_arena_size_name(page_size),
 			       strerror(-err));
 			if (err == -ENOSPC)
 				err = -ENOMEM;
@@ -277,28 +263,20 @@ static int build_segment(struct pp_arena *arena, const struct pp_arena_opts *o,
 	if (err)
 		goto err_close_fd;
 
-	base = pp_os_reserve(len, align);
-	if (!base) {
-		err = -errno;
-		PP_ERR("arena '%s': cannot reserve %zu bytes of address space aligned to %zu: %s",
-		       arena->name, len, align, strerror(-err));
-		goto err_close_fd;
-	}
-	err = pp_os_map_fixed(base, len, fd, 0);
+	err = pp_os_map_fixed(addr, len, fd, 0);
 	if (err) {
 		PP_ERR("arena '%s': mapping %zu bytes of %s pages failed: %s",
-		       arena->name, len, size_name(page_size),
+		       arena->name, len, pp_arena_size_name(page_size),
 		       strerror(-err));
-		goto err_unreserve;
+		goto err_rereserve;
 	}
-
-	if (o->numa_node >= 0) {
+	if (node >= 0) {
 		/* Any page the file still lacks must come from the node too. */
-		err = pp_os_bind_range(base, len, o->numa_node);
+		err = pp_os_bind_range(addr, len, node);
 		if (err) {
 			PP_ERR("arena '%s': binding to node %d failed: %s",
-			       arena->name, o->numa_node, strerror(-err));
-			goto err_unreserve;
+			       arena->name, node, strerror(-err));
+			goto err_rereserve;
 		}
 	}
 
@@ -308,25 +286,25 @@ static int build_segment(struct pp_arena *arena, const struct pp_arena_opts *o,
 	 * missing after all. EINVAL: a kernel before 5.14, first touches
 	 * will fault instead, which is slower but safe.
 	 */
-	err = pp_os_populate_map(base, len);
+	err = pp_os_populate_map(addr, len);
 	if (err == -EFAULT && huge) {
 		err = -ENOSPC;
-		goto err_unreserve;
+		goto err_rereserve;
 	}
 	if (err && err != -EINVAL) {
 		PP_ERR("arena '%s': populating %zu bytes failed: %s",
 		       arena->name, len, strerror(-err));
-		goto err_unreserve;
+		goto err_rereserve;
 	}
 
-	seg->addr = base;
-	seg->len = len;
-	seg->page_size = page_size;
-	seg->fd = fd;
-	seg->fd_offset = 0;
-	err = check_nodes(arena, seg, o->numa_node);
+	seg.addr = addr;
+	seg.len = len;
+	seg.page_size = page_size;
+	seg.fd = fd;
+	seg.fd_offset = 0;
+	err = check_nodes(arena, &seg, node);
 	if (err)
-		goto err_unreserve;
+		goto err_rereserve;
 
 	/*
 	 * hugetlb pages are never swapped or migrated, and the kernel's
@@ -335,31 +313,44 @@ static int build_segment(struct pp_arena *arena, const struct pp_arena_opts *o,
 	 * only make a large arena fail for unprivileged users. 4 KiB shmem
 	 * pages can be swapped, so they are locked.
 	 */
-	if (!huge && !(o->flags & PP_ARENA_F_NO_LOCK)) {
-		err = pp_os_lock(base, len);
+	if (arena->lock_pages) {
+		err = pp_os_lock(addr, len);
 		if (err) {
 			PP_ERR("arena '%s': mlock of %zu bytes failed: %s: raise RLIMIT_MEMLOCK (ulimit -l, or LimitMEMLOCK= for a service), run with CAP_IPC_LOCK, or pass PP_ARENA_F_NO_LOCK",
 			       arena->name, len, strerror(-err));
 			/* The rlimit check says ENOMEM; it is a permission. */
 			if (err == -ENOMEM)
 				err = -EPERM;
-			goto err_unreserve;
+			goto err_rereserve;
 		}
-		arena->locked = true;
 	}
 
-	arena->base = base;
-	arena->size = len;
-	arena->page_size = page_size;
-	arena->node = seg->node;
-	arena->nr_segs = 1;
+	arena->seg[k] = seg;
+	arena->nr_committed++;
+	__atomic_store_n(&arena->committed_bytes, arena->committed_bytes + len,
+			 __ATOMIC_RELAXED);
 	return 0;
 
-err_unreserve:
-	pp_os_unmap(base, len);
+err_rereserve:
+	pp_os_rereserve(addr, len);
 err_close_fd:
 	close(fd);
 	return err;
+}
+
+void pp_arena_uncommit_slot(struct pp_arena *arena, unsigned int k)
+{
+	struct pp_arena_segment *seg = &arena->seg[k];
+
+	if (arena->lock_pages)
+		pp_os_unlock(seg->addr, seg->len);
+	pp_os_rereserve(seg->addr, seg->len);
+	close(seg->fd);
+	arena->nr_committed--;
+	__atomic_store_n(&arena->committed_bytes,
+			 arena->committed_bytes - seg->len, __ATOMIC_RELAXED);
+	memset(seg, 0, sizeof(*seg));
+	seg->fd = -1;
 }
 
 /* Round @size up to @page_size; 0 when it overflows. */
@@ -370,26 +361,108 @@ static size_t round_to_page(size_t size, size_t page_size)
 	return (size + page_size - 1) & ~(page_size - 1);
 }
 
+/*
+ * An arena's slots with @page_size pages. A fixed arena is one slot of
+ * its size; a growable one has slots of grow_step, rounded up to the page
+ * size and to 2 MiB (a buddy block of the largest order must fit in a
+ * slot: ARENA_MIN_ALIGN), so that a slot holds whole blocks and can leave
+ * the allocator on its own.
+ */
+struct geometry {
+	size_t step, min, span;
+};
+
+static struct geometry geometry(const struct pp_arena_opts *o,
+				size_t page_size)
+{
+	size_t unit = page_size > ARENA_MIN_ALIGN ? page_size : ARENA_MIN_ALIGN;
+	struct geometry g;
+
+	if (!o->max_size) {
+		g.step = round_to_page(o->size, page_size);
+		g.min = g.span = g.step;
+		return g;
+	}
+	g.step = round_to_page(o->grow_step ? o->grow_step :
+					      PP_ARENA_GROW_STEP_DEFAULT,
+			       unit);
+	g.min = round_to_page(o->size, g.step);
+	g.span = round_to_page(o->max_size, g.step);
+	return g;
+}
+
+/*
+ * Reserve the span and commit the minimum with @page_size pages. Returns
+ * 0; -ENOSPC when hugepages ran short; any other -errno after a message.
+ * Nothing is held on failure.
+ */
+static int build_at(struct pp_arena *arena, const struct pp_arena_opts *o,
+		    size_t page_size)
+{
+	size_t align = page_size > ARENA_MIN_ALIGN ? page_size : ARENA_MIN_ALIGN;
+	struct geometry g = geometry(o, page_size);
+	int err = 0;
+
+	arena->page_size = page_size;
+	arena->lock_pages = page_size == PP_PAGE_SIZE_4K &&
+			    !(o->flags & PP_ARENA_F_NO_LOCK);
+	arena->slot_size = g.step;
+	arena->nr_slots = (unsigned int)(g.span / g.step);
+	arena->min_slots = (unsigned int)(g.min / g.step);
+	arena->seg = pp_os_calloc(arena->nr_slots, sizeof(*arena->seg));
+	if (!arena->seg) {
+		PP_ERR("arena '%s': out of memory for %u slots",
+		       arena->name, arena->nr_slots);
+		return -ENOMEM;
+	}
+	arena->base = pp_os_reserve(g.span, align);
+	if (!arena->base) {
+		err = -errno;
+		PP_ERR("arena '%s': cannot reserve %zu bytes of address space aligned to %zu: %s",
+		       arena->name, g.span, align, strerror(-err));
+		goto err_free;
+	}
+	arena->size = g.span;
+	for (unsigned int k = 0; k < arena->min_slots && !err; k++) {
+		err = pp_arena_commit_slot(arena, k);
+		/* The first slot says where the pages are. */
+		if (!err && k == 0)
+			arena->node = arena->seg[0].node;
+		else if (!err && arena->seg[k].node != arena->node)
+			arena->node = PP_NUMA_NODE_ANY;
+	}
+	if (err)
+		goto err_unmap;
+	return 0;
+
+err_unmap:
+	unmap_all(arena);
+	arena->size = 0;
+err_free:
+	free(arena->seg);
+	arena->seg = NULL;
+	return err;
+}
+
 /* try_hugepages(): too few pages of that size; its @why says why. */
 #define ARENA_SHORT 1
 
 /*
  * Try one hugepage size. Returns 0, ARENA_SHORT with @why filled when the
  * pages are short (checked before taking any), or -errno for any other
- * failure, which build_segment() has reported: an mmap() or mbind() that
+ * failure, which build_at() has reported: an mmap() or mbind() that
  * fails with ENOMEM is not a shortage, and the shortage message would
  * send the operator to reserve pages that are free already.
  */
 static int try_hugepages(struct pp_arena *arena, const struct pp_arena_opts *o,
 			 size_t page_size, struct shortage *why)
 {
-	size_t len = round_to_page(o->size, page_size);
 	long avail;
 	int err;
 
 	why->page_size = page_size;
 	why->node = o->numa_node;
-	why->need = (long)(len / page_size);
+	why->need = (long)(geometry(o, page_size).min / page_size);
 	why->unsupported = false;
 	why->full_dir = NULL;
 	if (!pp_os_hugepage_size_supported(page_size)) {
@@ -406,7 +479,7 @@ static int try_hugepages(struct pp_arena *arena, const struct pp_arena_opts *o,
 	why->avail = avail;
 	if (avail >= 0 && avail < why->need)
 		return ARENA_SHORT;
-	err = build_segment(arena, o, page_size, len);
+	err = build_at(arena, o, page_size);
 	if (err == -ENOSPC) {
 		why->avail = pp_os_hugepages_available(page_size, o->numa_node);
 		/*
@@ -429,8 +502,7 @@ static int fall_back_4k(struct pp_arena *arena, const struct pp_arena_opts *o,
 	format_shortage(msg, sizeof(msg), why);
 	PP_WARN("arena '%s': %s; using 4 KiB pages instead, as PP_ARENA_F_ALLOW_4K permits",
 		arena->name, msg);
-	return build_segment(arena, o, PP_PAGE_SIZE_4K,
-			     round_to_page(o->size, PP_PAGE_SIZE_4K));
+	return build_at(arena, o, PP_PAGE_SIZE_4K);
 }
 
 static int report_shortage(struct pp_arena *arena, const struct shortage *why)
@@ -488,8 +560,7 @@ static int build(struct pp_arena *arena, const struct pp_arena_opts *o)
 	int err;
 
 	if (o->page_size == PP_PAGE_SIZE_4K)
-		return build_segment(arena, o, PP_PAGE_SIZE_4K,
-				     round_to_page(o->size, PP_PAGE_SIZE_4K));
+		return build_at(arena, o, PP_PAGE_SIZE_4K);
 	if (o->page_size == PP_PAGE_SIZE_AUTO)
 		return build_auto(arena, o);
 	err = try_hugepages(arena, o, o->page_size, &why);
@@ -525,6 +596,21 @@ static int check_opts(const struct pp_arena_opts *uopts,
 	if (o->size > SIZE_MAX / 2) {
 		PP_ERR("arena '%s': size %zu is too large for the address space",
 		       name, o->size);
+		return -EINVAL;
+	}
+	if (o->max_size && o->max_size < o->size) {
+		PP_ERR("arena '%s': max_size %zu is below size %zu: give a max_size of at least the size (or 0 for a fixed arena)",
+		       name, o->max_size, o->size);
+		return -EINVAL;
+	}
+	if (o->max_size > SIZE_MAX / 2 || o->grow_step > SIZE_MAX / 2) {
+		PP_ERR("arena '%s': max_size %zu or grow_step %zu is too large for the address space",
+		       name, o->max_size, o->grow_step);
+		return -EINVAL;
+	}
+	if (o->grow_step && !o->max_size) {
+		PP_ERR("arena '%s': grow_step %zu without max_size: give a max_size to make the arena growable, or leave grow_step 0",
+		       name, o->grow_step);
 		return -EINVAL;
 	}
 	if (o->page_size != PP_PAGE_SIZE_AUTO &&
@@ -614,13 +700,34 @@ struct pp_arena *pp_arena_create(const struct pp_arena_opts *uopts)
 	snprintf(arena->name, sizeof(arena->name), "%s",
 		 o.name ? o.name : "pagepool");
 	arena->node = PP_NUMA_NODE_ANY;
+	arena->want_node = o.numa_node;
+	arena->flags = o.flags;
+	if (o.hugetlbfs_dir) {
+		size_t len = strlen(o.hugetlbfs_dir) + 1;
+
+		/* Kept: each growth step makes a file there. */
+		arena->hugetlbfs_dir = pp_os_malloc(len);
+		if (!arena->hugetlbfs_dir) {
+			err = -ENOMEM;
+			PP_ERR("arena '%s': out of memory for its directory's name",
+			       arena->name);
+			goto err_free;
+		}
+		memcpy(arena->hugetlbfs_dir, o.hugetlbfs_dir, len);
+	}
+	err = -pthread_mutex_init(&arena->lock, NULL);
+	if (err)
+		goto err_free;
 
 	err = build(arena, &o);
 	if (err)
-		goto err_free;
+		goto err_mutex;
 	return arena;
 
+err_mutex:
+	pthread_mutex_destroy(&arena->lock);
 err_free:
+	free(arena->hugetlbfs_dir);
 	free(arena);
 err_out:
 	errno = -err;
@@ -650,7 +757,10 @@ int pp_arena_destroy(struct pp_arena *arena)
 			       arena->name, idle);
 		return -EBUSY;
 	}
-	unmap_segments(arena);
+	unmap_all(arena);
+	pthread_mutex_destroy(&arena->lock);
+	free(arena->seg);
+	free(arena->hugetlbfs_dir);
 	free(arena);
 	return 0;
 }
@@ -707,18 +817,14 @@ const char *pp_arena_name(const struct pp_arena *arena)
 	return arena->name;
 }
 
-unsigned int pp_arena_segment_count(const struct pp_arena *arena)
+size_t pp_arena_committed(const struct pp_arena *arena)
 {
-	return arena->nr_segs;
+	return __atomic_load_n(&arena->committed_bytes, __ATOMIC_RELAXED);
 }
 
-int pp_arena_segment(const struct pp_arena *arena, unsigned int idx,
-		     struct pp_arena_segment *out)
+bool pp_arena_growable(const struct pp_arena *arena)
 {
-	if (!arena || !out || idx >= arena->nr_segs)
-		return -EINVAL;
-	*out = arena->seg[idx];
-	return 0;
+	return arena->nr_slots > arena->min_slots;
 }
 
 long pp_hugepages_free(size_t page_size, int node)

@@ -71,6 +71,21 @@ void pp_os_unmap(void *addr, size_t len)
 		munmap(addr, len);
 }
 
+void pp_os_rereserve(void *addr, size_t len)
+{
+	/*
+	 * An undo, so no fault site. Mapping over the range replaces the
+	 * file's mapping in one step: the address space stays reserved (no
+	 * other mapping can land there) and the file's pages are freed once
+	 * its descriptor is closed too.
+	 */
+	if (addr && len)
+		(void)mmap(addr, len, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				   MAP_FIXED,
+			   -1, 0);
+}
+
 int pp_os_map_fixed(void *addr, size_t len, int fd, uint64_t off)
 {
 	void *p;

@@ -30,6 +30,12 @@ void *pp_os_reserve(size_t len, size_t align);
 void pp_os_unmap(void *addr, size_t len);
 
 /*
+ * pp_os_rereserve - turn a mapping inside a reservation back into
+ * reserved address space (PROT_NONE), dropping what was mapped there.
+ */
+void pp_os_rereserve(void *addr, size_t len);
+
+/*
  * pp_os_map_fixed - map @len bytes of @fd at @off over [@addr, @addr + @len),
  * which must lie inside a reservation, shared and read-write. A failed
  * MAP_FIXED may leave the range unmapped rather than reserved; the caller
