@@ -81,6 +81,7 @@ static_assert(sizeof(struct pp_page) == 64, "descriptor is one cache line");
 #define PP_PAGE_F_BUDDY     0x0001u /* heads a free block in a zone */
 #define PP_PAGE_F_ALLOCATED 0x0002u /* handed out (debug_level >= 1) */
 #define PP_PAGE_F_POISONED  0x0004u /* data poisoned at free (debug_level 2) */
+#define PP_PAGE_F_ISOLATED  0x0008u /* heads a free block set aside to be given back */
 
 /* A singly linked list of pages, for the list form of the bulk call. */
 struct pp_page_list {

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -582,7 +583,9 @@ static int check_opts(const struct pp_arena_opts *uopts,
 	unsigned int known = PP_ARENA_F_ALLOW_4K | PP_ARENA_F_NO_LOCK;
 	const char *name;
 
-	if (pp_opts_copy(o, uopts, sizeof(*o), sizeof(*o),
+	/* The first published struct ended before max_size. */
+	if (pp_opts_copy(o, uopts, offsetof(struct pp_arena_opts, max_size),
+			 sizeof(*o),
 			 "struct pp_arena_opts"))
 		return -EINVAL;
 	name = o->name ? o->name : "pagepool";

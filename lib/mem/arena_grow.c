@@ -239,7 +239,7 @@ int pp_arena_pin(struct pp_arena *arena, const char *who, size_t *len)
 		err = -EBUSY;
 		goto out;
 	}
-	if (!arena->pins++)
+	if (!__atomic_fetch_add(&arena->pins, 1, __ATOMIC_RELAXED))
 		snprintf(arena->pinned_by, sizeof(arena->pinned_by), "%s",
 			 who);
 	*len = (size_t)top * arena->slot_size;
@@ -251,9 +251,15 @@ out:
 void pp_arena_unpin(struct pp_arena *arena)
 {
 	arena_lock(arena);
-	if (arena->pins && !--arena->pins)
+	if (arena->pins &&
+	    __atomic_sub_fetch(&arena->pins, 1, __ATOMIC_RELAXED) == 0)
 		arena->pinned_by[0] = '\0';
 	arena_unlock(arena);
+}
+
+bool pp_arena_pinned(const struct pp_arena *arena)
+{
+	return __atomic_load_n(&arena->pins, __ATOMIC_RELAXED) != 0;
 }
 
 int pp_arena_segment_of(const struct pp_arena *arena, const void *addr,

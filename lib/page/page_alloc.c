@@ -789,7 +789,7 @@ struct pp_page *pp_virt_to_page(const struct pp_allocator *alloc,
 		const struct pp_zone *z = &alloc->zones[i];
 		uintptr_t off = (uintptr_t)addr - z->base;
 
-		if (off < z->managed_pages << PP_PAGE_SHIFT)
+		if (off < z->span_pages << PP_PAGE_SHIFT)
 			return &z->pages[off >> PP_PAGE_SHIFT];
 	}
 	return NULL;
@@ -822,7 +822,7 @@ int pp_allocator_zone_pages(struct pp_allocator *alloc, unsigned int z,
 	if (z >= alloc->nr_zones)
 		return -EINVAL;
 	*pages = alloc->zones[z].pages;
-	*nr = alloc->zones[z].managed_pages;
+	*nr = alloc->zones[z].span_pages;
 	return 0;
 }
 
@@ -839,19 +839,18 @@ void pp_allocator_drain_thread(struct pp_allocator *alloc)
 
 /* ---- create and destroy ---- */
 
+/* Checks the copy pp_allocator_create() made of the caller's options. */
 static int check_opts(const struct pp_allocator_opts *opts)
 {
 	unsigned int high, batch;
-
-	if (pp_opts_valid(opts, sizeof(*opts), sizeof(*opts),
-			  "struct pp_allocator_opts"))
-		return -EINVAL;
 	if (!opts->arenas || opts->nr_arenas == 0 ||
 	    opts->nr_arenas > PP_MAX_ZONES) {
 		PP_ERR("pp_allocator_create: %u arenas given; give 1 to %d, one per NUMA node",
 		       opts->arenas ? opts->nr_arenas : 0, PP_MAX_ZONES);
 		return -EINVAL;
 	}
+	if (pp_growth_check_opts(opts))
+		return -EINVAL;
 	high = opts->thread_cache_size ? opts->thread_cache_size :
 					 PP_TCACHE_SIZE_DEFAULT;
 	batch = opts->thread_cache_batch ? opts->thread_cache_batch :
@@ -889,15 +888,22 @@ static int check_opts(const struct pp_allocator_opts *opts)
 	return 0;
 }
 
-struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts)
+struct pp_allocator *
+pp_allocator_create(const struct pp_allocator_opts *uopts)
 {
+	struct pp_allocator_opts copy, *opts = &copy;
 	struct pp_allocator *alloc;
 	unsigned int i, nr;
 	size_t size;
 	void *mem;
 	int err;
 
-	err = check_opts(opts);
+	/* The first published struct ended before grow_wmark. */
+	err = pp_opts_copy(&copy, uopts,
+			   offsetof(struct pp_allocator_opts, grow_wmark),
+			   sizeof(copy), "struct pp_allocator_opts");
+	if (!err)
+		err = check_opts(opts);
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -946,8 +952,14 @@ struct pp_allocator *pp_allocator_create(const struct pp_allocator_opts *opts)
 	}
 	alloc->id = __atomic_add_fetch(&allocator_ids, 1, __ATOMIC_RELAXED);
 	pp_page_asan_arenas(alloc, true);
+	err = pp_growth_start(alloc, opts);
+	if (err)
+		goto err_delete_key;
 	return alloc;
 
+err_delete_key:
+	pp_page_asan_arenas(alloc, false);
+	pthread_key_delete(alloc->key);
 err_destroy_mutex:
 	pthread_mutex_destroy(&alloc->tcache_list_lock);
 err_fini_zones:
@@ -991,7 +1003,7 @@ int pp_allocator_destroy(struct pp_allocator *alloc)
 		struct pp_zone *z = &alloc->zones[i];
 
 		zone_lock(z);
-		out[i] = z->managed_pages - z->free_pages;
+		out[i] = z->managed_pages - z->free_pages - z->isolated_pages;
 		zone_unlock(z);
 		total += out[i];
 	}
@@ -1001,6 +1013,10 @@ int pp_allocator_destroy(struct pp_allocator *alloc)
 		return -EBUSY;
 	}
 
+	/* Nothing to grow into any more; the thread takes the list lock. */
+	pthread_mutex_unlock(&alloc->tcache_list_lock);
+	pp_growth_stop(alloc);
+	pthread_mutex_lock(&alloc->tcache_list_lock);
 	/*
 	 * No thread uses the allocator any more (the caller's promise).
 	 * Deleting the key first means no destructor will run for a cache

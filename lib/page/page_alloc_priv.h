@@ -29,7 +29,9 @@
 #include "pp_os_handshake.h"
 
 /* Functions shared between the allocator's files but not exported. */
+#ifndef PP_HIDDEN
 #define PP_HIDDEN __attribute__((visibility("hidden")))
+#endif
 
 /* 1 GiB / 4 KiB = 2^18: the largest block, one 1 GiB hugepage. */
 #define PP_MAX_ORDER_LIMIT 18
@@ -48,6 +50,37 @@
 
 /* Debug level 2 fills freed pages with this byte and checks it on reuse. */
 #define PP_POISON_BYTE 0x6b
+
+/*
+ * A growable zone's slots (doc/growth.md): one per slot of its arena.
+ * ABSENT: not committed, its descriptors unused. LIVE: its free pages are
+ * on the buddy lists. ISOLATING: being given back: its free blocks are
+ * off the lists, marked PP_PAGE_F_ISOLATED on their head, and counted in
+ * @isolated; pages freed into it join them instead of the lists. When
+ * @isolated reaches the slot's size, every page is back and the slot can
+ * leave. Under the zone lock; @state is also read racily by page_pool
+ * (pp_page_growth.h), which only uses it as a hint.
+ */
+enum zone_slot_state {
+	SLOT_ABSENT = 0,
+	SLOT_LIVE,
+	SLOT_ISOLATING,
+};
+
+struct zone_slot {
+	uint8_t state;
+	unsigned long isolated;
+};
+
+/* Growth statistics of a zone, written by the growth path under its
+ * lock, read racily (relaxed) by pp_allocator_zone_growth(). */
+struct zone_growth_counters {
+	uint64_t grows;
+	uint64_t grow_failures;
+	uint64_t shrinks;
+	uint64_t drains_cancelled;
+	int last_error;
+};
 
 struct free_area {
 	struct pp_page *head;	/* blocks of this order, through next/prev */
@@ -86,10 +119,25 @@ struct pp_zone {
 	struct pp_page **depot;
 	unsigned int depot_count;
 
+	/*
+	 * Pages in slots being given back (see struct zone_slot), not
+	 * counted in free_pages; and how many slots are ISOLATING, which
+	 * the free paths test before looking a page's slot up.
+	 */
+	unsigned long isolated_pages;
+	unsigned int nr_isolating;
+	/* Committed pages: changes as the zone grows and shrinks. */
+	unsigned long managed_pages;
+
 	/* Read-only after pp_allocator_create(). */
 	struct pp_page *pages __attribute__((aligned(PP_CACHE_LINE)));
 	uintptr_t base;
-	unsigned long managed_pages;
+	unsigned long span_pages;	/* descriptors: the arena's span */
+	unsigned long slot_pages;
+	unsigned int nr_slots;
+	unsigned int min_slots;
+	struct zone_slot *slots;
+	struct zone_growth_counters growth;
 	unsigned long wmark_low;
 	unsigned int max_order;
 	unsigned int index;
@@ -146,6 +194,9 @@ struct pp_allocator {
 	/* The caches of all threads, for remote drain, stats and destroy. */
 	pthread_mutex_t tcache_list_lock;
 	struct pp_tcache *tcache_list;
+
+	/* Growth (page_grow.c): one grower at a time, the thread or a caller. */
+	struct pp_alloc_growth *growth;	/* NULL: no growable zone */
 
 	struct pp_zone zones[];
 };
@@ -204,7 +255,7 @@ static inline struct pp_zone *page_zone_checked(struct pp_allocator *alloc,
 		struct pp_zone *z = &alloc->zones[i];
 		uintptr_t off = (uintptr_t)page - (uintptr_t)z->pages;
 
-		if (off < z->managed_pages * sizeof(*page) &&
+		if (off < z->span_pages * sizeof(*page) &&
 		    off % sizeof(*page) == 0)
 			return z;
 	}
@@ -228,6 +279,46 @@ PP_HIDDEN struct pp_page *pp_zone_take_block(struct pp_zone *z,
 					     unsigned int order);
 PP_HIDDEN void pp_zone_put_block(struct pp_zone *z, struct pp_page *head,
 				 unsigned int order);
+
+/* zone.c's buddy list primitives, shared with zone_grow.c (lock held). */
+PP_HIDDEN void zone_area_add(struct pp_zone *z, struct pp_page *page,
+			     unsigned int order);
+PP_HIDDEN void zone_area_del(struct pp_zone *z, struct pp_page *page,
+			     unsigned int order);
+PP_HIDDEN void zone_put_range(struct pp_zone *z, unsigned long start,
+			      unsigned long end);
+PP_HIDDEN void zone_merge_free(struct pp_zone *z, unsigned long idx,
+			       unsigned int order);
+
+/* ---- zone_grow.c: a growable zone's slots, the zone lock held ---- */
+
+/* Slot @k's pages join the buddy lists (the arena committed it). */
+PP_HIDDEN void pp_zone_slot_add(struct pp_zone *z, unsigned int k);
+/* Isolate up to @max_pages pages' worth of slot @k's free blocks from
+ * *@cursor on (the caller drops the lock between calls); the first call
+ * (*@cursor 0) makes the slot ISOLATING. Returns true when the walk is
+ * done. */
+PP_HIDDEN bool pp_zone_slot_isolate(struct pp_zone *z, unsigned int k,
+				    unsigned long *cursor,
+				    unsigned long max_pages);
+/* Put an ISOLATING slot's isolated pages back on the lists (LIVE). */
+PP_HIDDEN void pp_zone_slot_cancel(struct pp_zone *z, unsigned int k);
+/* An ISOLATING slot whose every page is isolated becomes ABSENT and
+ * leaves the zone's counts; returns false (and does nothing) otherwise. */
+PP_HIDDEN bool pp_zone_slot_remove(struct pp_zone *z, unsigned int k);
+/*
+ * The free paths: when @idx lies in an ISOLATING slot, set the block
+ * aside (isolated) and return true; the caller then neither lists nor
+ * counts it as free.
+ */
+PP_HIDDEN bool pp_zone_isolate_freed(struct pp_zone *z, unsigned long idx,
+				     unsigned int order);
+
+static inline unsigned int zone_slot_of(const struct pp_zone *z,
+					unsigned long idx)
+{
+	return (unsigned int)(idx / z->slot_pages);
+}
 
 /*
  * The zone lock: a pthread mutex, created adaptive where glibc offers it
@@ -263,6 +354,18 @@ static inline void zone_count(uint64_t *counter, uint64_t n)
 {
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
 }
+
+/* ---- page_grow.c: growth policy and its thread ---- */
+
+struct pp_allocator_opts;
+/* After the zones are built: take the options, start "pp-grow" if a
+ * zone is growable and the caller did not ask for manual resizing. */
+PP_HIDDEN int pp_growth_start(struct pp_allocator *alloc,
+			      const struct pp_allocator_opts *opts);
+/* Stop and join the thread, free the state (destroy). */
+PP_HIDDEN void pp_growth_stop(struct pp_allocator *alloc);
+/* Check the growth options (pp_allocator_create). */
+PP_HIDDEN int pp_growth_check_opts(const struct pp_allocator_opts *opts);
 
 /* ---- thread_cache.c ---- */
 

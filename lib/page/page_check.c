@@ -45,7 +45,8 @@ int pp_allocator_zone_stats(struct pp_allocator *alloc, unsigned int zone,
 	z = &alloc->zones[zone];
 	memset(out, 0, sizeof(*out));
 	out->node = z->node;
-	out->managed_pages = z->managed_pages;
+	out->managed_pages = __atomic_load_n(&z->managed_pages,
+					     __ATOMIC_RELAXED);
 	out->free_pages = zone_free_pages(z);
 	out->wmark_low = z->wmark_low;
 	out->thread_cache_refills = counter_read(&z->thread_cache_refills);
@@ -83,6 +84,7 @@ int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf, size_t len)
 		buf[0] = '\0';
 	pp_strbuf_printf(&o, "{\"zones\":[");
 	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
+		struct pp_zone_growth g = { .sz = sizeof(g) };
 		struct pp_zone_stats s;
 
 		pp_allocator_zone_stats(alloc, i, &s);
@@ -93,7 +95,7 @@ int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf, size_t len)
 			   "\"bulk_calls\":%llu,\"pages_allocated\":%llu,"
 			   "\"pages_freed\":%llu,\"thread_cache_refills\":%llu,"
 			   "\"thread_cache_drains\":%llu,\"remote_drains\":%llu,"
-			   "\"alloc_failed\":%llu}",
+			   "\"alloc_failed\":%llu",
 			   i ? "," : "", i, s.node, s.managed_pages,
 			   s.free_pages, s.thread_cache_pages, s.wmark_low,
 			   (unsigned long long)s.alloc_calls,
@@ -104,6 +106,24 @@ int pp_allocator_stats_json(struct pp_allocator *alloc, char *buf, size_t len)
 			   (unsigned long long)s.thread_cache_drains,
 			   (unsigned long long)s.remote_drains,
 			   (unsigned long long)s.alloc_failed);
+		/* Growth: under "growth", present for fixed zones too, so a
+		 * collector reads one shape (growable false). */
+		pp_allocator_zone_growth(alloc, i, &g);
+		pp_strbuf_printf(&o,
+			   ",\"growth\":{\"growable\":%s,\"pinned\":%s,"
+			   "\"committed_bytes\":%zu,\"min_bytes\":%zu,"
+			   "\"max_bytes\":%zu,\"step_bytes\":%zu,"
+			   "\"isolated_pages\":%lu,\"grows\":%llu,"
+			   "\"grow_failures\":%llu,\"shrinks\":%llu,"
+			   "\"drains_cancelled\":%llu,\"last_error\":%d}}",
+			   g.growable ? "true" : "false",
+			   g.pinned ? "true" : "false", g.committed_bytes,
+			   g.min_bytes, g.max_bytes, g.step_bytes,
+			   g.isolated_pages, (unsigned long long)g.grows,
+			   (unsigned long long)g.grow_failures,
+			   (unsigned long long)g.shrinks,
+			   (unsigned long long)g.drains_cancelled,
+			   g.last_error);
 	}
 	pp_strbuf_printf(&o, "]}");
 	return (int)o.pos;
@@ -117,6 +137,8 @@ enum where {
 	IN_TCACHE,
 	IN_CALLER,
 	IN_DEPOT,
+	IN_ABSENT,
+	IN_ISOLATED,
 };
 
 #define BROKEN(...)                                                         \
@@ -130,7 +152,9 @@ static int mark(struct pp_zone *z, unsigned char *where, unsigned long idx,
 {
 	static const char *const names[] = { "nowhere", "a buddy list",
 					      "a thread cache", "the caller",
-					      "the zone's depot" };
+					      "the zone's depot",
+					      "a slot not committed",
+					      "a slot being given back" };
 
 	for (unsigned long i = idx; i < idx + n; i++) {
 		if (where[i] != NOWHERE)
@@ -158,7 +182,7 @@ static int check_buddy(struct pp_zone *z, unsigned char *where)
 			uintptr_t off = (uintptr_t)p - (uintptr_t)z->pages;
 			unsigned long idx, buddy;
 
-			if (off >= z->managed_pages * sizeof(*p) ||
+			if (off >= z->span_pages * sizeof(*p) ||
 			    off % sizeof(*p))
 				BROKEN("zone %u's order-%u list holds %p, not one of its descriptors",
 				       z->index, o, (void *)p);
@@ -173,7 +197,7 @@ static int check_buddy(struct pp_zone *z, unsigned char *where)
 				       "free with" : "not free, with",
 				       p->order);
 			if (idx & ((1UL << o) - 1) ||
-			    idx + (1UL << o) > z->managed_pages)
+			    idx + (1UL << o) > z->span_pages)
 				BROKEN("zone %u: order-%u block at page %lu is misaligned or runs past the zone",
 				       z->index, o, idx);
 			if (PP_DEBUG >= 1 &&
@@ -181,14 +205,14 @@ static int check_buddy(struct pp_zone *z, unsigned char *where)
 				BROKEN("zone %u: free block at page %lu is marked allocated",
 				       z->index, idx);
 			buddy = idx ^ (1UL << o);
-			if (o < z->max_order && buddy < z->managed_pages &&
+			if (o < z->max_order && buddy < z->span_pages &&
 			    page_flags(&z->pages[buddy]) & PP_PAGE_F_BUDDY &&
 			    z->pages[buddy].order == o)
 				BROKEN("zone %u: free order-%u blocks at pages %lu and %lu are buddies left unmerged",
 				       z->index, o, idx, buddy);
 			if (mark(z, where, idx, 1UL << o, IN_BUDDY))
 				return -EFAULT;
-			if (++blocks > z->managed_pages)
+			if (++blocks > z->span_pages)
 				BROKEN("zone %u: the order-%u list loops",
 				       z->index, o);
 			pages += 1UL << o;
@@ -262,13 +286,75 @@ static int check_tcache(struct pp_allocator *alloc, struct pp_zone *z,
 	return 0;
 }
 
+/*
+ * Slots: a slot not committed holds nothing; a slot being given back
+ * holds its isolated blocks, which add up to its count; the zone's
+ * counts add up to the committed slots.
+ */
+static int check_slots(struct pp_zone *z, unsigned char *where)
+{
+	unsigned long committed = 0, isolated = 0;
+	unsigned int isolating = 0;
+
+	for (unsigned int k = 0; k < z->nr_slots; k++) {
+		struct zone_slot *s = &z->slots[k];
+		unsigned long start = (unsigned long)k * z->slot_pages;
+		unsigned long end = start + z->slot_pages, found = 0;
+
+		if (s->state == SLOT_ABSENT) {
+			for (unsigned long i = start; i < end; i++)
+				if (where[i] != NOWHERE)
+					BROKEN("zone %u: page %lu is on a list but its slot %u is not committed",
+					       z->index, i, k);
+			if (mark(z, where, start, z->slot_pages, IN_ABSENT))
+				return -EFAULT;
+			continue;
+		}
+		committed += z->slot_pages;
+		if (s->state != SLOT_ISOLATING) {
+			if (s->isolated)
+				BROKEN("zone %u: live slot %u counts %lu isolated pages",
+				       z->index, k, s->isolated);
+			continue;
+		}
+		isolating++;
+		for (unsigned long i = start; i < end; i++) {
+			struct pp_page *p = &z->pages[i];
+			unsigned long n;
+
+			if (!(page_flags(p) & PP_PAGE_F_ISOLATED))
+				continue;
+			n = 1UL << p->order;
+			if (i & (n - 1) || i + n > end)
+				BROKEN("zone %u: isolated order-%u block at page %lu is misaligned or leaves slot %u",
+				       z->index, p->order, i, k);
+			if (mark(z, where, i, n, IN_ISOLATED))
+				return -EFAULT;
+			found += n;
+			i += n - 1;
+		}
+		if (found != s->isolated)
+			BROKEN("zone %u: slot %u has %lu pages isolated but counts %lu",
+			       z->index, k, found, s->isolated);
+		isolated += found;
+	}
+	if (committed != z->managed_pages)
+		BROKEN("zone %u: %lu pages in committed slots but managed_pages is %lu",
+		       z->index, committed, z->managed_pages);
+	if (isolated != z->isolated_pages || isolating != z->nr_isolating)
+		BROKEN("zone %u: %lu pages isolated in %u slots but the zone counts %lu in %u",
+		       z->index, isolated, isolating, z->isolated_pages,
+		       z->nr_isolating);
+	return 0;
+}
+
 /* Debug builds: what is neither free nor cached is an allocated block. */
 static int check_allocated(struct pp_zone *z, unsigned char *where,
 			   unsigned long expect)
 {
 	unsigned long found = 0;
 
-	for (unsigned long idx = 0; idx < z->managed_pages; idx++) {
+	for (unsigned long idx = 0; idx < z->span_pages; idx++) {
 		struct pp_page *p = &z->pages[idx];
 		unsigned long n;
 
@@ -278,7 +364,7 @@ static int check_allocated(struct pp_zone *z, unsigned char *where,
 			BROKEN("page %lu of zone %u is neither free, cached nor allocated (lost)",
 			       idx, z->index);
 		n = 1UL << p->order;
-		if (idx & (n - 1) || idx + n > z->managed_pages)
+		if (idx & (n - 1) || idx + n > z->span_pages)
 			BROKEN("zone %u: allocated order-%u block at page %lu is misaligned",
 			       z->index, p->order, idx);
 		if (mark(z, where, idx, n, IN_CALLER))
@@ -298,20 +384,26 @@ static int check_zone(struct pp_allocator *alloc, struct pp_zone *z,
 	unsigned char *where;
 	int err;
 
-	where = pp_os_calloc(z->managed_pages, 1);
+	where = pp_os_calloc(z->span_pages, 1);
 	if (!where)
 		return -ENOMEM;
 	err = check_buddy(z, where);
 	if (!err)
+		err = check_slots(z, where);
+	if (!err)
 		err = check_depot(alloc, z, where);
 	if (!err)
 		err = check_tcache(alloc, z, where, &cached);
-	if (!err && z->free_pages + cached > z->managed_pages) {
-		PP_ERR("pp_allocator_check: zone %u counts %lu free and %lu cached pages of %lu",
-		       z->index, z->free_pages, cached, z->managed_pages);
+	if (!err && z->free_pages + z->isolated_pages + cached >
+			    z->managed_pages) {
+		PP_ERR("pp_allocator_check: zone %u counts %lu free, %lu isolated and %lu cached pages of %lu",
+		       z->index, z->free_pages, z->isolated_pages, cached,
+		       z->managed_pages);
 		err = -EFAULT;
 	}
-	in_use = z->managed_pages - z->free_pages - cached;
+	in_use = err ? 0 :
+		       z->managed_pages - z->free_pages - z->isolated_pages -
+			       cached;
 	if (!err && PP_DEBUG >= 1)
 		err = check_allocated(z, where, in_use);
 	free(where);

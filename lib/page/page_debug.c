@@ -41,7 +41,7 @@ void pp_page_asan_arenas(struct pp_allocator *alloc, bool poison)
 #if PP_ASAN
 	for (unsigned int i = 0; i < alloc->nr_zones; i++) {
 		struct pp_zone *z = &alloc->zones[i];
-		size_t len = z->managed_pages << PP_PAGE_SHIFT;
+		size_t len = z->span_pages << PP_PAGE_SHIFT;
 
 		if (poison)
 			ASAN_POISON_MEMORY_REGION((void *)z->base, len);

@@ -19,6 +19,7 @@
 #include <pagepool/pp_vmalloc.h>
 
 #include "pp_log.h"
+#include "pp_arena_user.h"
 #include "pp_vm_area.h"
 #include "pp_os_fault.h"
 #include "page_alloc_priv.h"
@@ -70,7 +71,7 @@ static void descs_free(struct pp_zone *z)
 	z->pages = NULL;
 }
 
-static void area_add(struct pp_zone *z, struct pp_page *page,
+void zone_area_add(struct pp_zone *z, struct pp_page *page,
 		     unsigned int order)
 {
 	struct free_area *fa = &z->area[order];
@@ -85,7 +86,7 @@ static void area_add(struct pp_zone *z, struct pp_page *page,
 	page_set_flags(page, page_flags(page) | PP_PAGE_F_BUDDY);
 }
 
-static void area_del(struct pp_zone *z, struct pp_page *page,
+void zone_area_del(struct pp_zone *z, struct pp_page *page,
 		     unsigned int order)
 {
 	struct free_area *fa = &z->area[order];
@@ -109,7 +110,7 @@ static void area_del(struct pp_zone *z, struct pp_page *page,
  * its buddy, which is either inside the range (already coalesced by the
  * greedy choice) or allocated.
  */
-static void put_range(struct pp_zone *z, unsigned long start,
+void zone_put_range(struct pp_zone *z, unsigned long start,
 		      unsigned long end)
 {
 	while (start < end) {
@@ -120,20 +121,20 @@ static void put_range(struct pp_zone *z, unsigned long start,
 			order = z->max_order;
 		while (start + (1UL << order) > end)
 			order--;
-		area_add(z, &z->pages[start], order);
+		zone_area_add(z, &z->pages[start], order);
 		start += 1UL << order;
 	}
 }
 
 /* Free one block, merging it with its buddies as far as they are free. */
-static void merge_free(struct pp_zone *z, unsigned long idx,
+void zone_merge_free(struct pp_zone *z, unsigned long idx,
 		       unsigned int order)
 {
 	while (order < z->max_order) {
 		unsigned long buddy = idx ^ (1UL << order);
 		struct pp_page *b;
 
-		if (buddy >= z->managed_pages)
+		if (buddy >= z->span_pages)
 			break;
 		b = &z->pages[buddy];
 		/*
@@ -143,11 +144,11 @@ static void merge_free(struct pp_zone *z, unsigned long idx,
 		 */
 		if (!(page_flags(b) & PP_PAGE_F_BUDDY) || b->order != order)
 			break;
-		area_del(z, b, order);
+		zone_area_del(z, b, order);
 		idx &= ~(1UL << order);
 		order++;
 	}
-	area_add(z, &z->pages[idx], order);
+	zone_area_add(z, &z->pages[idx], order);
 }
 
 /* See zone_lock() for why a mutex, and why adaptive. */
@@ -191,7 +192,11 @@ int pp_zone_init(struct pp_zone *z, struct pp_arena *arena, unsigned int index,
 		return -EINVAL;
 	}
 
-	/* Descriptors live apart from the data (doc/design.md decision 2). */
+	/*
+	 * Descriptors live apart from the data (doc/design.md decision 2),
+	 * for the whole span: a growable arena's slots come and go, their
+	 * descriptors stay (64 bytes per 4 KiB page reserved, 1.6 %).
+	 */
 	z->pages = descs_alloc(z, arena, n);
 	if (!z->pages)
 		return -ENOMEM;
@@ -200,31 +205,40 @@ int pp_zone_init(struct pp_zone *z, struct pp_arena *arena, unsigned int index,
 		z->pages[i].zone = (uint8_t)index;
 	}
 
+	z->nr_slots = pp_arena_slot_count(arena);
+	z->min_slots = pp_arena_min_slots(arena);
+	z->slot_pages = pp_arena_slot_size(arena) >> PP_PAGE_SHIFT;
+	z->slots = pp_os_calloc(z->nr_slots, sizeof(*z->slots));
 	z->depot = pp_os_malloc(PP_ZONE_DEPOT * sizeof(*z->depot));
-	if (!z->depot) {
-		PP_ERR("allocator: arena '%s': out of memory for the zone's depot",
+	if (!z->depot || !z->slots) {
+		PP_ERR("allocator: arena '%s': out of memory for the zone's depot and slots",
 		       pp_arena_name(arena));
-		descs_free(z);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto err_free;
 	}
-	err = zone_lock_init(&z->lock);
-	if (err) {
-		free(z->depot);
-		descs_free(z);
-		return -err;
-	}
+	err = -zone_lock_init(&z->lock);
+	if (err)
+		goto err_free;
 
 	z->arena = arena;
 	z->base = base;
-	z->managed_pages = n;
+	z->span_pages = n;
 	z->index = index;
 	z->node = pp_arena_node(arena);
-	z->wmark_low = wmark_low ? wmark_low : n / PP_WMARK_DIVISOR;
+	/* The minimum is committed: its slots are the zone's first pages. */
+	for (unsigned int k = 0; k < z->min_slots; k++)
+		pp_zone_slot_add(z, k);
+	z->wmark_low = wmark_low ? wmark_low :
+				   z->managed_pages / PP_WMARK_DIVISOR;
 	if (z->wmark_low == 0)
 		z->wmark_low = 1;
-	put_range(z, 0, n);
-	z->free_pages = n;
 	return 0;
+
+err_free:
+	free(z->slots);
+	free(z->depot);
+	descs_free(z);
+	return err;
 }
 
 void pp_zone_fini(struct pp_zone *z)
@@ -232,6 +246,7 @@ void pp_zone_fini(struct pp_zone *z)
 	if (!z->pages)
 		return;
 	pthread_mutex_destroy(&z->lock);
+	free(z->slots);
 	free(z->depot);
 	descs_free(z);
 }
@@ -240,7 +255,7 @@ void pp_zone_fini(struct pp_zone *z)
 static void depot_flush(struct pp_zone *z)
 {
 	for (unsigned int i = 0; i < z->depot_count; i++)
-		merge_free(z, page_index(z, z->depot[i]), 0);
+		zone_merge_free(z, page_index(z, z->depot[i]), 0);
 	z->depot_count = 0;
 }
 
@@ -262,7 +277,7 @@ unsigned int pp_zone_take_order0(struct pp_zone *z, struct pp_page **out,
 		unsigned int order;
 
 		if (page) {
-			area_del(z, page, 0);
+			zone_area_del(z, page, 0);
 			page_prep_order0(page);
 			out[got++] = page;
 			continue;
@@ -278,7 +293,7 @@ unsigned int pp_zone_take_order0(struct pp_zone *z, struct pp_page **out,
 		 * and put the rest back as aligned blocks.
 		 */
 		page = z->area[order].head;
-		area_del(z, page, order);
+		zone_area_del(z, page, order);
 		idx = page_index(z, page);
 		size = 1UL << order;
 		take = n - got < size ? n - got : size;
@@ -286,10 +301,31 @@ unsigned int pp_zone_take_order0(struct pp_zone *z, struct pp_page **out,
 			page_prep_order0(page + i);
 			out[got++] = page + i;
 		}
-		put_range(z, idx + take, idx + size);
+		zone_put_range(z, idx + take, idx + size);
 	}
 	zone_add_free(z, -(long)got);
 	return got;
+}
+
+/* pp_zone_put_order0() while slots are being given back: each page of
+ * an ISOLATING slot is set aside, the rest go back as usual. */
+static void put_order0_isolating(struct pp_zone *z, struct pp_page **pages,
+				 unsigned int n)
+{
+	unsigned int freed = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned long idx = page_index(z, pages[i]);
+
+		if (pp_zone_isolate_freed(z, idx, 0))
+			continue;
+		if (z->depot_count < PP_ZONE_DEPOT)
+			z->depot[z->depot_count++] = pages[i];
+		else
+			zone_merge_free(z, idx, 0);
+		freed++;
+	}
+	zone_add_free(z, freed);
 }
 
 void pp_zone_put_order0(struct pp_zone *z, struct pp_page **pages,
@@ -298,10 +334,14 @@ void pp_zone_put_order0(struct pp_zone *z, struct pp_page **pages,
 	unsigned int room = PP_ZONE_DEPOT - z->depot_count;
 	unsigned int keep = n < room ? n : room;
 
+	if (PP_UNLIKELY(z->nr_isolating)) {
+		put_order0_isolating(z, pages, n);
+		return;
+	}
 	memcpy(&z->depot[z->depot_count], pages, keep * sizeof(*pages));
 	z->depot_count += keep;
 	for (unsigned int i = keep; i < n; i++)
-		merge_free(z, page_index(z, pages[i]), 0);
+		zone_merge_free(z, page_index(z, pages[i]), 0);
 	zone_add_free(z, n);
 }
 
@@ -325,11 +365,11 @@ struct pp_page *pp_zone_take_block(struct pp_zone *z, unsigned int order)
 	if (o > z->max_order)
 		return NULL;
 	page = z->area[o].head;
-	area_del(z, page, o);
+	zone_area_del(z, page, o);
 	/* Split: the upper halves go back, one per order on the way down. */
 	while (o > order) {
 		o--;
-		area_add(z, page + (1UL << o), o);
+		zone_area_add(z, page + (1UL << o), o);
 	}
 	page->order = (uint8_t)order;
 	zone_add_free(z, -(long)(1UL << order));
@@ -339,6 +379,9 @@ struct pp_page *pp_zone_take_block(struct pp_zone *z, unsigned int order)
 void pp_zone_put_block(struct pp_zone *z, struct pp_page *head,
 		       unsigned int order)
 {
-	merge_free(z, page_index(z, head), order);
+	if (PP_UNLIKELY(z->nr_isolating) &&
+	    pp_zone_isolate_freed(z, page_index(z, head), order))
+		return;
+	zone_merge_free(z, page_index(z, head), order);
 	zone_add_free(z, (long)(1UL << order));
 }

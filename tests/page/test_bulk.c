@@ -675,11 +675,19 @@ static void test_create_errors(void)
 	CHECK(pp_allocator_create(&o) == NULL && errno == EINVAL);
 	o.thread_cache_size = 0;
 	o.thread_cache_batch = 0;
-	o.sz = sizeof(o) - 1;
+	/* Shorter than the first published struct: refused. */
+	o.sz = offsetof(struct pp_allocator_opts, grow_wmark) - 1;
 	errno = 0;
 	CHECK(pp_allocator_create(&o) == NULL && errno == EINVAL);
 	errno = 0;
 	CHECK(pp_allocator_create(NULL) == NULL && errno == EINVAL);
+	/* The first published struct, before growth: accepted. */
+	o.sz = offsetof(struct pp_allocator_opts, grow_wmark);
+	o.grow_wmark = 12345; /* past its sz: never read */
+	alloc = pp_allocator_create(&o);
+	REQUIRE(alloc);
+	CHECK_EQ(pp_allocator_destroy(alloc), 0);
+	o.grow_wmark = 0;
 	/* The failures took no user of the arena. */
 	o.sz = sizeof(o);
 	alloc = pp_allocator_create(&o);

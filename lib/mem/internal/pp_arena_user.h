@@ -110,6 +110,8 @@ PP_HIDDEN void pp_arena_unlisten(struct pp_arena *arena,
 PP_HIDDEN int pp_arena_pin(struct pp_arena *arena, const char *who,
 			   size_t *len);
 PP_HIDDEN void pp_arena_unpin(struct pp_arena *arena);
+/* Whether a consumer pins the arena now (read racily: a hint). */
+PP_HIDDEN bool pp_arena_pinned(const struct pp_arena *arena);
 
 /*
  * pp_arena_segment_of - the committed segment that holds @addr, found by
