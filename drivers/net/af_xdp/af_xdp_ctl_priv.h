@@ -118,9 +118,9 @@ void af_xdp_iface_put(struct xdp_iface *ifc);
 
 /*
  * The UMEM over @arena, registered whole by its first user, port @port
- * (the interface name, which the port takes once open)
- * (the arena is pinned until the last put: a growable arena stays at the
- * size it has then); @ring_size sizes the fill and completion rings of
+ * (its interface's name, which the port takes once open); the arena is
+ * pinned until the last put (a growable arena stays at the size it has
+ * then). @ring_size sizes the fill and completion rings of
  * every queue that uses it. NULL with *@errp set after a message. Under
  * af_xdp_lock, as _put.
  */
