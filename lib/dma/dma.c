@@ -193,7 +193,7 @@ static int dma_segment_map(void *ctx, const struct pp_arena_segment *seg)
 	/* What the tables below were sized and cut for at map time. */
 	if (off >= a->size || seg->len > a->size - off ||
 	    ((off | seg->len) & (align - 1)) || seg->page_size < a->unit) {
-		PP_ERR("dma: arena %s: a segment at offset %zu KiB (%zu KiB of %zu KiB pages) does not fit the domain's record of the arena (%zu KiB, units of %zu KiB, pages of %zu KiB): unmap the arena from the domain and map it again",
+		PP_ERR("dma: arena %s: refusing the segment at offset %zu KiB (%zu KiB on %zu KiB pages): the domain cut the arena's %zu KiB in units of %zu KiB on pages of at least %zu KiB when it was mapped, and every segment must fit them",
 		       a->name, off >> 10, seg->len >> 10,
 		       seg->page_size >> 10, a->size >> 10, align >> 10,
 		       a->unit >> 10);
@@ -300,12 +300,11 @@ out:
 /* The mode lets go of the span, and the index is free again. */
 static int record_remove(struct pp_dma *dma, int idx)
 {
-	struct pp_dma_arena *a = dma->recs[idx];
 	int err = 0;
 
 	pthread_mutex_lock(&dma->lock);
 	if (dma->m->unmap_arena)
-		err = dma->m->unmap_arena(dma->mode_priv, a);
+		err = dma->m->unmap_arena(dma->mode_priv, dma->recs[idx]);
 	dma->recs[idx] = NULL;
 	dma->nr_mapped--;
 	pthread_mutex_unlock(&dma->lock);
