@@ -78,6 +78,7 @@ struct pp_rxq {
 	struct pp_pool *pool;
 	void *priv;                     /* the driver's per-queue state */
 	unsigned int idx;
+	unsigned int empty_polls;       /* pp_port_rx_burst()'s, see there */
 	const void *owner;              /* thread that owns the pool */
 	struct pp_rxq_stats stats;      /* owner writes, anyone reads */
 } __attribute__((aligned(PP_CACHE_LINE)));

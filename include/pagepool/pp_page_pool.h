@@ -81,7 +81,9 @@ struct pp_pool_alloc_stats {
 	uint64_t slow_high_order; /* order > 0 slow-path calls */
 	uint64_t empty;           /* refills that found the ring empty */
 	uint64_t refill;          /* refills from the ring that got a page */
-	uint64_t waive;           /* ring pages dropped: wrong NUMA node */
+	uint64_t waive;           /* ring pages given back, not reused: of
+				     another node, or of memory the
+				     allocator is giving back */
 };
 
 struct pp_pool_recycle_stats {
@@ -170,6 +172,18 @@ PP_API int pp_pool_destroy(struct pp_pool *pool);
  * join orders them): the owner's releases are counted without atomics.
  */
 PP_API void pp_pool_set_owner(struct pp_pool *pool);
+
+/*
+ * pp_pool_trim - give the allocator the pages of the pool's cache and ring
+ * that lie in memory it is giving back to the kernel (a growable arena's
+ * step being emptied, doc/growth.md), so an idle pool does not keep that
+ * step alive. The pool does the same by itself, without this call, each
+ * time it refills its cache from the ring; pp_port_rx_burst() calls this
+ * after runs of empty polls. Returns the pages given back; 0 at once (one
+ * load per zone) when nothing is being given back.
+ * Context: the owner thread.
+ */
+PP_API unsigned int pp_pool_trim(struct pp_pool *pool);
 
 /* Out-of-line slow paths; call the inline functions below instead. */
 PP_API struct pp_page *pp_pool_alloc_pages_slow(struct pp_pool *pool);

@@ -53,4 +53,16 @@ static inline void net_rxq_claim(struct pp_rxq *rxq)
 	}
 }
 
+/*
+ * After a poll that received nothing. An idle queue's pool keeps pages
+ * nobody reuses: every 4096 empty polls (a few ms when idle) it gives
+ * back those its allocator wants back (pp_pool_trim(): one load when it
+ * wants none). An increment per empty poll; nothing when traffic flows.
+ */
+static inline void net_rxq_idle(struct pp_rxq *rxq)
+{
+	if (PP_UNLIKELY(!(++rxq->empty_polls & 4095)) && rxq->pool)
+		pp_pool_trim(rxq->pool);
+}
+
 #endif /* PP_NET_PRIV_H */

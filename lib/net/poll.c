@@ -366,8 +366,11 @@ unsigned int pp_port_poll(struct pp_port *port, unsigned int q,
 		if (want < PP_FRAME_MAX_SEGS && !total)
 			want = PP_FRAME_MAX_SEGS;
 		got = port->rx_burst(rxq, b.frames, want);
-		if (!got)
+		if (!got) {
+			if (!total)
+				net_rxq_idle(rxq);
 			break;
+		}
 		run_burst(port, rxq, &b, got);
 		total += got;
 		if (got < want)

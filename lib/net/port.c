@@ -399,6 +399,8 @@ unsigned int pp_port_rx_burst(struct pp_port *port, unsigned int q,
 	net_rxq_claim(rxq);
 	got = port->rx_burst(rxq, frames, n);
 	pp_where_clock_burst(got == n);
+	if (PP_UNLIKELY(!got))
+		net_rxq_idle(rxq);
 	/* The frames are the application's now (pp_where.h). */
 	stamp = pp_where_stamp(PP_HOLDER(PP_HOLDER_APP_RX, port->id, q));
 	for (i = 0; i < got; i++) {

@@ -29,6 +29,7 @@
 #include "pp_os_fault.h"
 #include "pp_os.h"
 #include "pp_unregister.h"
+#include "pp_page_growth.h"
 #include "page_alloc_priv.h"
 #include "pp_page_walk.h"
 #include "page_debug_priv.h"
@@ -616,6 +617,15 @@ static void free_to_zone(struct pp_allocator *alloc, struct pp_page *page,
 	pp_zone_put_order0(z, &page, 1);
 	zone_unlock(z);
 	COUNT(alloc, (struct pp_tcache *)NULL, z->index, pages_freed, 1);
+}
+
+void pp_free_pages_to_zone(struct pp_allocator *alloc, struct pp_page *page,
+			   unsigned int order)
+{
+	if (order)
+		free_block(alloc, page, order);
+	else
+		free_to_zone(alloc, page, "pp_free_pages");
 }
 
 static PP_NOINLINE void free_pages_slow(struct pp_allocator *alloc,

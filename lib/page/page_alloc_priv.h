@@ -306,6 +306,10 @@ PP_HIDDEN void pp_zone_slot_cancel(struct pp_zone *z, unsigned int k);
 /* An ISOLATING slot whose every page is isolated becomes ABSENT and
  * leaves the zone's counts; returns false (and does nothing) otherwise. */
 PP_HIDDEN bool pp_zone_slot_remove(struct pp_zone *z, unsigned int k);
+/* A LIVE slot whose every page is free leaves at once, as
+ * pp_zone_slot_isolate() then pp_zone_slot_remove() would; returns false
+ * (and does nothing) when a page of it is not free. */
+PP_HIDDEN bool pp_zone_slot_take_free(struct pp_zone *z, unsigned int k);
 /*
  * The free paths: when @idx lies in an ISOLATING slot, set the block
  * aside (isolated) and return true; the caller then neither lists nor

@@ -31,6 +31,7 @@
 #include "pp_log.h"
 #include "pp_arena_user.h"
 #include "pp_os_fault.h"
+#include "pp_page_growth.h"
 #include "page_alloc_priv.h"
 
 #define GROW_POLL_NS 1000000L	/* 1 ms */
@@ -140,6 +141,20 @@ static void isolate_slot(struct pp_zone *z, unsigned int k)
 	} while (!done);
 }
 
+/* Slot @k left the zone: the arena gives it back (or, pinned meanwhile,
+ * keeps it, and the slot rejoins the zone). */
+static bool release_slot(struct pp_zone *z, unsigned int k)
+{
+	if (pp_arena_release(z->arena, k)) {
+		zone_lock(z);
+		pp_zone_slot_add(z, k);
+		zone_unlock(z);
+		return false;
+	}
+	zone_count(&z->growth.shrinks, 1);
+	return true;
+}
+
 /* Remove and give back every isolating slot whose pages are all back. */
 static long release_done(struct pp_zone *z)
 {
@@ -154,20 +169,10 @@ static long release_done(struct pp_zone *z)
 		zone_lock(z);
 		removed = pp_zone_slot_remove(z, k);
 		zone_unlock(z);
-		if (!removed)
-			continue;
-		/*
-		 * No page of it is anywhere now: not listed, not cached, not
-		 * allocated. A pinned arena refuses; the slot comes back.
-		 */
-		if (pp_arena_release(z->arena, k)) {
-			zone_lock(z);
-			pp_zone_slot_add(z, k);
-			zone_unlock(z);
-			continue;
-		}
-		zone_count(&z->growth.shrinks, 1);
-		released++;
+		/* No page of it is anywhere now: not listed, not cached,
+		 * not allocated. */
+		if (removed && release_slot(z, k))
+			released++;
 	}
 	return released;
 }
@@ -357,16 +362,18 @@ long pp_allocator_shrink(struct pp_allocator *alloc, unsigned int zone)
 		return 0;
 	pthread_mutex_lock(&alloc->growth->lock);
 	pp_tcache_drain_all(alloc);
-	for (unsigned int k = z->nr_slots; k-- > z->min_slots;)
-		if (__atomic_load_n(&z->slots[k].state, __ATOMIC_RELAXED) ==
-		    SLOT_LIVE)
-			isolate_slot(z, k);
+	/* Isolating slots whose last pages came back meanwhile, then every
+	 * live slot that is all free now; a slot with a page out is not
+	 * touched, so allocations go on from it meanwhile. */
 	released = release_done(z);
-	/* What is still in use stays: its slots go back to the lists. */
-	for (unsigned int k = z->min_slots; k < z->nr_slots; k++) {
+	for (unsigned int k = z->nr_slots; k-- > z->min_slots;) {
+		bool taken;
+
 		zone_lock(z);
-		pp_zone_slot_cancel(z, k);
+		taken = pp_zone_slot_take_free(z, k);
 		zone_unlock(z);
+		if (taken && release_slot(z, k))
+			released++;
 	}
 	pthread_mutex_unlock(&alloc->growth->lock);
 	return released;
@@ -405,4 +412,25 @@ int pp_allocator_zone_growth(struct pp_allocator *alloc, unsigned int zone,
 	memcpy(out, &g, n);
 	out->sz = n;
 	return 0;
+}
+
+/* ---- for page_pool (pp_page_growth.h) ---- */
+
+bool pp_allocator_isolating(const struct pp_allocator *alloc)
+{
+	for (unsigned int i = 0; i < alloc->nr_zones; i++)
+		if (__atomic_load_n(&alloc->zones[i].nr_isolating,
+				    __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+bool pp_page_in_isolating_slot(const struct pp_allocator *alloc,
+			       const struct pp_page *page)
+{
+	const struct pp_zone *z = &alloc->zones[page->zone];
+	unsigned int k = zone_slot_of(z, page_index(z, page));
+
+	return __atomic_load_n(&z->slots[k].state, __ATOMIC_RELAXED) ==
+	       SLOT_ISOLATING;
 }

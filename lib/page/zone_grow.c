@@ -167,3 +167,36 @@ bool pp_zone_isolate_freed(struct pp_zone *z, unsigned long idx,
 	set_aside(z, s, &z->pages[idx], order);
 	return true;
 }
+
+/* Free pages of slot @k: its listed blocks and its pages in the depot. */
+static unsigned long slot_free_pages(const struct pp_zone *z, unsigned int k)
+{
+	unsigned long start = slot_start(z, k), end = start + z->slot_pages;
+	unsigned long free = 0;
+
+	for (unsigned long idx = start; idx < end;) {
+		const struct pp_page *page = &z->pages[idx];
+
+		if (!(page_flags(page) & PP_PAGE_F_BUDDY)) {
+			idx++;
+			continue;
+		}
+		free += 1UL << page->order;
+		idx += 1UL << page->order;
+	}
+	for (unsigned int i = 0; i < z->depot_count; i++)
+		if (zone_slot_of(z, page_index(z, z->depot[i])) == k)
+			free++;
+	return free;
+}
+
+bool pp_zone_slot_take_free(struct pp_zone *z, unsigned int k)
+{
+	unsigned long cursor = 0;
+
+	if (z->slots[k].state != SLOT_LIVE ||
+	    slot_free_pages(z, k) != z->slot_pages)
+		return false;
+	pp_zone_slot_isolate(z, k, &cursor, z->slot_pages);
+	return pp_zone_slot_remove(z, k);
+}

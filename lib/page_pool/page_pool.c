@@ -106,6 +106,7 @@
 #include "pp_opts.h"
 #include "pp_os_fault.h"
 #include "pp_unregister.h"
+#include "pp_page_growth.h"
 #include "page_pool_priv.h"
 
 /* The kernel caps its ptr_ring at 32768 entries; so do we. */
@@ -546,14 +547,59 @@ static void check_owner(struct pp_pool *pool)
 }
 
 /*
- * Refill the empty cache from the ring, up to 64 pages in one burst.
- * Pages from another node than the pool's are given back (waived), as the
- * kernel does, so that a pool drifts back to local memory.
+ * Whether a pool should give @page back rather than reuse it: it is from
+ * another node than the pool's (the kernel's rule, so that a pool drifts
+ * back to local memory), or from memory its allocator is giving back to
+ * the kernel (doc/growth.md).
+ */
+static bool page_waived(struct pp_pool *pool, struct pp_page *page,
+			bool isolating)
+{
+	if (pool->nid != PP_NUMA_NODE_ANY &&
+	    pp_page_to_nid(pool->allocator, page) != pool->nid)
+		return true;
+	return isolating && pp_page_in_isolating_slot(pool->allocator, page);
+}
+
+/*
+ * Keep the pages of @pages[0..n) the pool may reuse, in order, and give
+ * the others back. Returns how many are kept.
+ */
+static unsigned int waive_pages(struct pp_pool *pool, struct pp_page **pages,
+				unsigned int n)
+{
+	bool isolating = pp_allocator_isolating(pool->allocator);
+	unsigned int i, kept = 0, waived;
+
+	if (pool->nid == PP_NUMA_NODE_ANY && PP_LIKELY(!isolating))
+		return n;
+	for (i = 0; i < n; i++) {
+		struct pp_page *page = pages[i];
+
+		if (PP_LIKELY(!page_waived(pool, page, isolating))) {
+			pages[kept++] = page;
+			continue;
+		}
+		page_release(pool, page);
+		pp_free_pages_to_zone(pool->allocator, page, pool->order);
+	}
+	waived = n - kept;
+	if (waived) {
+		POOL_STAT_ADD(pool->alloc.alloc_stats.waive, waived);
+		/* Before destroy: cannot reach DESTROYING|0. */
+		pool_put_count(pool, waived);
+	}
+	return kept;
+}
+
+/*
+ * Refill the empty cache from the ring, up to 64 pages in one burst,
+ * without the pages the pool should give back (waive_pages()).
  */
 static struct pp_page *refill_from_ring(struct pp_pool *pool)
 {
 	struct pp_pool_alloc_cache *c = &pool->alloc;
-	unsigned int i, n, kept, waived = 0;
+	unsigned int n, kept;
 
 	n = pp_recycle_ring_pop(pool->ring, (void **)c->cache,
 				PP_POOL_CACHE_REFILL);
@@ -561,30 +607,40 @@ static struct pp_page *refill_from_ring(struct pp_pool *pool)
 		POOL_STAT_ADD(c->alloc_stats.empty, 1);
 		return NULL;
 	}
-	kept = n;
-	if (pool->nid != PP_NUMA_NODE_ANY) {
-		for (i = 0, kept = 0; i < n; i++) {
-			struct pp_page *page = c->cache[i];
-
-			if (PP_LIKELY(pp_page_to_nid(pool->allocator, page) ==
-				      pool->nid)) {
-				c->cache[kept++] = page;
-				continue;
-			}
-			pages_return(pool, &page, 1);
-			waived++;
-		}
-		if (waived) {
-			POOL_STAT_ADD(c->alloc_stats.waive, waived);
-			/* Before destroy: cannot reach DESTROYING|0. */
-			pool_put_count(pool, waived);
-		}
-		if (!kept)
-			return NULL;
-	}
+	kept = waive_pages(pool, c->cache, n);
+	if (!kept)
+		return NULL;
 	POOL_STAT_ADD(c->alloc_stats.refill, 1);
 	__atomic_store_n(&c->count, kept - 1, __ATOMIC_RELAXED);
 	return c->cache[kept - 1];
+}
+
+unsigned int pp_pool_trim(struct pp_pool *pool)
+{
+	struct pp_pool_alloc_cache *c = &pool->alloc;
+	struct pp_page *pages[PP_POOL_CACHE_REFILL];
+	unsigned int n, kept, back, rounds, given;
+
+	if (PP_LIKELY(!pp_allocator_isolating(pool->allocator)))
+		return 0;
+	check_owner(pool);
+	kept = waive_pages(pool, c->cache, c->count);
+	given = c->count - kept;
+	__atomic_store_n(&c->count, kept, __ATOMIC_RELAXED);
+	/* Each page of the ring once: what is kept goes in at the tail. */
+	rounds = pp_recycle_ring_count(pool->ring) / PP_POOL_CACHE_REFILL + 1;
+	while (rounds-- &&
+	       (n = pp_recycle_ring_pop(pool->ring, (void **)pages,
+					PP_POOL_CACHE_REFILL))) {
+		kept = waive_pages(pool, pages, n);
+		given += n - kept;
+		if (!kept)
+			continue;
+		back = ring_return_pages(pool, pages, kept);
+		if (back)
+			pool_put_count(pool, back);
+	}
+	return given;
 }
 
 /* Refill the empty cache from the allocator, the way params.refill says. */
