@@ -8,7 +8,8 @@
  *       [--json FILE] [--arena-mb MB] [--cpus LIST]
  *       [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]
  *       [--telemetry PREFIX] [--frag SIZE|auto] [--mac-swap] [--mtu M]
- *       [--pcap FILE] [--keep N]
+ *       [--pcap FILE] [--keep N] [--arena-max MB [--grow-step MB]
+ *       [--grow-wmark MB] [--shrink-delay MS]]
  *
  * When the second port is one end of a veth pair, the other end is the
  * receiver and gets its own thread per queue: with --mode pass it hands
@@ -61,6 +62,10 @@
  * pcap file (fwd_pcap.c says which packets those are in each topology).
  * --keep N receives N packets on the first port before the run and holds
  * them to the end: an application leaking RX buffers (fwd_keep.c).
+ *
+ * --arena-max MB makes the arena growable: it starts at --arena-mb and
+ * the allocator's growth thread adds --grow-step at a time as the traffic
+ * needs pages, up to MB, and gives idle steps back (fwd_growth.c).
  *
  * A line per second, a summary at the end or on SIGINT. The regions marked
  * [doc:...] are quoted by doc/net.md.
@@ -231,6 +236,8 @@ static void usage(FILE *f)
 		"           [--bidir] [--tx-first N] [--tx-len L] [--verify] [--count N]\n"
 		"           [--telemetry PREFIX] [--frag SIZE|auto] [--mac-swap]\n"
 		"           [--mtu M] [--pcap FILE] [--keep N]\n"
+		"           [--arena-max MB [--grow-step MB] [--grow-wmark MB]\n"
+		"           [--shrink-delay MS]]\n"
 		"       fwd --port DEV [...]   (one port: loop topology, frames go back\n"
 		"                              out of the same port)\n"
 		"       fwd --help | --version\n"
@@ -249,7 +256,20 @@ static void usage(FILE *f)
 		"  --refill single|list|array\n"
 		"                        how the RX pools refill from the allocator\n"
 		"                        (default array)\n"
-		"  --arena-mb MB         the arena's size (default 32 + 32 per queue)\n"
+		"  --arena-mb MB         the arena's size (default 32 + 32 per queue); a\n"
+		"                        growable one's at the start, never given back\n"
+		"  --arena-max MB        a growable arena: it grows as the traffic needs\n"
+		"                        pages, up to MB, and gives idle steps back (not\n"
+		"                        with af_xdp or virtio_user ports, which register\n"
+		"                        the arena once) (default: off, a fixed arena)\n"
+		"  --grow-step MB        what each growth adds, rounded up to 2 MiB\n"
+		"                        (default 32)\n"
+		"  --grow-wmark MB       grow when less than MB is free: more than the\n"
+		"                        ports take in a growth's time (default half a\n"
+		"                        step)\n"
+		"  --shrink-delay MS     how long the free memory stays a step above the\n"
+		"                        grow watermark before a step is given back\n"
+		"                        (default 1000)\n"
 		"  --cpus LIST           the CPUs of the worker threads, one each in turn\n"
 		"                        (e.g. 2,3 or 1-4; default: the CPUs this\n"
 		"                        process may run on, see taskset)\n"
@@ -470,6 +490,10 @@ int main(int argc, char **argv)
 		{ "mtu", required_argument, NULL, 'U' },
 		{ "pcap", required_argument, NULL, 'P' },
 		{ "keep", required_argument, NULL, 'K' },
+		{ "arena-max", required_argument, NULL, 'X' },
+		{ "grow-step", required_argument, NULL, 'G' },
+		{ "shrink-delay", required_argument, NULL, 'S' },
+		{ "grow-wmark", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct pp_cli_opts cli = {
@@ -483,8 +507,9 @@ int main(int argc, char **argv)
 	char frag_dev[2][256];
 	enum pp_pool_refill refill = PP_REFILL_ARRAY;
 	unsigned int queues = 1, nr_dev = 0, nr_w = 0, tx_first = 0, mtu = 0;
-	unsigned int keep = 0;
-	double duration = 10, warmup = 0, arena_mb = 0;
+	unsigned int keep = 0, shrink_delay = 0;
+	double duration = 10, warmup = 0, arena_mb = 0, arena_max = 0;
+	double grow_step = 0, grow_wmark = 0;
 	unsigned long long count = 0;
 	bool bidir = false, verify = false, uses_vfio[2] = { false, false };
 	struct worker w[MAX_THREADS];
@@ -562,6 +587,20 @@ int main(int argc, char **argv)
 		case 'K':
 			keep = (unsigned int)pp_cli_uint("fwd", "--keep", optarg, 0, KEEP_MAX);
 			break;
+		case 'X':
+			arena_max = pp_cli_double("fwd", "--arena-max", optarg, 1, 1 << 24);
+			pp_cli_fits_memory("fwd", "--arena-max",
+					   (unsigned long long)(arena_max * (1 << 20)));
+			break;
+		case 'G':
+			grow_step = pp_cli_double("fwd", "--grow-step", optarg, 2, 1 << 20);
+			break;
+		case 'W':
+			grow_wmark = pp_cli_double("fwd", "--grow-wmark", optarg, 1, 1 << 20);
+			break;
+		case 'S':
+			shrink_delay = (unsigned int)pp_cli_uint("fwd", "--shrink-delay", optarg, 1, 3600 * 1000);
+			break;
 		}
 	}
 	pp_cli_no_operands(&cli, argc, argv);
@@ -638,6 +677,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fwd: --keep takes frames out of the wire loop --verify accounts for: give one of them\n");
 		return 2;
 	}
+	if ((grow_step || grow_wmark || shrink_delay) && !arena_max) {
+		fprintf(stderr, "fwd: --%s tunes a growable arena: add --arena-max MB\n",
+			grow_step ? "grow-step" : grow_wmark ? "grow-wmark" :
+			"shrink-delay");
+		return 2;
+	}
+	if (arena_max && arena_mb > arena_max) {
+		fprintf(stderr, "fwd: --arena-max %.0f is below --arena-mb %.0f: the arena starts at --arena-mb MiB and grows up to --arena-max MiB\n",
+			arena_max, arena_mb);
+		return 2;
+	}
+	if (arena_max && growth_check_ports(dev, nr_dev))
+		return 2;
 	/* Before the run, not after it. */
 	if (json)
 		pp_cli_json_writable("fwd", json);
@@ -667,10 +719,16 @@ int main(int argc, char **argv)
 	/* Memory: one arena, 2 MiB pages if there are any, else 4 KiB. */
 	if (!arena_mb)
 		arena_mb = 32 + 32 * queues;
+	/* --arena-max: reserve that, commit --arena-mb (doc/growth.md);
+	 * without --arena-mb it starts at the default or at the max. */
+	if (arena_max && arena_max < arena_mb)
+		arena_mb = arena_max;
 	struct pp_arena_opts ao = {
 		.sz = sizeof(ao), .size = (size_t)(arena_mb * (1 << 20)),
 		.page_size = PP_PAGE_SIZE_2M, .numa_node = PP_NUMA_NODE_ANY,
 		.flags = PP_ARENA_F_ALLOW_4K, .name = "fwd",
+		.max_size = (size_t)(arena_max * (1 << 20)),
+		.grow_step = (size_t)(grow_step * (1 << 20)),
 	};
 	struct pp_arena *arena = pp_arena_create(&ao);
 	if (!arena) {
@@ -681,6 +739,8 @@ int main(int argc, char **argv)
 	}
 	struct pp_allocator_opts alo = {
 		.sz = sizeof(alo), .arenas = &arena, .nr_arenas = 1,
+		.shrink_delay_ms = shrink_delay,
+		.grow_wmark = (unsigned long)(grow_wmark * (1 << 20)) >> PP_PAGE_SHIFT,
 	};
 	held.arena = arena;
 	struct pp_allocator *alloc = pp_allocator_create(&alo);
@@ -689,6 +749,8 @@ int main(int argc, char **argv)
 		return give_back(1);
 	}
 	held.alloc = alloc;
+	growth_start(alloc, alo.grow_wmark);
+	loop_wait_growth = pp_arena_growable(arena);
 	/* PCI ports (e1000e) DMA through the IOMMU: one domain for all. */
 	struct pp_dma *dma = vfio_domain_create(dev, nr_dev, arena, uses_vfio);
 	held.dma = dma;
@@ -826,6 +888,11 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* Over a growable arena the first bursts may have taken every page:
+	 * the forwarding starts once the growth thread restored the margin. */
+	if (tx_first)
+		growth_settle();
+
 	/* After --tx-first: a veth end receives only what was sent into it. */
 	if (keep) {
 		unsigned int got = keep_take(in, keep);
@@ -842,6 +909,7 @@ int main(int argc, char **argv)
 			got, keep_frames(), pp_port_name(in));
 	}
 
+	growth_workers_start();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	sigset_t block, old;
@@ -881,6 +949,7 @@ int main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 		double t = now_s();
 		uint64_t rin = received(&run), rout = delivered(&run);
+		growth_line(NULL);
 		if (count && rout >= count)
 			break;
 		if (!warm && t - t0 >= warmup) {
@@ -891,10 +960,12 @@ int main(int argc, char **argv)
 		}
 		if (t - last_t < 1.0 && t - t0 < warmup + duration)
 			continue;
-		fprintf(fwd_out, "[%5.1fs] in %7.2f Mpps  delivered %7.2f Mpps  drops %llu\n",
+		fprintf(fwd_out, "[%5.1fs] in %7.2f Mpps  delivered %7.2f Mpps  drops %llu",
 		       t - t0, (double)(rin - last_in) / (t - last_t) / 1e6,
 		       (double)(rout - last_out) / (t - last_t) / 1e6,
 		       (unsigned long long)(drops(in) + drops(run.out) + drops(sink)));
+		growth_line(fwd_out);
+		fputc('\n', fwd_out);
 		fflush(fwd_out);
 		last_in = rin;
 		last_out = rout;
@@ -935,7 +1006,7 @@ int main(int argc, char **argv)
 		snprintf(js_sink_cpu, sizeof(js_sink_cpu), "%.2f",
 			 sink_cpu / (double)total * 1e9);
 	static char js_in[1 << 16], js_out[1 << 16], js_sink[1 << 16];
-	static char js_alloc[1 << 14], js_loop[512];
+	static char js_alloc[1 << 14], js_loop[512], js_growth[512];
 	bool loop_ok = true;
 	if (verify) {
 		loop_drain(run.in, run.out);
@@ -943,6 +1014,9 @@ int main(int argc, char **argv)
 	} else {
 		snprintf(js_loop, sizeof(js_loop), "null");
 	}
+	/* After the drain, which returns the loop's pages: with a short
+	 * --shrink-delay the thread gives steps back meanwhile. */
+	growth_end();
 	pp_port_stats_json(in, js_in, sizeof(js_in));
 	pp_port_stats_json(out, js_out, sizeof(js_out));
 	if (sink)
@@ -984,6 +1058,7 @@ int main(int argc, char **argv)
 	       (double)nr_delivered / elapsed / 1e6,
 	       (unsigned long long)nr_delivered, (unsigned long long)nr_drops,
 	       ns_page, refill_name, leaked, check ? " (allocator check FAILED)" : "");
+	growth_report(js_growth, sizeof(js_growth));
 	fprintf(fwd_out, "cycles: %.1f per received frame (busy polls: %llu cycles, %llu frames, %llu polls, %.1f frames a poll)\n",
 		cpf, (unsigned long long)busy_cycles,
 		(unsigned long long)busy_frames, (unsigned long long)busy_polls,
@@ -1013,7 +1088,8 @@ int main(int argc, char **argv)
 			"\"busy_frames\":%llu,\"cycles_per_frame\":%.2f,"
 			"\"alloc_ns_per_page\":%.3f,\"sink_cpu_ns_per_frame\":%s,"
 			"\"leaked_pages\":%lu,"
-			"\"allocator_check\":%d,\"ports\":{\"in\":%s,\"out\":%s,"
+			"\"allocator_check\":%d,\"growth\":%s,"
+			"\"ports\":{\"in\":%s,\"out\":%s,"
 			"\"sink\":%s},\"allocator\":%s}\n",
 			mode, refill_name, queues, bidir ? "true" : "false",
 			dma ? "true" : "false", warmup, elapsed,
@@ -1025,7 +1101,7 @@ int main(int argc, char **argv)
 			(unsigned long long)busy_cycles,
 			(unsigned long long)busy_frames, cpf, ns_page,
 			js_sink_cpu, leaked,
-			check, js_in, js_out, js_sink, js_alloc);
+			check, js_growth, js_in, js_out, js_sink, js_alloc);
 		if (pp_cli_json_close(f)) {
 			fprintf(stderr, "fwd: cannot write %s: %s\n", json, strerror(errno));
 			return 1;

@@ -55,6 +55,10 @@ extern struct loop_books loop;
 extern bool mac_swap;
 void frames_mac_swap(struct pp_frame *frames, unsigned int n);
 
+/* --arena-max: the first bursts wait for the growth thread when a pool
+ * runs dry, instead of stopping there. */
+extern bool loop_wait_growth;
+
 /* testpmd's tx_first: @nr numbered frames on each TX queue of @p. */
 unsigned int loop_inject(struct pp_port *p, unsigned int nr);
 /* --verify's program: forward intact frames, drop damaged ones. */
@@ -88,6 +92,25 @@ unsigned int keep_take(struct pp_port *p, unsigned int nr);
 unsigned int keep_frames(void);
 /* After the ports closed: give them back. */
 void keep_release(struct pp_allocator *alloc);
+
+/* --arena-max, --grow-step, --shrink-delay (fwd_growth.c). */
+/* -1 after saying why when a port's driver needs a fixed arena. */
+int growth_check_ports(const char *const *dev, unsigned int nr_dev);
+/* Start watching @alloc's zone 0 (nothing to watch when it is fixed);
+ * @wmark: the allocator's grow_wmark (pages; 0: its default). */
+void growth_start(struct pp_allocator *alloc, unsigned long wmark);
+/* After --tx-first: wait (a few seconds at most) until the growth thread
+ * has restored the free margin the bursts took. */
+void growth_settle(void);
+/* Before the workers start: what --tx-first's bursts grew. */
+void growth_workers_start(void);
+/* The per-second line's tail: the committed size; @f NULL: only sample
+ * it (the peak). */
+void growth_line(FILE *f);
+/* At the end of the run, before the ports close. */
+void growth_end(void);
+/* The summary's growth line, and its JSON ("null" for a fixed arena). */
+void growth_report(char *json, size_t len);
 
 /* One PP_IOVA_VFIO domain for every port of a VFIO driver among @dev
  * (uses[i] says which), with @arena mapped; NULL when there is none.

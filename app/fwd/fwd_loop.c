@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fwd.h"
 
@@ -26,9 +27,13 @@
  * after the hard limit. */
 #define LOOP_QUIET_S 0.5
 #define LOOP_DRAIN_MAX_S 10.0
+/* --tx-first over a growable arena: how long a dry pool waits for the
+ * growth thread before the injection stops short. */
+#define LOOP_GROW_WAIT_S 2.0
 
 struct loop_books loop = { .len = LOOP_LEN_DEFAULT };
 bool mac_swap;
+bool loop_wait_growth;
 
 void frames_mac_swap(struct pp_frame *frames, unsigned int n)
 {
@@ -125,6 +130,28 @@ static unsigned int loop_segs(void)
 }
 
 /*
+ * A page of @pool for the first bursts. Over a growable arena a dry pool
+ * is the growth thread's cue, not the end of the injection: it waits (a
+ * millisecond at a time, the thread's poll) until a step is committed.
+ */
+static struct pp_page *loop_page(struct pp_pool *pool)
+{
+	struct pp_page *page = pp_pool_alloc_pages(pool);
+	double end;
+
+	if (page || !loop_wait_growth)
+		return page;
+	end = now_s() + LOOP_GROW_WAIT_S;
+	while (!page && now_s() < end) {
+		struct timespec ts = { 0, 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		page = pp_pool_alloc_pages(pool);
+	}
+	return page;
+}
+
+/*
  * Build loop frame @id in @f from @pool's pages: one page, or as many
  * segments as loop.len takes (the head behind PP_FRAME_HEADROOM, each
  * further page whole). Returns the segments, 0 when the pool ran dry
@@ -139,7 +166,7 @@ static unsigned int loop_pkt_build(struct pp_pool *pool, struct pp_frame *f,
 		unsigned int hr = s ? 0 : PP_FRAME_HEADROOM;
 		unsigned int room = (unsigned int)PP_PAGE_SIZE - hr;
 		unsigned int len = left < room ? left : room;
-		struct pp_page *page = pp_pool_alloc_pages(pool);
+		struct pp_page *page = loop_page(pool);
 		uint8_t *d;
 
 		if (!page) {

@@ -152,7 +152,8 @@ PP_API struct ibv_context *pp_dma_verbs_open(const char *name,
  * the device reaches [@addr, @addr + @len) of an arena mapped into the
  * VERBS domain @dma; its address in a work request is @addr itself (the
  * IOVA pp_dma_map_page() gives). O(1). Returns 0, -ENOENT (not in a
- * mapped arena), -EINVAL (not a VERBS domain, or the range spans two
+ * mapped arena, or in a part of a growable arena's span that is not
+ * committed), -EINVAL (not a VERBS domain, or the range spans two
  * registrations) or -EOPNOTSUPP (built without the verbs mode). Data path:
  * never touches errno; any thread.
  */
@@ -160,7 +161,7 @@ PP_API int pp_dma_verbs_keys(struct pp_dma *dma, const void *addr, size_t len,
 			     uint32_t *lkey, uint32_t *rkey);
 
 /* How many registrations (ibv_reg_mr calls) back @arena in the VERBS
- * domain @dma, for tests and tools; -ENOENT when not mapped, -EINVAL when
+ * domain @dma now (one per committed segment), for tests and tools; -ENOENT when not mapped, -EINVAL when
  * not a VERBS domain. */
 PP_API int pp_dma_verbs_arena_mrs(struct pp_dma *dma,
 				  const struct pp_arena *arena);
@@ -171,7 +172,13 @@ PP_API int pp_dma_destroy(struct pp_dma *dma);
 PP_API enum pp_iova_mode pp_dma_mode(const struct pp_dma *dma);
 
 /*
- * pp_dma_map_arena - make every segment of @arena addressable.
+ * pp_dma_map_arena - make every segment of @arena addressable: the ones
+ * committed now, and for a growable arena (doc/growth.md) every one it
+ * commits later, mapped before its allocator hands out a page of it, and
+ * unmapped when the arena gives it back, until pp_dma_unmap_arena(). A
+ * growth whose mapping fails here fails with the errors below, after
+ * their message; the arena stays as it was. The domain covers the whole
+ * span (pp_arena_size()): in VFIO mode one IOVA range for all of it.
  * Returns 0 or -errno: -EPERM when pagemap hides PFNs (PA mode without
  * CAP_SYS_ADMIN; the message says so), -EFAULT for a page not present,
  * in VFIO mode -ENODEV (no group added yet), -ENOMEM (RLIMIT_MEMLOCK),
@@ -197,9 +204,10 @@ PP_API int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena);
 
 /*
  * pp_dma_map_page - the IOVA of a block of 2^@order pages at @addr.
- * Returns 0, -ENOENT (not in a mapped arena), -EINVAL (block not
- * contiguous for the device: an order > 0 block on a 4 KiB arena in PA
- * mode), or the backend's error. Never touches errno.
+ * Returns 0, -ENOENT (not in a mapped arena; PA and VERBS mode also for
+ * a part of a growable arena's span that is not committed), -EINVAL
+ * (block not contiguous for the device: an order > 0 block on a 4 KiB
+ * arena in PA mode), or the backend's error. Never touches errno.
  */
 PP_API int pp_dma_map_page(struct pp_dma *dma, void *addr, unsigned int order,
 			   enum pp_dma_dir dir, uint64_t *iova);

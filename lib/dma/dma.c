@@ -8,20 +8,28 @@
  * is the identity base every arena starts with), so a file of its own
  * would hold an empty table.
  *
- * The expensive part happens once per arena in pp_dma_map_arena(): the
- * mode's map_arena (the backend's segment_map for OPS, one pagemap read
- * per hugepage for PA, VFIO_IOMMU_MAP_DMA, ibv_reg_mr). pp_dma_map_page()
+ * The expensive part happens once per segment, not per page: the mode's
+ * map_segment (the backend's segment_map for OPS, one pagemap read per
+ * hugepage for PA, VFIO_IOMMU_MAP_DMA, ibv_reg_mr). pp_dma_map_arena()
+ * records the arena's whole span (a growable arena's reserved range) and
+ * listens to the arena (pp_arena_listen()): the segments committed now
+ * are mapped at once, and every segment the arena commits or releases
+ * later is mapped or unmapped by the listener, before the allocator sees
+ * a page of it and after it has taken every page back. pp_dma_map_page()
  * is then a lookup: find the mapped arena that contains the address (a
  * linear scan; a process has a handful of arenas), then translate the
  * offset as the mode's xlate says: inline for VA, PA and VFIO (no call),
  * through the mode's map_page for OPS and VERBS.
  *
- * Concurrency: map/unmap of arenas are control calls serialised by a mutex.
- * The data path reads the arena table without a lock: a table entry is
- * filled in completely before it is published with a release store, and
- * readers load it with acquire. Unmapping an arena while another thread
- * still maps pages of it is the caller's bug (the pages would be unusable
- * anyway); the entry is freed only after it is unpublished.
+ * Concurrency: map/unmap of arenas and segments are control calls
+ * serialised by the domain's mutex, which is taken after an arena's lock
+ * when a segment comes or goes, and so never held while calling the
+ * arena. The data path reads the arena table without a lock: a table
+ * entry is filled in completely before it is published with a release
+ * store, and readers load it with acquire. Unmapping an arena while
+ * another thread still maps pages of it is the caller's bug (the pages
+ * would be unusable anyway); the entry is freed only after it is
+ * unpublished.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,6 +44,7 @@
 #include "pp_verbs_dma_priv.h"
 #include "pp_vfio_dma_priv.h"
 #include "pp_os_fault.h"
+#include "pp_arena_user.h"
 
 /* A handful of arenas per process (one per NUMA node, a few in tests). */
 #define DMA_MAX_ARENAS 32
@@ -61,9 +70,17 @@ struct pp_dma {
 	enum pp_iova_mode mode;
 	const struct pp_dma_mode *m;
 	void *mode_priv; /* the mode's state, from its create */
-	pthread_mutex_t lock; /* arena map/unmap; never on the data path */
-	unsigned int nr_mapped;
-	/* Slots below nr_slots may be in use; published with release. */
+	/* Arena map/unmap and every mode hook; never on the data path.
+	 * Taken after an arena's lock (the listener's calls), never
+	 * before: see pp_dma_map_arena(). */
+	pthread_mutex_t lock;
+	unsigned int nr_mapped; /* records in recs[], pending ones too */
+	/* Every record, by table index, from the moment map_arena takes the
+	 * index until unmap_arena is done with it (under the lock). */
+	struct pp_dma_arena *recs[DMA_MAX_ARENAS];
+	/* The data path's table: a record is here only while it is fully
+	 * mapped. Slots below nr_slots may be in use; published with
+	 * release. */
 	unsigned int nr_slots;
 	struct pp_dma_arena *slots[DMA_MAX_ARENAS];
 };
@@ -136,110 +153,228 @@ enum pp_iova_mode pp_dma_mode(const struct pp_dma *dma)
 	return dma->mode;
 }
 
-/* Caller holds dma->lock. */
-static int find_slot(struct pp_dma *dma, const struct pp_arena *arena)
+/* The record of @arena, pending or published, or -1. Caller holds
+ * dma->lock. */
+static int find_rec(struct pp_dma *dma, const struct pp_arena *arena)
 {
 	unsigned int i;
 
-	for (i = 0; i < dma->nr_slots; i++)
-		if (dma->slots[i] && dma->slots[i]->arena == arena)
+	for (i = 0; i < DMA_MAX_ARENAS; i++)
+		if (dma->recs[i] && dma->recs[i]->arena == arena)
 			return (int)i;
 	return -1;
 }
 
-int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena)
+/* The index of @arena's record once fully mapped, else -1 (not mapped,
+ * or being mapped or unmapped by another thread). Caller holds
+ * dma->lock. */
+static int find_slot(struct pp_dma *dma, const struct pp_arena *arena)
 {
-	struct pp_arena_segment seg;
-	struct pp_dma_arena *a;
-	unsigned int i, nr_segs;
-	int slot = -1, err;
+	int i = find_rec(dma, arena);
 
-	if (!dma || !arena)
+	return i >= 0 && dma->slots[i] == dma->recs[i] ? i : -1;
+}
+
+/*
+ * The arena's listener (pp_arena_user.h): a segment committed or
+ * released, in the domain. The arena's lock is held; the domain's is
+ * taken here, after it, which is the one order the two are ever taken
+ * in (pp_dma_map_arena() and pp_dma_unmap_arena() never hold the
+ * domain's lock while they call the arena).
+ */
+static int dma_segment_map(void *ctx, const struct pp_arena_segment *seg)
+{
+	struct pp_dma_arena *a = ctx;
+	struct pp_dma *dma = a->dma;
+	size_t off = (uintptr_t)seg->addr - a->base;
+	size_t align = (size_t)1 << a->seg_shift;
+	int err = 0;
+
+	/* What the tables below were sized and cut for at map time. */
+	if (off >= a->size || seg->len > a->size - off ||
+	    ((off | seg->len) & (align - 1)) || seg->page_size < a->unit) {
+		PP_ERR("dma: arena %s: refusing the segment at offset %zu KiB (%zu KiB on %zu KiB pages): the domain cut the arena's %zu KiB in units of %zu KiB on pages of at least %zu KiB when it was mapped, and every segment must fit them",
+		       a->name, off >> 10, seg->len >> 10,
+		       seg->page_size >> 10, a->size >> 10, align >> 10,
+		       a->unit >> 10);
 		return -EINVAL;
+	}
 	pthread_mutex_lock(&dma->lock);
-	if (find_slot(dma, arena) >= 0) {
-		err = -EEXIST;
-		goto err_unlock;
-	}
-	for (i = 0; i < DMA_MAX_ARENAS; i++) {
-		if (!dma->slots[i]) {
-			slot = (int)i;
-			break;
-		}
-	}
-	if (slot < 0) {
-		PP_ERR("dma: arena %s: already %u arenas mapped: use fewer, larger arenas",
-		       pp_dma_arena_name(arena), DMA_MAX_ARENAS);
-		err = -ENOSPC;
-		goto err_unlock;
-	}
-	a = pp_os_calloc(1, sizeof(*a));
-	if (!a) {
-		PP_ERR("dma: arena %s: out of memory for its mapping record",
-		       pp_dma_arena_name(arena));
-		err = -ENOMEM;
-		goto err_unlock;
-	}
-	a->arena = arena;
-	a->base = (uintptr_t)pp_arena_base(arena);
-	a->size = pp_arena_size(arena);
-	a->unit = pp_arena_page_size(arena);
-	nr_segs = pp_arena_segment_count(arena);
-	for (i = 0; i < nr_segs; i++) {
-		err = pp_arena_segment(arena, i, &seg);
-		if (err)
-			goto err_free;
-		if (seg.page_size < a->unit)
-			a->unit = seg.page_size;
-	}
-	if (!a->unit || (a->unit & (a->unit - 1))) {
-		err = -EINVAL;
-		goto err_free;
-	}
-	a->unit_shift = (unsigned int)__builtin_ctzll(a->unit);
-	a->iova = (uint64_t)a->base; /* identity, unless the mode moves it */
-	if (dma->m->map_arena) {
-		err = dma->m->map_arena(dma->mode_priv, a);
-		if (err)
-			goto err_free;
-	}
-
-	/* Pairs with the acquire loads in find_arena(): the entry is
-	 * complete before a data-path reader can see it. */
-	__atomic_store_n(&dma->slots[slot], a, __ATOMIC_RELEASE);
-	if ((unsigned int)slot >= dma->nr_slots)
-		__atomic_store_n(&dma->nr_slots, (unsigned int)slot + 1,
-				 __ATOMIC_RELEASE);
-	dma->nr_mapped++;
-	pthread_mutex_unlock(&dma->lock);
-	return 0;
-
-err_free:
-	free(a);
-err_unlock:
+	if (dma->m->map_segment)
+		err = dma->m->map_segment(dma->mode_priv, a, seg);
 	pthread_mutex_unlock(&dma->lock);
 	return err;
 }
 
+static void dma_segment_unmap(void *ctx, const struct pp_arena_segment *seg)
+{
+	struct pp_dma_arena *a = ctx;
+	struct pp_dma *dma = a->dma;
+
+	pthread_mutex_lock(&dma->lock);
+	if (dma->m->unmap_segment)
+		dma->m->unmap_segment(dma->mode_priv, a, seg);
+	pthread_mutex_unlock(&dma->lock);
+}
+
+/*
+ * A record for @arena's whole span, from what the arena says now (no
+ * lock of ours is held: the arena's calls may take its own). Segments
+ * committed later are cut on the same step, which seg_shift divides.
+ */
+static int record_new(struct pp_dma *dma, struct pp_arena *arena,
+		      struct pp_dma_arena **out)
+{
+	struct pp_arena_segment seg;
+	struct pp_dma_arena *a;
+	unsigned int i, nr_segs;
+	uint64_t bits;
+
+	a = pp_os_calloc(1, sizeof(*a));
+	if (!a) {
+		PP_ERR("dma: arena %s: out of memory for its mapping record",
+		       pp_dma_arena_name(arena));
+		return -ENOMEM;
+	}
+	a->arena = arena;
+	a->name = pp_dma_arena_name(arena);
+	a->dma = dma;
+	a->base = (uintptr_t)pp_arena_base(arena);
+	a->size = pp_arena_size(arena);
+	a->page_size = pp_arena_page_size(arena);
+	a->unit = a->page_size;
+	bits = a->size | pp_arena_slot_size(arena);
+	nr_segs = pp_arena_segment_count(arena);
+	for (i = 0; i < nr_segs; i++) {
+		/* A segment released meanwhile ends the list early. */
+		if (pp_arena_segment(arena, i, &seg))
+			break;
+		if (seg.page_size < a->unit)
+			a->unit = seg.page_size;
+		bits |= ((uintptr_t)seg.addr - a->base) | seg.len;
+	}
+	if (!a->size || !a->unit || (a->unit & (a->unit - 1))) {
+		free(a);
+		return -EINVAL;
+	}
+	a->unit_shift = (unsigned int)__builtin_ctzll(a->unit);
+	a->seg_shift = (unsigned int)__builtin_ctzll(bits);
+	a->iova = (uint64_t)a->base; /* identity, unless the mode moves it */
+	a->listener.map = dma_segment_map;
+	a->listener.unmap = dma_segment_unmap;
+	a->listener.ctx = a;
+	*out = a;
+	return 0;
+}
+
+/* Take a table index for @a and let the mode prepare the span. */
+static int record_add(struct pp_dma *dma, struct pp_dma_arena *a, int *idx)
+{
+	int i, err = 0;
+
+	pthread_mutex_lock(&dma->lock);
+	if (find_rec(dma, a->arena) >= 0) {
+		err = -EEXIST;
+		goto out;
+	}
+	for (i = 0; i < DMA_MAX_ARENAS && dma->recs[i]; i++)
+		;
+	if (i == DMA_MAX_ARENAS) {
+		PP_ERR("dma: arena %s: already %u arenas mapped: use fewer, larger arenas",
+		       a->name, DMA_MAX_ARENAS);
+		err = -ENOSPC;
+		goto out;
+	}
+	if (dma->m->map_arena)
+		err = dma->m->map_arena(dma->mode_priv, a);
+	if (!err) {
+		dma->recs[i] = a;
+		dma->nr_mapped++;
+		*idx = i;
+	}
+out:
+	pthread_mutex_unlock(&dma->lock);
+	return err;
+}
+
+/* The mode lets go of the span, and the index is free again. */
+static int record_remove(struct pp_dma *dma, int idx)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&dma->lock);
+	if (dma->m->unmap_arena)
+		err = dma->m->unmap_arena(dma->mode_priv, dma->recs[idx]);
+	dma->recs[idx] = NULL;
+	dma->nr_mapped--;
+	pthread_mutex_unlock(&dma->lock);
+	return err;
+}
+
+/*
+ * Three steps, the domain's lock held in the first and the last only:
+ * the record takes its table index (the span prepared by the mode), the
+ * arena's listener maps every committed segment (pp_arena_listen() takes
+ * the arena's lock, then each map takes ours: holding ours across it
+ * would invert the order growth takes them in), then the record is
+ * published to the data path. A second map of the same arena meanwhile
+ * finds the record and gets -EEXIST.
+ */
+int pp_dma_map_arena(struct pp_dma *dma, struct pp_arena *arena)
+{
+	struct pp_dma_arena *a;
+	int idx, err;
+
+	if (!dma || !arena)
+		return -EINVAL;
+	err = record_new(dma, arena, &a);
+	if (err)
+		return err;
+	err = record_add(dma, a, &idx);
+	if (err) {
+		free(a);
+		return err;
+	}
+	err = pp_arena_listen(arena, &a->listener);
+	if (err) {
+		record_remove(dma, idx);
+		free(a);
+		return err;
+	}
+	pthread_mutex_lock(&dma->lock);
+	/* Pairs with the acquire loads in find_arena(): the entry is
+	 * complete before a data-path reader can see it. */
+	__atomic_store_n(&dma->slots[idx], a, __ATOMIC_RELEASE);
+	if ((unsigned int)idx >= dma->nr_slots)
+		__atomic_store_n(&dma->nr_slots, (unsigned int)idx + 1,
+				 __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&dma->lock);
+	return 0;
+}
+
+/* The reverse, in the same three steps: unpublished, the segments
+ * unmapped through the listener (the arena's lock, then ours), the span
+ * released. */
 int pp_dma_unmap_arena(struct pp_dma *dma, struct pp_arena *arena)
 {
 	struct pp_dma_arena *a;
-	int slot, err = 0;
+	int idx, err;
 
 	if (!dma || !arena)
 		return -EINVAL;
 	pthread_mutex_lock(&dma->lock);
-	slot = find_slot(dma, arena);
-	if (slot < 0) {
+	idx = find_slot(dma, arena);
+	if (idx < 0) {
 		pthread_mutex_unlock(&dma->lock);
 		return -ENOENT;
 	}
-	a = dma->slots[slot];
-	__atomic_store_n(&dma->slots[slot], NULL, __ATOMIC_RELAXED);
-	if (dma->m->unmap_arena)
-		err = dma->m->unmap_arena(dma->mode_priv, a);
-	dma->nr_mapped--;
+	a = dma->slots[idx];
+	__atomic_store_n(&dma->slots[idx], NULL, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&dma->lock);
+	pp_arena_unlisten(arena, &a->listener);
+	err = record_remove(dma, idx);
+	if (!err)
+		err = a->unmap_err;
 	free(a);
 	return err;
 }
@@ -286,10 +421,19 @@ int pp_dma_map_page(struct pp_dma *dma, void *addr, unsigned int order,
 	if (dma->xlate == PP_DMA_XLATE_UNITS) {
 		/* PA: physically contiguous only within one unit
 		 * (hugepage). */
+		uint64_t pa;
+
 		in = off & (a->unit - 1);
 		if (PP_UNLIKELY(in + len > a->unit))
 			return -EINVAL;
-		*iova = a->unit_iova[off >> a->unit_shift] + in;
+		/* 0: a unit of a growable arena's span that is not
+		 * committed (relaxed: growth stores it before the
+		 * allocator hands out a page of it). */
+		pa = __atomic_load_n(&a->unit_iova[off >> a->unit_shift],
+				     __ATOMIC_RELAXED);
+		if (PP_UNLIKELY(!pa))
+			return -ENOENT;
+		*iova = pa + in;
 		return 0;
 	}
 	return dma->m->map_page(dma->mode_priv, a, addr, off, len, dir, iova);

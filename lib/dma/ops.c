@@ -2,9 +2,10 @@
 /*
  * ops.c - IOVA mode ops: every step is the caller's struct pp_dma_ops
  * (an IOMMU this library does not drive, or a test that makes mappings
- * fail). segment_map once per segment when an arena is mapped, page_map
- * for every page (PP_DMA_XLATE_HOOK), and the optional unmap and sync
- * hooks passed through.
+ * fail). segment_map once per segment when an arena is mapped and for
+ * each segment a growable arena commits later (segment_unmap for each it
+ * gives back), page_map for every page (PP_DMA_XLATE_HOOK), and the
+ * optional unmap and sync hooks passed through.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,48 +49,32 @@ static void ops_destroy(void *priv)
 	free(priv);
 }
 
-static void unmap_segments(struct dma_ops_mode *m, struct pp_arena *arena,
-			   unsigned int nr)
+/* Once per segment, committed now or later (a growable arena's). */
+static int ops_map_segment(void *priv, struct pp_dma_arena *a,
+			   const struct pp_arena_segment *seg)
 {
-	struct pp_arena_segment seg;
-	unsigned int i;
-
-	if (!m->ops.segment_unmap)
-		return;
-	for (i = 0; i < nr; i++)
-		if (pp_arena_segment(arena, i, &seg) == 0)
-			m->ops.segment_unmap(m->ctx, &seg);
-}
-
-static int ops_map_arena(void *priv, struct pp_dma_arena *a)
-{
-	unsigned int mapped, nr_segs = pp_arena_segment_count(a->arena);
 	struct dma_ops_mode *m = priv;
-	struct pp_arena_segment seg;
 	int err;
 
 	if (!m->ops.segment_map)
 		return 0;
-	for (mapped = 0; mapped < nr_segs; mapped++) {
-		err = pp_arena_segment(a->arena, mapped, &seg);
-		if (!err)
-			err = m->ops.segment_map(m->ctx, &seg);
-		if (err) {
-			PP_ERR("dma: arena %s: backend %s failed to map segment %u (%s)",
-			       pp_dma_arena_name(a->arena),
-			       m->ops.name ? m->ops.name : "ops", mapped,
-			       strerror(err < 0 ? -err : err));
-			unmap_segments(m, a->arena, mapped);
-			return err;
-		}
-	}
-	return 0;
+	err = m->ops.segment_map(m->ctx, seg);
+	if (err)
+		PP_ERR("dma: arena %s: backend %s failed to map segment at offset %zu KiB (%zu KiB): %s",
+		       a->name, m->ops.name ? m->ops.name : "ops",
+		       ((uintptr_t)seg->addr - a->base) >> 10, seg->len >> 10,
+		       strerror(err < 0 ? -err : err));
+	return err;
 }
 
-static int ops_unmap_arena(void *priv, struct pp_dma_arena *a)
+static void ops_unmap_segment(void *priv, struct pp_dma_arena *a,
+			      const struct pp_arena_segment *seg)
 {
-	unmap_segments(priv, a->arena, pp_arena_segment_count(a->arena));
-	return 0;
+	struct dma_ops_mode *m = priv;
+
+	(void)a;
+	if (m->ops.segment_unmap)
+		m->ops.segment_unmap(m->ctx, seg);
 }
 
 static int ops_map_page(void *priv, const struct pp_dma_arena *a, void *addr,
@@ -134,8 +119,8 @@ const struct pp_dma_mode pp_dma_mode_ops = {
 	.xlate = PP_DMA_XLATE_HOOK,
 	.create = ops_create,
 	.destroy = ops_destroy,
-	.map_arena = ops_map_arena,
-	.unmap_arena = ops_unmap_arena,
+	.map_segment = ops_map_segment,
+	.unmap_segment = ops_unmap_segment,
 	.map_page = ops_map_page,
 	.unmap_page = ops_unmap_page,
 	.sync_for_device = ops_sync_for_device,

@@ -25,27 +25,50 @@
 #ifndef PP_DMA_MODE_PRIV_H
 #define PP_DMA_MODE_PRIV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <pagepool/pp_dma.h>
 
-/* One mapped arena, as dma.c keeps it and a mode fills it in. */
+#include "pp_arena_user.h"
+
+/*
+ * One mapped arena, as dma.c keeps it and a mode fills it in. It covers
+ * the arena's whole span (pp_arena_size(): the reserved range of a
+ * growable arena), committed or not; the segments in it come and go
+ * through the arena's listener (dma.c), which calls the mode's
+ * map_segment and unmap_segment.
+ */
 struct pp_dma_arena {
 	struct pp_arena *arena;
+	const char *name; /* for messages: never ask the arena from a hook */
 	uintptr_t base;
 	size_t size;
+	size_t page_size; /* the arena's: what the IOMMU may map large */
 	/* Unit that is physically contiguous: the smallest segment page. */
 	size_t unit;
 	unsigned int unit_shift;
+	/* The largest power of two that divides every segment's offset and
+	 * length (a growable arena's step, a fixed arena's size): verbs
+	 * keys one registration per such unit. */
+	unsigned int seg_shift;
 	/* PP_DMA_XLATE_LINEAR: the IOVA of base (dma.c sets base itself,
 	 * identity, before map_arena; VFIO may change it). */
 	uint64_t iova;
 	/* PP_DMA_XLATE_UNITS: the IOVA of each unit (size >> unit_shift
-	 * entries), owned by the mode. */
+	 * entries, 0 where nothing is committed), owned by the mode. */
 	uint64_t *unit_iova;
 	/* The mode's own per-arena state (verbs: its registrations). */
 	void *priv;
+	/* The first error of an unmap_segment, for pp_dma_unmap_arena(). */
+	int unmap_err;
+	/* VFIO: a segment stayed mapped in the kernel, so the span's IOVAs
+	 * must not be handed out again. */
+	bool iova_stuck;
+	/* dma.c's: the domain, and the arena's listener that points here. */
+	struct pp_dma *dma;
+	struct pp_arena_listener listener;
 };
 
 /* How pp_dma_map_page() turns an arena offset into an IOVA. */
@@ -57,10 +80,16 @@ enum pp_dma_xlate {
 
 /*
  * An IOVA mode. Hooks are called with the mode's state from create (priv,
- * NULL for a mode without any). map_arena/unmap_arena run under the
- * domain's lock, with @a filled in except for what the mode adds;
- * map_arena leaves nothing mapped when it fails. Every NULL hook is a
- * no-op.
+ * NULL for a mode without any). Every NULL hook is a no-op.
+ *
+ * An arena's life in a mode: map_arena once (the span: VFIO takes its
+ * IOVA range, PA and verbs their tables; nothing is mapped yet), then
+ * map_segment for each segment committed now or later and unmap_segment
+ * for each released (the arena's listener, in dma.c), then unmap_arena
+ * once the last segment is unmapped. All of them run under the domain's
+ * lock; map_segment and unmap_segment also under the arena's (which is
+ * taken first: they must not call into the arena, and get everything in
+ * @a and @seg). A hook that fails leaves nothing of its own mapped.
  */
 struct pp_dma_mode {
 	const char *name; /* "va", "pa", ...: for a reader in a debugger */
@@ -69,11 +98,19 @@ struct pp_dma_mode {
 	int (*create)(const struct pp_dma_opts *opts, void **priv);
 	void (*destroy)(void *priv);
 	int (*map_arena)(void *priv, struct pp_dma_arena *a);
-	/* Called after the arena left the table; 0 or the error to return
-	 * from pp_dma_unmap_arena() (the arena is gone all the same). */
+	/* After the arena left the table and its segments were unmapped;
+	 * 0 or the error to return from pp_dma_unmap_arena() (the arena is
+	 * gone all the same). */
 	int (*unmap_arena)(void *priv, struct pp_dma_arena *a);
+	/* @seg lies inside @a, on its units: 0, or -errno after a message
+	 * with nothing of @seg mapped. */
+	int (*map_segment)(void *priv, struct pp_dma_arena *a,
+			   const struct pp_arena_segment *seg);
+	/* A failure is reported here and stored in a->unmap_err. */
+	void (*unmap_segment)(void *priv, struct pp_dma_arena *a,
+			      const struct pp_arena_segment *seg);
 	/* PP_DMA_XLATE_HOOK only: [@off, @off + @len) of @a, at @addr,
-	 * checked to lie inside the arena. Data path: no errno. */
+	 * checked to lie inside the arena's span. Data path: no errno. */
 	int (*map_page)(void *priv, const struct pp_dma_arena *a, void *addr,
 			size_t off, size_t len, enum pp_dma_dir dir,
 			uint64_t *iova);

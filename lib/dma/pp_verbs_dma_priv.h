@@ -21,8 +21,9 @@
 struct ibv_context;
 struct pp_verbs_arena;
 
-/* Keys of [@off, @off + @len) of the arena: 0, or -EINVAL when the range
- * crosses from one registration into another. Data path. */
+/* Keys of [@off, @off + @len) of the arena: 0, -ENOENT when @off lies in
+ * a part of a growable arena's span that is not committed, or -EINVAL
+ * when the range crosses from one registration into another. Data path. */
 int pp_verbs_keys(const struct pp_verbs_arena *va, size_t off, size_t len,
 		  uint32_t *lkey, uint32_t *rkey);
 unsigned int pp_verbs_arena_mrs(const struct pp_verbs_arena *va);

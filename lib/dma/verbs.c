@@ -11,12 +11,16 @@
  * once per arena segment (doc/design.md decision 5) and never per page or per
  * message: a segment is one hugepage-backed mapping, registered whole.
  *
- * The O(1) lookup: each arena gets a table of MR pointers with one entry
- * per "unit", the largest power of two that divides every segment's offset
- * and length inside the arena (the whole arena for the usual single
- * segment, 2 MiB for 2 MiB segments). A page's keys are then
- * table[(addr - base) >> unit_shift]. A block whose two ends fall in
- * different registrations is refused: no single SGE can describe it.
+ * The O(1) lookup: each arena gets a table of MR pointers over its whole
+ * span (a growable arena's reserved range) with one entry per "unit", the
+ * largest power of two that divides every segment's offset and length
+ * inside the arena (a fixed arena's size for its single segment, a
+ * growable arena's step). A page's keys are then
+ * table[(addr - base) >> unit_shift]; NULL there is a unit not committed
+ * (-ENOENT). A block whose two ends fall in different registrations is
+ * refused: no single SGE can describe it. A growable arena's segment is
+ * registered when the arena commits it and deregistered when it gives it
+ * back (its pages are all free by then).
  *
  * Deregistration happens in pp_dma_unmap_arena(), whatever is still posted
  * to the device: work requests that name a deregistered key complete with
@@ -54,14 +58,13 @@ struct pp_verbs {
 struct pp_verbs_arena {
 	struct pp_verbs *v;
 	const char *name;
-	unsigned int nr_mrs;
+	unsigned int nr_mrs;     /* registered now */
 	unsigned int unit_shift;
 	size_t nr_units;
-	struct ibv_mr **unit_mr; /* nr_units entries, into mrs[] */
-	struct ibv_mr *mrs[];    /* one per segment */
+	/* nr_units entries over the arena's whole span: each segment's MR
+	 * on the units it covers, NULL where nothing is committed. */
+	struct ibv_mr **unit_mr;
 };
-
-static int verbs_unmap_arena(struct pp_verbs_arena *va);
 
 static struct pp_verbs *verbs_create(const struct pp_dma_opts *opts)
 {
@@ -97,128 +100,128 @@ static const char *device_name(const struct pp_verbs *v)
 
 /* One line that says what to raise or check for a refused ibv_reg_mr. */
 static void report_reg_error(const struct pp_verbs *v, const char *arena,
-			     unsigned int idx, const struct pp_arena_segment *seg,
+			     size_t off, const struct pp_arena_segment *seg,
 			     int err)
 {
 	struct rlimit rl;
 
 	if (err == ENOMEM && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
 	    rl.rlim_cur != RLIM_INFINITY) {
-		PP_ERR("dma: arena %s: registering segment %u (%zu KiB) with %s needs that much pinned memory and RLIMIT_MEMLOCK is %llu KiB: raise it (ulimit -l, or LimitMEMLOCK= in a systemd unit) or grant CAP_IPC_LOCK",
-		       arena, idx, seg->len >> 10, device_name(v),
+		PP_ERR("dma: arena %s: registering the segment at offset %zu KiB (%zu KiB) with %s needs that much pinned memory and RLIMIT_MEMLOCK is %llu KiB: raise it (ulimit -l, or LimitMEMLOCK= in a systemd unit) or grant CAP_IPC_LOCK",
+		       arena, off >> 10, seg->len >> 10, device_name(v),
 		       (unsigned long long)(rl.rlim_cur >> 10));
 	} else if (err == ENOMEM) {
-		PP_ERR("dma: arena %s: %s refused to register segment %u (%zu KiB): out of memory for its translation tables: register a smaller arena or raise the device's MR limits",
-		       arena, device_name(v), idx, seg->len >> 10);
+		PP_ERR("dma: arena %s: %s refused to register the segment at offset %zu KiB (%zu KiB): out of memory for its translation tables: register a smaller arena or raise the device's MR limits",
+		       arena, device_name(v), off >> 10, seg->len >> 10);
 	} else if (err == EPERM || err == EACCES) {
-		PP_ERR("dma: arena %s: %s refused to register segment %u (%s): check opts.verbs_access against the device's capabilities and the permissions of /dev/infiniband/uverbs*",
-		       arena, device_name(v), idx, strerror(err));
+		PP_ERR("dma: arena %s: %s refused to register the segment at offset %zu KiB (%s): check opts.verbs_access against the device's capabilities and the permissions of /dev/infiniband/uverbs*",
+		       arena, device_name(v), off >> 10, strerror(err));
 	} else {
-		PP_ERR("dma: arena %s: %s refused to register segment %u at %p, %zu KiB (%s): the device cannot register this memory",
-		       arena, device_name(v), idx, seg->addr, seg->len >> 10,
+		PP_ERR("dma: arena %s: %s refused to register the segment at %p, %zu KiB (%s): the device cannot register this memory",
+		       arena, device_name(v), seg->addr, seg->len >> 10,
 		       strerror(err));
 	}
 }
 
-static int verbs_map_arena(struct pp_verbs *v, struct pp_arena *arena,
+/* The key table for the whole span; the segments register one by one. */
+static int verbs_map_arena(struct pp_verbs *v, const struct pp_dma_arena *a,
 			   struct pp_verbs_arena **out)
 {
-	unsigned int i, nr = pp_arena_segment_count(arena);
-	uintptr_t base = (uintptr_t)pp_arena_base(arena);
-	size_t size = pp_arena_size(arena), u, bits = size;
-	struct pp_arena_segment seg;
 	struct pp_verbs_arena *va;
-	int err;
 
-	if (!nr || !size)
-		return -EINVAL;
-	/* The unit: lowest set bit of every segment offset, length and the
-	 * arena size together. */
-	for (i = 0; i < nr; i++) {
-		err = pp_arena_segment(arena, i, &seg);
-		if (err)
-			return err;
-		bits |= ((uintptr_t)seg.addr - base) | seg.len;
-	}
-	va = pp_os_calloc(1, sizeof(*va) + nr * sizeof(va->mrs[0]));
+	va = pp_os_calloc(1, sizeof(*va));
 	if (!va)
 		return -ENOMEM;
 	va->v = v;
-	va->name = pp_arena_name(arena) ? pp_arena_name(arena) : "(unnamed)";
-	va->unit_shift = (unsigned int)__builtin_ctzll(bits);
-	va->nr_units = size >> va->unit_shift;
+	va->name = a->name;
+	va->unit_shift = a->seg_shift;
+	va->nr_units = a->size >> va->unit_shift;
 	va->unit_mr = pp_os_calloc(va->nr_units, sizeof(*va->unit_mr));
 	if (!va->unit_mr) {
-		err = -ENOMEM;
-		goto err_free;
+		free(va);
+		return -ENOMEM;
 	}
-
-	for (i = 0; i < nr; i++) {
-		err = pp_arena_segment(arena, i, &seg);
-		if (err)
-			goto err_dereg;
-		errno = 0;
-		/* A fault site (pp_os_fault_priv.h): the registration
-		 * refused, as RLIMIT_MEMLOCK or the device's limits do. */
-		va->mrs[i] = PP_OS_FAULT(ENOMEM) ?
-			(errno = ENOMEM, (struct ibv_mr *)NULL) :
-			ibv_reg_mr(v->pd, seg.addr, seg.len, v->access);
-		if (!va->mrs[i]) {
-			err = errno ? errno : EINVAL;
-			report_reg_error(v, va->name, i, &seg, err);
-			err = -err;
-			goto err_dereg;
-		}
-		va->nr_mrs = i + 1;
-		for (u = ((uintptr_t)seg.addr - base) >> va->unit_shift;
-		     u < (((uintptr_t)seg.addr - base) + seg.len) >> va->unit_shift;
-		     u++)
-			va->unit_mr[u] = va->mrs[i];
-	}
-	PP_INFO("dma: arena %s: %u segment(s), %zu KiB, registered with %s (lkey 0x%x)",
-		va->name, nr, size >> 10, device_name(v), va->mrs[0]->lkey);
 	*out = va;
 	return 0;
-
-err_dereg:
-	verbs_unmap_arena(va);
-	return err;
-err_free:
-	free(va);
-	return err;
 }
 
-static int verbs_unmap_arena(struct pp_verbs_arena *va)
+/* Every segment is deregistered by now. */
+static void verbs_unmap_arena(struct pp_verbs_arena *va)
 {
-	unsigned int i;
-	int err, first = 0;
-
 	if (!va)
-		return 0;
-	for (i = 0; i < va->nr_mrs; i++) {
-		err = ibv_dereg_mr(va->mrs[i]);
-		if (err) {
-			/* The kernel keeps an MR that memory windows are
-			 * bound to; the pages stay pinned until the
-			 * protection domain goes. */
-			PP_ERR("dma: arena %s: %s refused to deregister segment %u (%s): unbind its memory windows first; the pages stay pinned until the protection domain is freed",
-			       va->name, device_name(va->v), i, strerror(err));
-			if (!first)
-				first = -err;
-		}
-	}
+		return;
 	free(va->unit_mr);
 	free(va);
-	return first;
+}
+
+/* One ibv_reg_mr for the segment, its units pointed at the MR. */
+static int verbs_map_segment(struct pp_verbs_arena *va, size_t off,
+			     const struct pp_arena_segment *seg)
+{
+	struct pp_verbs *v = va->v;
+	struct ibv_mr *mr;
+	size_t u;
+	int err;
+
+	errno = 0;
+	/* A fault site (pp_os_fault_priv.h): the registration refused, as
+	 * RLIMIT_MEMLOCK or the device's limits do. */
+	mr = PP_OS_FAULT(ENOMEM) ? (errno = ENOMEM, (struct ibv_mr *)NULL) :
+				   ibv_reg_mr(v->pd, seg->addr, seg->len,
+					      v->access);
+	if (!mr) {
+		err = errno ? errno : EINVAL;
+		report_reg_error(v, va->name, off, seg, err);
+		return -err;
+	}
+	/* Relaxed: the data path asks only for pages the allocator hands
+	 * out after the segment is committed. */
+	for (u = off >> va->unit_shift; u < (off + seg->len) >> va->unit_shift;
+	     u++)
+		__atomic_store_n(&va->unit_mr[u], mr, __ATOMIC_RELAXED);
+	va->nr_mrs++;
+	PP_INFO("dma: arena %s: segment at offset %zu KiB (%zu KiB) registered with %s (lkey 0x%x)",
+		va->name, off >> 10, seg->len >> 10, device_name(v), mr->lkey);
+	return 0;
+}
+
+/* Returns 0 or the -errno of ibv_dereg_mr (reported). */
+static int verbs_unmap_segment(struct pp_verbs_arena *va, size_t off,
+			       const struct pp_arena_segment *seg)
+{
+	struct ibv_mr *mr = va->unit_mr[off >> va->unit_shift];
+	size_t u;
+	int err;
+
+	if (!mr)
+		return 0;
+	for (u = off >> va->unit_shift; u < (off + seg->len) >> va->unit_shift;
+	     u++)
+		__atomic_store_n(&va->unit_mr[u], NULL, __ATOMIC_RELAXED);
+	va->nr_mrs--;
+	err = ibv_dereg_mr(mr);
+	if (!err)
+		return 0;
+	/* The kernel keeps an MR that memory windows are bound to; the
+	 * pages stay pinned until the protection domain goes. */
+	PP_ERR("dma: arena %s: %s refused to deregister the segment at offset %zu KiB (%s): unbind its memory windows first; the pages stay pinned until the protection domain is freed",
+	       va->name, device_name(va->v), off >> 10, strerror(err));
+	return -err;
 }
 
 int pp_verbs_keys(const struct pp_verbs_arena *va, size_t off, size_t len,
 		  uint32_t *lkey, uint32_t *rkey)
 {
-	struct ibv_mr *mr = va->unit_mr[off >> va->unit_shift];
+	struct ibv_mr *mr = __atomic_load_n(&va->unit_mr[off >> va->unit_shift],
+					    __ATOMIC_RELAXED);
 
+	/* A unit of a growable arena's span that is not committed. */
+	if (PP_UNLIKELY(!mr))
+		return -ENOENT;
 	if (PP_UNLIKELY(len > 1 &&
-			va->unit_mr[(off + len - 1) >> va->unit_shift] != mr))
+			__atomic_load_n(&va->unit_mr[(off + len - 1) >>
+						     va->unit_shift],
+					__ATOMIC_RELAXED) != mr))
 		return -EINVAL;
 	if (lkey)
 		*lkey = mr->lkey;
@@ -254,7 +257,7 @@ static int verbs_mode_map_arena(void *priv, struct pp_dma_arena *a)
 	struct pp_verbs_arena *va;
 	int err;
 
-	err = verbs_map_arena(priv, a->arena, &va);
+	err = verbs_map_arena(priv, a, &va);
 	if (!err)
 		a->priv = va;
 	return err;
@@ -263,7 +266,28 @@ static int verbs_mode_map_arena(void *priv, struct pp_dma_arena *a)
 static int verbs_mode_unmap_arena(void *priv, struct pp_dma_arena *a)
 {
 	(void)priv;
-	return verbs_unmap_arena(a->priv);
+	verbs_unmap_arena(a->priv);
+	a->priv = NULL;
+	return 0;
+}
+
+static int verbs_mode_map_segment(void *priv, struct pp_dma_arena *a,
+				  const struct pp_arena_segment *seg)
+{
+	(void)priv;
+	return verbs_map_segment(a->priv, (uintptr_t)seg->addr - a->base, seg);
+}
+
+static void verbs_mode_unmap_segment(void *priv, struct pp_dma_arena *a,
+				     const struct pp_arena_segment *seg)
+{
+	int err;
+
+	(void)priv;
+	err = verbs_unmap_segment(a->priv, (uintptr_t)seg->addr - a->base,
+				  seg);
+	if (err && !a->unmap_err)
+		a->unmap_err = err;
 }
 
 /* Work requests carry virtual addresses; one SGE must lie inside one
@@ -286,6 +310,8 @@ const struct pp_dma_mode pp_dma_mode_verbs = {
 	.destroy = verbs_mode_destroy,
 	.map_arena = verbs_mode_map_arena,
 	.unmap_arena = verbs_mode_unmap_arena,
+	.map_segment = verbs_mode_map_segment,
+	.unmap_segment = verbs_mode_unmap_segment,
 	.map_page = verbs_mode_map_page,
 };
 

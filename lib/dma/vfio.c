@@ -20,6 +20,15 @@
  * allocated one never overlap, and an unmapped arena's space is reused by
  * the next mapping.
  *
+ * An arena's IOVA range covers its whole span (a growable arena's reserved
+ * range) from pp_dma_map_arena() on, so a page's IOVA is always the base's
+ * plus its offset; inside it each segment is one VFIO_IOMMU_MAP_DMA at its
+ * offset, made when the arena commits the segment (before the allocator
+ * hands out a page of it) and undone (VFIO_IOMMU_UNMAP_DMA) when the arena
+ * gives it back. A group added later gets the mappings of the moment
+ * replayed by type1, and every later one too, as all the container's
+ * domains do.
+ *
  * One lock serialises everything here; none of it is on the data path:
  * per page, dma.c adds the offset to the arena's IOVA base itself
  * (PP_DMA_XLATE_LINEAR), without calling into this file.
@@ -336,10 +345,8 @@ int pp_vfio_device_fd(struct pp_vfio *v, const char *pci_addr)
 	return fd;
 }
 
-static void report_map_error(struct pp_arena *arena, int err, size_t len)
+static void report_map_error(const char *name, int err, size_t len)
 {
-	const char *name = pp_arena_name(arena) ? pp_arena_name(arena) :
-						  "(unnamed)";
 	struct rlimit rl;
 	long limit;
 
@@ -364,16 +371,17 @@ static void report_map_error(struct pp_arena *arena, int err, size_t len)
 	}
 }
 
-static int vfio_map_arena(struct pp_vfio *v, struct pp_arena *arena,
-			  uint64_t *iova)
+/*
+ * The arena's IOVA range: its whole span (a growable arena's reserved
+ * range), taken at once, so that xlate stays linear (the IOVA of base
+ * plus the offset) however the arena grows; its segments are mapped into
+ * it one by one (vfio_map_segment()).
+ */
+static int vfio_map_arena(struct pp_vfio *v, struct pp_dma_arena *a)
 {
-	uintptr_t base = (uintptr_t)pp_arena_base(arena);
-	size_t size = pp_arena_size(arena);
-	uint64_t align = pp_arena_page_size(arena);
-	struct pp_arena_segment seg;
-	unsigned int i, nr = pp_arena_segment_count(arena);
+	uint64_t align = a->page_size ? a->page_size : 4096;
 	uint64_t at;
-	int err;
+	int err = 0;
 
 	pthread_mutex_lock(&v->lock);
 	if (!v->iommu_set) {
@@ -387,75 +395,66 @@ static int vfio_map_arena(struct pp_vfio *v, struct pp_arena *arena,
 		goto out_unlock;
 	}
 	if (v->iova_mode != PP_VFIO_IOVA_ALLOC &&
-	    !pp_iova_space_take(&v->space, base, size)) {
-		at = base;
+	    !pp_iova_space_take(&v->space, a->base, a->size)) {
+		at = a->base;
 	} else if (v->iova_mode == PP_VFIO_IOVA_VA) {
 		PP_ERR("dma: vfio: arena at 0x%llx+%zu lies outside the IOMMU's IOVA ranges (or on IOVAs in use): use vfio_iova PP_VFIO_IOVA_AUTO",
-		       (unsigned long long)base, size);
+		       (unsigned long long)a->base, a->size);
 		err = -ERANGE;
 		goto out_unlock;
-	} else if (pp_iova_space_alloc(&v->space, size, align ? align : 4096,
-				       &at)) {
+	} else if (pp_iova_space_alloc(&v->space, a->size, align, &at)) {
 		PP_ERR("dma: vfio: no IOVA space left for %zu bytes (%llu bytes free, fragmented): use fewer or smaller arenas",
-		       size,
+		       a->size,
 		       (unsigned long long)pp_iova_space_free_bytes(&v->space));
 		err = -ENOSPC;
 		goto out_unlock;
 	}
-	for (i = 0; i < nr; i++) {
-		err = pp_arena_segment(arena, i, &seg);
-		if (!err)
-			err = pp_os_vfio_dma_map(v->cfd, seg.addr,
-						 at + ((uintptr_t)seg.addr - base),
-						 seg.len);
-		if (err) {
-			report_map_error(arena, err, seg.len);
-			goto err_unmap;
-		}
-	}
-	*iova = at;
-	pthread_mutex_unlock(&v->lock);
-	return 0;
-
-err_unmap:
-	while (i--) {
-		if (pp_arena_segment(arena, i, &seg) == 0)
-			pp_os_vfio_dma_unmap(v->cfd,
-					     at + ((uintptr_t)seg.addr - base),
-					     seg.len);
-	}
-	pp_iova_space_free(&v->space, at, size);
+	a->iova = at;
 out_unlock:
 	pthread_mutex_unlock(&v->lock);
 	return err;
 }
 
-static void vfio_unmap_arena(struct pp_vfio *v, struct pp_arena *arena,
-			     uint64_t iova)
+/* Every segment is unmapped by now; the span's IOVAs go back, unless
+ * one of them is still mapped in the kernel. */
+static void vfio_unmap_arena(struct pp_vfio *v, struct pp_dma_arena *a)
 {
-	uintptr_t base = (uintptr_t)pp_arena_base(arena);
-	struct pp_arena_segment seg;
-	unsigned int i, nr = pp_arena_segment_count(arena);
-	bool failed = false;
+	pthread_mutex_lock(&v->lock);
+	if (!a->iova_stuck)
+		pp_iova_space_free(&v->space, a->iova, a->size);
+	pthread_mutex_unlock(&v->lock);
+}
+
+/* One VFIO_IOMMU_MAP_DMA for the segment, at its place in the range. */
+static int vfio_map_segment(struct pp_vfio *v, struct pp_dma_arena *a,
+			    const struct pp_arena_segment *seg)
+{
 	int err;
 
 	pthread_mutex_lock(&v->lock);
-	for (i = 0; i < nr; i++) {
-		if (pp_arena_segment(arena, i, &seg))
-			continue;
-		err = pp_os_vfio_dma_unmap(v->cfd,
-					   iova + ((uintptr_t)seg.addr - base),
-					   seg.len);
-		if (err) {
-			PP_WARN("dma: vfio: unmapping segment %u failed (%s): the pages stay pinned until the container closes",
-				i, strerror(-err));
-			failed = true;
-		}
-	}
-	/* Space still mapped in the kernel must not be handed out again. */
-	if (!failed)
-		pp_iova_space_free(&v->space, iova, pp_arena_size(arena));
+	err = pp_os_vfio_dma_map(v->cfd, seg->addr,
+				 a->iova + ((uintptr_t)seg->addr - a->base),
+				 seg->len);
 	pthread_mutex_unlock(&v->lock);
+	if (err)
+		report_map_error(a->name, err, seg->len);
+	return err;
+}
+
+static void vfio_unmap_segment(struct pp_vfio *v, struct pp_dma_arena *a,
+			       const struct pp_arena_segment *seg)
+{
+	size_t off = (uintptr_t)seg->addr - a->base;
+	int err;
+
+	pthread_mutex_lock(&v->lock);
+	err = pp_os_vfio_dma_unmap(v->cfd, a->iova + off, seg->len);
+	if (err)
+		a->iova_stuck = true;
+	pthread_mutex_unlock(&v->lock);
+	if (err)
+		PP_WARN("dma: vfio: arena %s: unmapping the segment at offset %zu KiB failed (%s): its pages stay pinned until the container closes",
+			a->name, off >> 10, strerror(-err));
 }
 
 /* ---- IOVA mode vfio, as the domain calls it ---- */
@@ -477,13 +476,25 @@ static void vfio_mode_destroy(void *priv)
 
 static int vfio_mode_map_arena(void *priv, struct pp_dma_arena *a)
 {
-	return vfio_map_arena(priv, a->arena, &a->iova);
+	return vfio_map_arena(priv, a);
 }
 
 static int vfio_mode_unmap_arena(void *priv, struct pp_dma_arena *a)
 {
-	vfio_unmap_arena(priv, a->arena, a->iova);
+	vfio_unmap_arena(priv, a);
 	return 0;
+}
+
+static int vfio_mode_map_segment(void *priv, struct pp_dma_arena *a,
+				 const struct pp_arena_segment *seg)
+{
+	return vfio_map_segment(priv, a, seg);
+}
+
+static void vfio_mode_unmap_segment(void *priv, struct pp_dma_arena *a,
+				    const struct pp_arena_segment *seg)
+{
+	vfio_unmap_segment(priv, a, seg);
 }
 
 /* Per page: the arena's IOVA base plus the offset, inline in dma.c. */
@@ -494,4 +505,6 @@ const struct pp_dma_mode pp_dma_mode_vfio = {
 	.destroy = vfio_mode_destroy,
 	.map_arena = vfio_mode_map_arena,
 	.unmap_arena = vfio_mode_unmap_arena,
+	.map_segment = vfio_mode_map_segment,
+	.unmap_segment = vfio_mode_unmap_segment,
 };

@@ -261,3 +261,22 @@ bool pp_arena_pinned(const struct pp_arena *arena)
 {
 	return __atomic_load_n(&arena->pins, __ATOMIC_RELAXED) != 0;
 }
+
+int pp_arena_segment_of(const struct pp_arena *arena, const void *addr,
+			struct pp_arena_segment *out)
+{
+	uintptr_t off = (uintptr_t)addr - (uintptr_t)arena->base;
+	unsigned int k;
+	int err = -EINVAL;
+
+	if (off >= arena->size)
+		return -EINVAL;
+	k = (unsigned int)(off / arena->slot_size);
+	arena_lock(arena);
+	if (k < arena->nr_slots && arena->seg[k].addr) {
+		*out = arena->seg[k];
+		err = 0;
+	}
+	arena_unlock(arena);
+	return err;
+}

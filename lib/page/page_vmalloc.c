@@ -23,6 +23,7 @@
 #include <pagepool/pp_vmalloc.h>
 
 #include "pp_log.h"
+#include "pp_arena_user.h"
 #include "pp_vm_area.h"
 #include "pp_os_fault.h"
 
@@ -94,20 +95,15 @@ static int resolve_page(struct alloc_source *as, const char *name,
 		return -EINVAL;
 	if (arena != as->arena ||
 	    addr - (uintptr_t)as->seg.addr >= as->seg.len) {
-		unsigned int i, n = pp_arena_segment_count(arena);
-
 		if (pp_arena_page_size(arena) != PP_PAGE_SIZE_4K) {
 			PP_ERR("vmalloc '%s': the allocator's arena '%s' has %zu kB pages; base pages can only come from an arena of 4 KiB pages (or pass no allocator)",
 			       name, pp_arena_name(arena),
 			       pp_arena_page_size(arena) >> 10);
 			return -EINVAL;
 		}
-		for (i = 0; i < n; i++) {
-			if (pp_arena_segment(arena, i, &as->seg) == 0 &&
-			    addr - (uintptr_t)as->seg.addr < as->seg.len)
-				break;
-		}
-		if (i == n)
+		/* By its slot: a growable arena's segments come and go
+		 * (the one of an allocated page stays). */
+		if (pp_arena_segment_of(arena, (void *)addr, &as->seg))
 			return -EINVAL;
 		as->arena = arena;
 	}

@@ -5,9 +5,16 @@
  * frame numbers and the mapping must fail with -EPERM and say why), and a
  * caller's ops table (segment hooks once per segment, failures undone).
  *
- * Cases: va, pa_2m, pa_4k, pa_noperm, ops, errors.
+ * Growth: a domain follows a growable arena (doc/growth.md): each segment
+ * the allocator grows by is mapped before a page of it is handed out and
+ * unmapped when it is given back (an ops backend that logs its calls,
+ * and PA); a mapping that fails leaves the zone as it was.
+ *
+ * Cases: va, pa_2m, pa_4k, pa_noperm, ops, errors, grow_ops,
+ * grow_ops_fail, grow_pa, grow_race.
  */
 #include <linux/capability.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -337,6 +344,451 @@ static void test_ops(void)
 	CHECK_EQ(pp_arena_destroy(arena), 0);
 }
 
+/* ---- growth: a domain follows a growable arena's segments ---- */
+
+/*
+ * An ops backend that logs its segment calls and keeps the set of
+ * segments mapped now; page_map refuses a page outside them, so a page
+ * handed out before its segment was mapped shows up as an error.
+ */
+#define LOG_MAX 64
+
+struct seg_log {
+	unsigned int maps, unmaps, fails;
+	int fail_err;             /* segment_map returns it while set */
+	unsigned int nr_mapped;
+	struct { void *addr; size_t len; } mapped[LOG_MAX];
+	char ops[LOG_MAX][48];    /* "map +OFF_KIB LEN_KIB" / "unmap ..." */
+	unsigned int nr_ops;
+	uintptr_t base;
+};
+
+static void log_op(struct seg_log *l, const char *what,
+		   const struct pp_arena_segment *seg)
+{
+	if (l->nr_ops < LOG_MAX)
+		snprintf(l->ops[l->nr_ops++], sizeof(l->ops[0]), "%s +%zu %zu",
+			 what, ((uintptr_t)seg->addr - l->base) >> 10,
+			 seg->len >> 10);
+}
+
+static int log_segment_map(void *ctx, const struct pp_arena_segment *seg)
+{
+	struct seg_log *l = ctx;
+
+	if (l->fail_err) {
+		l->fails++;
+		log_op(l, "fail", seg);
+		return l->fail_err;
+	}
+	REQUIRE(l->nr_mapped < LOG_MAX);
+	l->mapped[l->nr_mapped].addr = seg->addr;
+	l->mapped[l->nr_mapped].len = seg->len;
+	l->nr_mapped++;
+	l->maps++;
+	log_op(l, "map", seg);
+	return 0;
+}
+
+static void log_segment_unmap(void *ctx, const struct pp_arena_segment *seg)
+{
+	struct seg_log *l = ctx;
+	unsigned int i;
+
+	for (i = 0; i < l->nr_mapped; i++)
+		if (l->mapped[i].addr == seg->addr)
+			break;
+	REQUIRE(i < l->nr_mapped);
+	CHECK_EQ(l->mapped[i].len, seg->len);
+	l->mapped[i] = l->mapped[--l->nr_mapped];
+	l->unmaps++;
+	log_op(l, "unmap", seg);
+}
+
+/* IOVA: a window of its own at 1 TiB, the arena offset kept. */
+#define LOG_IOVA_BASE (1ULL << 40)
+
+static int log_page_map(void *ctx, void *addr, size_t len,
+			enum pp_dma_dir dir, uint64_t *iova)
+{
+	struct seg_log *l = ctx;
+	uintptr_t a = (uintptr_t)addr;
+
+	(void)dir;
+	for (unsigned int i = 0; i < l->nr_mapped; i++) {
+		uintptr_t s = (uintptr_t)l->mapped[i].addr;
+
+		if (a - s < l->mapped[i].len &&
+		    len <= l->mapped[i].len - (a - s)) {
+			*iova = LOG_IOVA_BASE + (a - l->base);
+			return 0;
+		}
+	}
+	return -EFAULT;
+}
+
+static const struct pp_dma_ops logging_ops = {
+	.sz = sizeof(struct pp_dma_ops),
+	.name = "log",
+	.segment_map = log_segment_map,
+	.segment_unmap = log_segment_unmap,
+	.page_map = log_page_map,
+};
+
+#define GROW_MIN (4 * MiB)
+#define GROW_STEP (4 * MiB)
+#define GROW_MAX (16 * MiB)
+
+/* A growable arena of @page_size pages: GROW_MIN committed, up to
+ * GROW_MAX in GROW_STEP segments. */
+static struct pp_arena *grow_arena(size_t page_size)
+{
+	struct pp_arena_opts o = {
+		.sz = sizeof(o), .size = GROW_MIN, .page_size = page_size,
+		.numa_node = PP_NUMA_NODE_ANY, .name = "grow",
+		.max_size = GROW_MAX, .grow_step = GROW_STEP,
+	};
+	struct pp_arena *a;
+
+	if (page_size != PP_PAGE_SIZE_4K &&
+	    pp_hugepages_free(page_size, PP_NUMA_NODE_ANY) <
+		    (long)((GROW_MIN + GROW_STEP) / page_size))
+		pp_test_skip("fewer than %zu free %zu KiB hugepages for a growable arena (run scripts/setup.sh)",
+			     (GROW_MIN + GROW_STEP) / page_size,
+			     page_size >> 10);
+	a = pp_arena_create(&o);
+	REQUIRE(a != NULL);
+	REQUIRE(pp_arena_growable(a));
+	CHECK_EQ(pp_arena_size(a), GROW_MAX);
+	CHECK_EQ(pp_arena_committed(a), GROW_MIN);
+	return a;
+}
+
+/* Growth by hand: no growth thread races the test's steps. */
+static struct pp_allocator *grow_allocator(struct pp_arena *arena)
+{
+	struct pp_allocator_opts o = {
+		.sz = sizeof(o), .arenas = &arena, .nr_arenas = 1,
+		.flags = PP_ALLOCATOR_F_MANUAL_RESIZE,
+	};
+	struct pp_allocator *alloc = pp_allocator_create(&o);
+
+	REQUIRE(alloc != NULL);
+	return alloc;
+}
+
+static struct pp_zone_growth zone_growth(struct pp_allocator *alloc)
+{
+	struct pp_zone_growth g = { .sz = sizeof(g) };
+
+	REQUIRE(pp_allocator_zone_growth(alloc, 0, &g) == 0);
+	return g;
+}
+
+/* Take every page the allocator has (it cannot grow by itself here). */
+static unsigned int take_all(struct pp_allocator *alloc, struct pp_page **held,
+			     unsigned int max)
+{
+	unsigned int n = 0;
+
+	while (n < max && (held[n] = pp_alloc_page(alloc)) != NULL)
+		n++;
+	REQUIRE(n < max);
+	return n;
+}
+
+static void give_back(struct pp_allocator *alloc, struct pp_page **held,
+		      unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		pp_free_page(alloc, held[i]);
+	pp_allocator_drain_thread(alloc);
+}
+
+static void check_allocator(struct pp_allocator *alloc)
+{
+	unsigned long allocated = 1;
+
+	CHECK_EQ(pp_allocator_check(alloc, &allocated), 0);
+	CHECK_EQ(allocated, 0);
+}
+
+/*
+ * OPS: pp_allocator_grow() maps the new segment in the domain before a
+ * page of it is handed out (the log, and the IOVA of such a page);
+ * pp_allocator_shrink() unmaps it; the domain's unmap unmaps the rest.
+ */
+static void test_grow_ops(void)
+{
+	struct pp_arena *arena = grow_arena(PP_PAGE_SIZE_4K);
+	struct seg_log l = { .base = (uintptr_t)pp_arena_base(arena) };
+	struct pp_dma *dma = dma_new(PP_IOVA_OPS, &logging_ops, &l);
+	struct pp_allocator *alloc;
+	struct pp_page **held, *pg;
+	struct pp_zone_growth g;
+	unsigned int n, max = GROW_MAX / PP_PAGE_SIZE + 1;
+	char *base = pp_arena_base(arena), *addr;
+	uint64_t iova;
+
+	REQUIRE(pp_dma_map_arena(dma, arena) == 0);
+	CHECK_EQ(l.maps, 1);
+	CHECK(!strcmp(l.ops[0], "map +0 4096"));
+	alloc = grow_allocator(arena);
+	held = calloc(max, sizeof(*held));
+	REQUIRE(held != NULL);
+
+	/* The minimum, all taken: nothing beyond it is handed out. */
+	n = take_all(alloc, held, max);
+	CHECK_EQ(n, GROW_MIN / PP_PAGE_SIZE);
+	for (unsigned int i = 0; i < n; i++)
+		CHECK((char *)pp_page_address(held[i]) < base + GROW_MIN);
+	/* Uncommitted: the ops backend was never told of it. */
+	CHECK_EQ(pp_dma_map_page(dma, base + GROW_MIN, 0, PP_DMA_FROM_DEVICE,
+				 &iova), -EFAULT);
+
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	CHECK_EQ(l.maps, 2);
+	CHECK(!strcmp(l.ops[1], "map +4096 4096"));
+	CHECK_EQ(pp_arena_committed(arena), GROW_MIN + GROW_STEP);
+	g = zone_growth(alloc);
+	CHECK_EQ(g.grows, 1);
+	CHECK_EQ(g.committed_bytes, GROW_MIN + GROW_STEP);
+	/* The next page comes from the new segment, mapped already. */
+	pg = pp_alloc_page(alloc);
+	REQUIRE(pg != NULL);
+	addr = pp_page_address(pg);
+	CHECK(addr >= base + GROW_MIN && addr < base + GROW_MIN + GROW_STEP);
+	CHECK_EQ(pp_dma_map_page(dma, addr, 0, PP_DMA_FROM_DEVICE, &iova), 0);
+	CHECK(iova == LOG_IOVA_BASE + (uint64_t)(addr - base));
+	held[n++] = pg;
+	CHECK_EQ(pp_allocator_check(alloc, NULL), 0);
+
+	/* All free again: shrink gives the step back, unmapped first. */
+	give_back(alloc, held, n);
+	CHECK_EQ(pp_allocator_shrink(alloc, 0), 1);
+	CHECK_EQ(l.unmaps, 1);
+	CHECK(!strcmp(l.ops[2], "unmap +4096 4096"));
+	CHECK_EQ(l.nr_mapped, 1);
+	CHECK_EQ(pp_arena_committed(arena), GROW_MIN);
+	g = zone_growth(alloc);
+	CHECK_EQ(g.shrinks, 1);
+	CHECK_EQ(g.committed_bytes, GROW_MIN);
+	CHECK_EQ(pp_dma_map_page(dma, addr, 0, PP_DMA_FROM_DEVICE, &iova),
+		 -EFAULT);
+	check_allocator(alloc);
+
+	/* Grown twice, then the domain lets go: every segment unmapped,
+	 * the highest first. */
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	CHECK_EQ(l.maps, 4);
+	CHECK_EQ(pp_dma_unmap_arena(dma, arena), 0);
+	CHECK_EQ(l.unmaps, 4);
+	CHECK_EQ(l.nr_mapped, 0);
+	CHECK(!strcmp(l.ops[l.nr_ops - 3], "unmap +8192 4096"));
+	CHECK(!strcmp(l.ops[l.nr_ops - 1], "unmap +0 4096"));
+	/* Growth without the domain: the backend hears nothing. */
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	CHECK_EQ(l.maps, 4);
+	check_allocator(alloc);
+	CHECK_EQ(pp_allocator_destroy(alloc), 0);
+	CHECK_EQ(pp_dma_destroy(dma), 0);
+	CHECK_EQ(pp_arena_destroy(arena), 0);
+	free(held);
+}
+
+/*
+ * A segment_map that fails during growth: the growth returns its error
+ * after the backend's message, the zone is as it was (committed bytes,
+ * free pages) and counts the failure, nothing stays mapped, and the
+ * arena works on: pages come and go, the walker passes, and the next
+ * growth (the backend well again) succeeds.
+ */
+static void test_grow_ops_fail(void)
+{
+	struct pp_arena *arena = grow_arena(PP_PAGE_SIZE_4K);
+	struct seg_log l = { .base = (uintptr_t)pp_arena_base(arena) };
+	struct pp_dma *dma = dma_new(PP_IOVA_OPS, &logging_ops, &l);
+	struct pp_allocator *alloc = grow_allocator(arena);
+	struct pp_zone_growth before, after;
+	struct pp_page *pg;
+	uint64_t iova;
+
+	REQUIRE(pp_dma_map_arena(dma, arena) == 0);
+	before = zone_growth(alloc);
+	l.fail_err = -ENOSPC;
+	pp_test_capture_log();
+	CHECK_EQ(pp_allocator_grow(alloc, 0), -ENOSPC);
+	CHECK(pp_test_log_has("dma: arena grow: backend log failed to map segment at offset 4096 KiB (4096 KiB): No space left on device"));
+	CHECK_EQ(l.fails, 1);
+	CHECK_EQ(l.maps, 1);
+	CHECK_EQ(l.nr_mapped, 1);
+	CHECK_EQ(pp_arena_committed(arena), GROW_MIN);
+	CHECK_EQ(pp_arena_segment_count(arena), 1);
+	after = zone_growth(alloc);
+	CHECK_EQ(after.committed_bytes, before.committed_bytes);
+	CHECK_EQ(after.free_pages, before.free_pages);
+	CHECK_EQ(after.grows, before.grows);
+	CHECK_EQ(after.grow_failures, before.grow_failures + 1);
+	CHECK_EQ(after.last_error, -ENOSPC);
+	check_allocator(alloc);
+
+	/* Still usable, on its first segment. */
+	pg = pp_alloc_page(alloc);
+	REQUIRE(pg != NULL);
+	CHECK((char *)pp_page_address(pg) <
+	      (char *)pp_arena_base(arena) + GROW_MIN);
+	CHECK_EQ(pp_dma_map_page(dma, pp_page_address(pg), 0,
+				 PP_DMA_TO_DEVICE, &iova), 0);
+	pp_free_page(alloc, pg);
+	pp_allocator_drain_thread(alloc);
+
+	l.fail_err = 0;
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	CHECK_EQ(l.maps, 2);
+	CHECK_EQ(zone_growth(alloc).grows, before.grows + 1);
+	check_allocator(alloc);
+	CHECK_EQ(pp_allocator_destroy(alloc), 0);
+	CHECK_EQ(pp_dma_unmap_arena(dma, arena), 0);
+	CHECK_EQ(l.nr_mapped, 0);
+	CHECK_EQ(pp_dma_destroy(dma), 0);
+	CHECK_EQ(pp_arena_destroy(arena), 0);
+}
+
+/*
+ * PA: the new segment's hugepages get their physical addresses at
+ * growth, before a page of them is handed out; released, they are
+ * unknown again (-ENOENT, never a stale address).
+ */
+static void test_grow_pa(void)
+{
+	struct pp_arena *arena;
+	struct pp_allocator *alloc;
+	struct pp_dma *dma;
+	struct pp_page **held, *pg;
+	unsigned int n, max = GROW_MAX / PP_PAGE_SIZE + 1;
+	char *base, *addr;
+	uint64_t iova, first;
+
+	need_root();
+	arena = grow_arena(PP_PAGE_SIZE_2M);
+	base = pp_arena_base(arena);
+	dma = dma_new(PP_IOVA_PA, NULL, NULL);
+	REQUIRE(pp_dma_map_arena(dma, arena) == 0);
+	alloc = grow_allocator(arena);
+	held = calloc(max, sizeof(*held));
+	REQUIRE(held != NULL);
+
+	CHECK_EQ(pp_dma_map_page(dma, base, 0, PP_DMA_FROM_DEVICE, &first),
+		 0);
+	CHECK(first != 0);
+	CHECK_EQ(pp_dma_map_page(dma, base + GROW_MIN, 0, PP_DMA_FROM_DEVICE,
+				 &iova), -ENOENT);
+	n = take_all(alloc, held, max);
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	pg = pp_alloc_page(alloc);
+	REQUIRE(pg != NULL);
+	addr = pp_page_address(pg);
+	CHECK(addr >= base + GROW_MIN && addr < base + GROW_MIN + GROW_STEP);
+	iova = 0;
+	CHECK_EQ(pp_dma_map_page(dma, addr, 0, PP_DMA_FROM_DEVICE, &iova), 0);
+	CHECK(iova != 0);
+	/* The page's place in its 2 MiB page, on a 2 MiB-aligned base. */
+	CHECK_EQ(iova & (2 * MiB - 1), (uintptr_t)addr & (2 * MiB - 1));
+	/* The first segment's addresses did not move. */
+	CHECK_EQ(pp_dma_map_page(dma, base, 0, PP_DMA_FROM_DEVICE, &iova), 0);
+	CHECK(iova == first);
+	held[n++] = pg;
+
+	give_back(alloc, held, n);
+	CHECK_EQ(pp_allocator_shrink(alloc, 0), 1);
+	CHECK_EQ(pp_dma_map_page(dma, addr, 0, PP_DMA_FROM_DEVICE, &iova),
+		 -ENOENT);
+	check_allocator(alloc);
+	CHECK_EQ(pp_allocator_destroy(alloc), 0);
+	CHECK_EQ(pp_dma_unmap_arena(dma, arena), 0);
+	CHECK_EQ(pp_dma_destroy(dma), 0);
+	CHECK_EQ(pp_arena_destroy(arena), 0);
+	free(held);
+}
+
+/*
+ * Growth and shrink on one thread while another allocates pages and
+ * translates them (PA: the unit table the growth fills and the shrink
+ * clears): every page handed out has its address already, never 0, and
+ * the walker is clean at the end. Under TSan (a b_sanitize=thread
+ * build) this is the race check of the table's stores and loads.
+ */
+struct race {
+	struct pp_allocator *alloc;
+	struct pp_dma *dma;
+	unsigned long mapped, bad;
+	bool stop;
+};
+
+static void *race_user(void *arg)
+{
+	struct race *r = arg;
+	struct pp_page *pg[32];
+	uint64_t iova;
+	unsigned int i, n;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		for (n = 0; n < 32 && (pg[n] = pp_alloc_page(r->alloc)); n++)
+			;
+		for (i = 0; i < n; i++) {
+			iova = 0;
+			if (pp_dma_map_page(r->dma, pp_page_address(pg[i]), 0,
+					    PP_DMA_FROM_DEVICE, &iova) || !iova)
+				r->bad++;
+			else
+				r->mapped++;
+			*(volatile char *)pp_page_address(pg[i]) = 1;
+		}
+		for (i = 0; i < n; i++)
+			pp_free_page(r->alloc, pg[i]);
+	}
+	pp_allocator_drain_thread(r->alloc);
+	return NULL;
+}
+
+static void test_grow_race(void)
+{
+	struct pp_arena *arena;
+	struct race r = { 0 };
+	unsigned int grows = 0, shrinks = 0;
+	pthread_t t;
+	long got;
+
+	need_root();
+	arena = grow_arena(PP_PAGE_SIZE_4K);
+	r.dma = dma_new(PP_IOVA_PA, NULL, NULL);
+	REQUIRE(pp_dma_map_arena(r.dma, arena) == 0);
+	r.alloc = grow_allocator(arena);
+	REQUIRE(pthread_create(&t, NULL, race_user, &r) == 0);
+	for (unsigned int i = 0; i < 200; i++) {
+		if (pp_allocator_grow(r.alloc, 0) == 0)
+			grows++;
+		got = pp_allocator_shrink(r.alloc, 0);
+		CHECK(got >= 0);
+		shrinks += got > 0 ? (unsigned int)got : 0;
+	}
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
+	REQUIRE(pthread_join(t, NULL) == 0);
+	printf("grow_race: %u growths, %u steps given back, %lu pages translated\n",
+	       grows, shrinks, r.mapped);
+	CHECK(grows > 0);
+	CHECK(r.mapped > 0);
+	CHECK_EQ(r.bad, 0);
+	while (pp_allocator_shrink(r.alloc, 0) > 0)
+		;
+	check_allocator(r.alloc);
+	CHECK_EQ(pp_allocator_destroy(r.alloc), 0);
+	CHECK_EQ(pp_dma_unmap_arena(r.dma, arena), 0);
+	CHECK_EQ(pp_dma_destroy(r.dma), 0);
+	CHECK_EQ(pp_arena_destroy(arena), 0);
+}
+
 static void test_errors(void)
 {
 	struct pp_dma_opts o = { .sz = sizeof(o), .mode = (enum pp_iova_mode)7 };
@@ -378,5 +830,13 @@ int main(int argc, char **argv)
 		RUN_TEST(test_ops);
 	if (all || !strcmp(c, "errors"))
 		RUN_TEST(test_errors);
+	if (all || !strcmp(c, "grow_ops"))
+		RUN_TEST(test_grow_ops);
+	if (all || !strcmp(c, "grow_ops_fail"))
+		RUN_TEST(test_grow_ops_fail);
+	if (all || !strcmp(c, "grow_pa"))
+		RUN_TEST(test_grow_pa);
+	if (all || !strcmp(c, "grow_race"))
+		RUN_TEST(test_grow_race);
 	return pp_test_result();
 }

@@ -3,7 +3,7 @@
  * test_vfio.c - the VFIO IOVA backend against a real kernel's VFIO and
  * IOMMU (run inside the QEMU guest by run-guest.sh; elsewhere it skips).
  *
- *   test_vfio api|container|map|iova_modes|memlock|entry_limit|errors|nonviable
+ *   test_vfio api|container|map|iova_modes|memlock|entry_limit|errors|nonviable|grow
  *
  * "api" runs anywhere (it is also a host unit test): what a VFIO domain
  * says where the kernel has no VFIO and the calls' argument checks (the
@@ -303,6 +303,144 @@ static void test_errors(void)
 	CHECK_EQ(pp_dma_destroy(dma), 0);
 }
 
+/*
+ * A growable arena in a VFIO domain: its IOVA range covers the whole
+ * span from the start (a page's IOVA is the base's plus its offset,
+ * before and after growth); each growth is a VFIO_IOMMU_MAP_DMA of the
+ * new segment, each shrink a VFIO_IOMMU_UNMAP_DMA (growing again maps
+ * the same IOVAs anew, which the kernel refuses with EEXIST while the
+ * old mapping is there); a group added after a growth gets every
+ * segment; and a growth the kernel refuses (dma_entry_limit) leaves the
+ * zone as it was. The e1000e's DMA into grown segments is test_e1000e
+ * grow's.
+ */
+#define GROW_MIN (4u << 20)
+#define GROW_STEP (4u << 20)
+#define GROW_MAX (16u << 20)
+
+static struct pp_arena *grow_arena(void)
+{
+	struct pp_arena_opts o = {
+		.sz = sizeof(o), .size = GROW_MIN, .max_size = GROW_MAX,
+		.grow_step = GROW_STEP, .numa_node = PP_NUMA_NODE_ANY,
+		.name = "vfio-grow",
+	};
+	struct pp_arena *a;
+
+	o.page_size = pp_hugepages_free(PP_PAGE_SIZE_2M, PP_NUMA_NODE_ANY) >=
+				      (long)(GROW_MAX >> 21) ?
+			      PP_PAGE_SIZE_2M : PP_PAGE_SIZE_4K;
+	a = pp_arena_create(&o);
+	REQUIRE(a != NULL);
+	return a;
+}
+
+static struct pp_allocator *grow_allocator(struct pp_arena *arena)
+{
+	struct pp_allocator_opts o = {
+		.sz = sizeof(o), .arenas = &arena, .nr_arenas = 1,
+		.flags = PP_ALLOCATOR_F_MANUAL_RESIZE,
+	};
+	struct pp_allocator *alloc = pp_allocator_create(&o);
+
+	REQUIRE(alloc != NULL);
+	return alloc;
+}
+
+static void check_linear(struct pp_dma *dma, struct pp_arena *arena,
+			 uint64_t iova0)
+{
+	char *base = pp_arena_base(arena);
+	uint64_t iova;
+	size_t off;
+
+	for (off = 0; off < GROW_MAX; off += 61 * PP_PAGE_SIZE) {
+		CHECK_EQ(pp_dma_map_page(dma, base + off, 0,
+					 PP_DMA_FROM_DEVICE, &iova), 0);
+		CHECK_EQ(iova, iova0 + off);
+	}
+}
+
+static void test_grow(void)
+{
+	static const char param[] =
+		"/sys/module/vfio_iommu_type1/parameters/dma_entry_limit";
+	struct pp_arena *arena = grow_arena();
+	struct pp_dma *dma = vfio_domain(nic(0), PP_VFIO_IOVA_ALLOC);
+	struct pp_zone_growth g = { .sz = sizeof(g) };
+	struct pp_allocator *alloc;
+	uint64_t iova0 = 0, iova = 0;
+	unsigned long allocated = 1;
+	long old_limit = -1;
+	FILE *f;
+
+	REQUIRE(dma != NULL);
+	REQUIRE(pp_dma_map_arena(dma, arena) == 0);
+	CHECK_EQ(pp_dma_vfio_arena_iova(dma, arena, &iova0), 0);
+	CHECK(iova0 != 0);
+	CHECK_EQ(iova0 % pp_arena_page_size(arena), 0);
+	check_linear(dma, arena, iova0);
+	alloc = grow_allocator(arena);
+
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	CHECK_EQ(pp_arena_committed(arena), GROW_MIN + 2 * GROW_STEP);
+	/* The IOVA base stays: one range for the whole span. */
+	CHECK_EQ(pp_dma_vfio_arena_iova(dma, arena, &iova), 0);
+	CHECK_EQ(iova, iova0);
+	check_linear(dma, arena, iova0);
+	/* The second device's group joins after the growth: type1 replays
+	 * every segment mapped so far into its domain (test_e1000e grow
+	 * has the device DMA through it). */
+	CHECK_EQ(pp_dma_vfio_add_device(dma, nic(1)), 0);
+
+	/* Shrink unmaps both steps; growing again maps the same IOVAs,
+	 * which VFIO_IOMMU_MAP_DMA refuses (EEXIST) while a mapping is
+	 * left there. */
+	CHECK_EQ(pp_allocator_shrink(alloc, 0), 2);
+	CHECK_EQ(pp_arena_committed(arena), GROW_MIN);
+	pp_test_log_reset();
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	CHECK(!pp_test_log_has("mapped already"));
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	CHECK_EQ(pp_allocator_shrink(alloc, 0), 2);
+
+	/* The kernel refuses the next mapping: the growth fails with the
+	 * message that says what to raise, and nothing changed. The limit
+	 * is read when a container's IOMMU is set: a domain of its own
+	 * (the groups leave the first one), with the one mapping the arena
+	 * has at its minimum. */
+	CHECK_EQ(pp_dma_unmap_arena(dma, arena), 0);
+	CHECK_EQ(pp_dma_destroy(dma), 0);
+	f = fopen(param, "r");
+	if (f) {
+		CHECK(fscanf(f, "%ld", &old_limit) == 1);
+		fclose(f);
+	}
+	if (old_limit > 0) {
+		REQUIRE(write_param(param, 1) == 0);
+		dma = vfio_domain(nic(0), PP_VFIO_IOVA_ALLOC);
+		write_param(param, old_limit);
+		REQUIRE(dma != NULL);
+		CHECK_EQ(pp_dma_map_arena(dma, arena), 0);
+		pp_test_log_reset();
+		CHECK_EQ(pp_allocator_grow(alloc, 0), -ENOSPC);
+		CHECK(pp_test_log_has("dma_entry_limit"));
+		CHECK_EQ(pp_arena_committed(arena), GROW_MIN);
+		CHECK_EQ(pp_allocator_zone_growth(alloc, 0, &g), 0);
+		CHECK_EQ(g.committed_bytes, GROW_MIN);
+		CHECK_EQ(g.last_error, -ENOSPC);
+		CHECK(g.grow_failures >= 1);
+		CHECK_EQ(pp_allocator_check(alloc, NULL), 0);
+		CHECK_EQ(pp_dma_unmap_arena(dma, arena), 0);
+		CHECK_EQ(pp_dma_destroy(dma), 0);
+	}
+	CHECK_EQ(pp_allocator_check(alloc, &allocated), 0);
+	CHECK_EQ(allocated, 0);
+	CHECK_EQ(pp_allocator_destroy(alloc), 0);
+	pp_arena_destroy(arena);
+}
+
 static void test_api(void)
 {
 	static const char *const bad_addrs[] = { "../../../tmp",
@@ -392,7 +530,7 @@ static void test_nonviable(void)
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s api|container|map|iova_modes|memlock|entry_limit|errors|nonviable\n",
+		fprintf(stderr, "usage: %s api|container|map|iova_modes|memlock|entry_limit|errors|nonviable|grow\n",
 			argv[0]);
 		return 2;
 	}
@@ -413,6 +551,8 @@ int main(int argc, char **argv)
 		RUN_TEST(test_errors);
 	else if (!strcmp(argv[1], "nonviable"))
 		RUN_TEST(test_nonviable);
+	else if (!strcmp(argv[1], "grow"))
+		RUN_TEST(test_grow);
 	else
 		return 2;
 	return pp_test_result();

@@ -7,7 +7,12 @@
  * allocators, VA and PA DMA domains, page_pools with DMA mapping, a null
  * port forwarding into a veth pair, an af_xdp port on a kernel veth pair
  * of the test's own, a verbs DMA domain where there is an RDMA device),
- * moves some pages and frames and tears it all down. A clean run passes H
+ * moves some pages and frames and tears it all down; and a growable arena
+ * (2 MiB pages where there are, else 4 KiB) under an allocator resized
+ * by hand, mapped in the VA and PA domains, grown to its maximum, used,
+ * shrunk and grown again: every kernel call and heap allocation of
+ * pp_allocator_grow() and pp_allocator_shrink() (the slot's file, its
+ * pages, the listeners' mappings) fails in turn. A clean run passes H
  * fault sites (lib/os's seam, pp_os_fault.h). Run n (1..H) forks a child
  * that fails the n-th hit and checks:
  *   - no crash, and the step that failed returns NULL/-errno;
@@ -16,6 +21,9 @@
  *   - nothing leaked: the same open descriptors and /proc/self/maps
  *     entries as before, the allocators balanced (pp_allocator_check),
  *     and in the ASan build LeakSanitizer at the child's exit;
+ *   - the growable allocator is still usable at the size it says it has:
+ *     every page of its committed steps can be allocated and freed, and
+ *     the walker passes;
  *   - the same workload then succeeds with nothing injected.
  * Run H + 1 must inject nothing: the sweep covered every hit.
  *
@@ -131,6 +139,11 @@ struct work {
 	struct pp_dma *va, *pa;
 	bool va_mapped, pa_mapped;
 	struct pp_pool *pool, *pool2m;
+	/* The growable arena, its allocator (manual resize) and pool. */
+	struct pp_arena *agrow;
+	struct pp_allocator *allocgrow;
+	struct pp_pool *poolgrow;
+	bool grow_va_mapped, grow_pa_mapped;
 	struct pp_port *null0, *veth0, *xsk;
 	struct ibv_context *vctx;
 	struct ibv_pd *vpd;
@@ -156,6 +169,64 @@ static struct pp_allocator *allocator_new(struct pp_arena *arena)
 	};
 
 	return pp_allocator_create(&o);
+}
+
+/* Growable: one step at creation, two more to grow; a step is one 2 MiB
+ * page, or 512 pages of 4 KiB without hugepages. */
+#define GROW_STEP (2 * MiB)
+#define GROW_MAX (3 * GROW_STEP)
+
+static struct pp_arena *arena_growable_new(void)
+{
+	struct pp_arena_opts o = {
+		.sz = sizeof(o), .size = GROW_STEP, .max_size = GROW_MAX,
+		.grow_step = GROW_STEP,
+		.page_size = with_2m ? PP_PAGE_SIZE_2M : PP_PAGE_SIZE_4K,
+		.numa_node = PP_NUMA_NODE_ANY, .name = "fault-grow",
+	};
+
+	return pp_arena_create(&o);
+}
+
+/* No growth thread: the workload is single-threaded, so that the n-th
+ * hit is the same site in every run. */
+static struct pp_allocator *allocator_manual_new(struct pp_arena *arena)
+{
+	struct pp_allocator_opts o = {
+		.sz = sizeof(o), .arenas = &arena, .nr_arenas = 1,
+		.flags = PP_ALLOCATOR_F_MANUAL_RESIZE,
+	};
+
+	return pp_allocator_create(&o);
+}
+
+/*
+ * Every page @alloc has: taken one at a time, then freed. Returns how
+ * many, and -ENOMEM (after a message) when that is not every page of the
+ * committed steps the zone reports.
+ */
+static long take_all(struct pp_allocator *alloc)
+{
+	struct pp_zone_growth g = { .sz = sizeof(g) };
+	struct pp_page_list list;
+	struct pp_page *p;
+	long n = 0;
+
+	pp_allocator_drain_thread(alloc);
+	if (pp_allocator_zone_growth(alloc, 0, &g))
+		return -EINVAL;
+	pp_page_list_init(&list);
+	while ((p = pp_alloc_pages(alloc, PP_NUMA_NODE_ANY, 0))) {
+		pp_page_list_add_tail(&list, p);
+		n++;
+	}
+	pp_free_page_list(alloc, &list);
+	if ((size_t)n != g.committed_bytes >> PP_PAGE_SHIFT) {
+		fprintf(stderr, "growable allocator: %ld pages could be allocated, the zone says %zu KiB are committed\n",
+			n, g.committed_bytes >> 10);
+		return -ENOMEM;
+	}
+	return n;
 }
 
 static struct pp_pool *pool_new(struct pp_allocator *alloc,
@@ -255,6 +326,30 @@ static int work_run(struct work *w)
 		STEP_RC(w, "pool 2m churn", pool_churn(w->pool2m, 100));
 	}
 
+	/* Growth: a growable arena in both domains, grown step by step
+	 * (each step mapped by each domain), used, shrunk, grown again. */
+	STEP(w, "arena growable", w->agrow = arena_growable_new());
+	STEP(w, "allocator growable",
+	     w->allocgrow = allocator_manual_new(w->agrow));
+	STEP_RC(w, "dma va map growable", pp_dma_map_arena(w->va, w->agrow));
+	w->grow_va_mapped = true;
+	if (w->pa) {
+		STEP_RC(w, "dma pa map growable",
+			pp_dma_map_arena(w->pa, w->agrow));
+		w->grow_pa_mapped = true;
+	}
+	STEP_RC(w, "grow", pp_allocator_grow(w->allocgrow, 0));
+	STEP(w, "pool growable", w->poolgrow = pool_new(w->allocgrow, w->va));
+	STEP_RC(w, "pool growable churn", pool_churn(w->poolgrow, 100));
+	STEP_RC(w, "grow to max", pp_allocator_grow(w->allocgrow, 0));
+	cur_step = w->step = "pool growable destroy";
+	pp_pool_destroy(w->poolgrow);
+	w->poolgrow = NULL;
+	STEP_RC(w, "take all", (int)take_all(w->allocgrow));
+	STEP_RC(w, "shrink", (int)pp_allocator_shrink(w->allocgrow, 0));
+	STEP_RC(w, "grow after shrink", pp_allocator_grow(w->allocgrow, 0));
+	STEP_RC(w, "take all after shrink", (int)take_all(w->allocgrow));
+
 	conf.allocator = w->alloc;
 	conf.dma = w->va;
 	STEP(w, "port null0", w->null0 = pp_port_open("null0", &conf));
@@ -338,10 +433,16 @@ static int work_fini(struct work *w)
 		FINI_RC(pp_port_close(w->veth0));
 	if (w->null0)
 		FINI_RC(pp_port_close(w->null0));
+	if (w->poolgrow)
+		FINI_RC(pp_pool_destroy(w->poolgrow));
 	if (w->pool2m)
 		FINI_RC(pp_pool_destroy(w->pool2m));
 	if (w->pool)
 		FINI_RC(pp_pool_destroy(w->pool));
+	if (w->grow_pa_mapped)
+		FINI_RC(pp_dma_unmap_arena(w->pa, w->agrow));
+	if (w->grow_va_mapped)
+		FINI_RC(pp_dma_unmap_arena(w->va, w->agrow));
 	if (w->pa_mapped)
 		FINI_RC(pp_dma_unmap_arena(w->pa, w->a2m ? w->a2m : w->a4k));
 	if (w->pa)
@@ -350,6 +451,13 @@ static int work_fini(struct work *w)
 		FINI_RC(pp_dma_unmap_arena(w->va, w->a4k));
 	if (w->va)
 		FINI_RC(pp_dma_destroy(w->va));
+	if (w->allocgrow) {
+		/* Usable at the size it says, whatever failed. */
+		if (take_all(w->allocgrow) < 0)
+			bad++;
+		bad += balanced(w->allocgrow, "allocator growable");
+		FINI_RC(pp_allocator_destroy(w->allocgrow));
+	}
 	if (w->alloc2m) {
 		bad += balanced(w->alloc2m, "allocator 2m");
 		FINI_RC(pp_allocator_destroy(w->alloc2m));
@@ -358,6 +466,8 @@ static int work_fini(struct work *w)
 		bad += balanced(w->alloc, "allocator 4k");
 		FINI_RC(pp_allocator_destroy(w->alloc));
 	}
+	if (w->agrow)
+		FINI_RC(pp_arena_destroy(w->agrow));
 	if (w->a2m)
 		FINI_RC(pp_arena_destroy(w->a2m));
 	if (w->a4k)

@@ -5,7 +5,7 @@
  * the other receives.
  *
  *   test_e1000e link|fwd|dma_block|untrusted|tx_bounds|jumbo|untrusted_chain
- *               [frames]
+ *               |grow [frames]
  *
  * link       probe both ports: reset, MAC address, link up.
  * fwd        send N numbered frames from port 0; port 1 receives them and
@@ -36,6 +36,10 @@
  *            dropped up to the next EOP): each refused whole, counted
  *            once, its buffers reused; a chain whose last descriptor is
  *            not done yet waits in the ring and arrives whole once it is.
+ * grow       a growable arena grown with both devices attached: the
+ *            ports' rings and pools in the new segments only, N frames
+ *            forwarded through them intact; shrunk (the IOMMU mappings
+ *            undone) and grown again onto new memory, N/4 more.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -212,28 +216,40 @@ static bool frame_ok(const struct pp_frame *f, uint32_t seq)
 	return f->len == FRAME_LEN && !memcmp(pp_frame_data(f), want, FRAME_LEN);
 }
 
-static void test_fwd(unsigned int nr)
+/* What a run of the forwarding loop saw. */
+struct fwd_result {
+	uint32_t sent, mid, back, bad, lost;
+	/* Pages received outside [lo, hi) (fwd_loop()'s), when asked. */
+	uint32_t outside;
+};
+
+static bool page_outside(const struct pp_frame *f, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t a = (uintptr_t)pp_page_address(f->page);
+
+	return hi && (a < lo || a >= hi);
+}
+
+/*
+ * @nr numbered frames from @p0's pool; @p1 forwards each (zero copy, the
+ * same page) back to @p0, which checks every byte. A received page
+ * outside [@lo, @hi) is counted (@hi 0: none asked).
+ */
+static void fwd_loop(struct env *e, struct pp_port *p0, struct pp_port *p1,
+		     unsigned int nr, uintptr_t lo, uintptr_t hi,
+		     struct fwd_result *r)
 {
 	/* Zeroed: out[] is built field by field, and .more must be clear. */
 	struct pp_frame out[32] = { 0 }, mid[32], back[32];
-	unsigned long free_before;
-	uint32_t sent = 0, seq_mid = 0, seq_back = 0, bad = 0, lost = 0;
-	uint64_t rx, tx, missed, crc;
-	struct pp_port *p0, *p1;
-	struct pp_pool *pool0;
-	double deadline;
-	struct env e;
+	struct pp_pool *pool0 = p0->rxq[0].pool;
+	double deadline = now_s() + 60;
 	unsigned int i, n, m;
 
-	env_init(&e);
-	free_before = free_pages(e.alloc);
-	p0 = port_open(&e, 0);
-	p1 = port_open(&e, 1);
-	pool0 = p0->rxq[0].pool;
-	deadline = now_s() + 60;
-	while (seq_back + lost < nr && now_s() < deadline) {
+	memset(r, 0, sizeof(*r));
+	while (r->back + r->lost < nr && now_s() < deadline) {
 		/* Port 0 sends numbered frames from its own pool. */
-		for (n = 0; n < 32 && sent + n < nr && sent + n - seq_back < 512; n++) {
+		for (n = 0; n < 32 && r->sent + n < nr &&
+			    r->sent + n - r->back < 512; n++) {
 			struct pp_page *pg = pp_pool_alloc_pages(pool0);
 
 			if (!pg)
@@ -242,42 +258,60 @@ static void test_fwd(unsigned int nr)
 			out[n].offset = 0;
 			out[n].headroom = PP_FRAME_HEADROOM;
 			out[n].len = FRAME_LEN;
-			frame_fill(pp_frame_data(&out[n]), sent + n);
+			frame_fill(pp_frame_data(&out[n]), r->sent + n);
 		}
 		m = pp_port_tx_burst(p0, 0, out, n);
 		for (i = m; i < n; i++)
 			pp_pool_recycle_direct(pool0, out[i].page);
-		sent += m;
+		r->sent += m;
 		/* Port 1 forwards what it gets, the same pages. */
 		n = pp_port_rx_burst(p1, 0, mid, 32);
-		for (i = 0; i < n; i++)
-			if (!frame_ok(&mid[i], seq_mid++))
-				bad++;
+		for (i = 0; i < n; i++) {
+			if (!frame_ok(&mid[i], r->mid++))
+				r->bad++;
+			r->outside += page_outside(&mid[i], lo, hi);
+		}
 		m = pp_port_tx_burst(p1, 0, mid, n);
 		for (i = m; i < n; i++) {
 			struct pp_page *pg = mid[i].page;
 
 			/* TX ring full: not expected at this rate. */
-			pp_net_put_pages(e.alloc, NULL, &pg, 1);
-			lost++;
+			pp_net_put_pages(e->alloc, NULL, &pg, 1);
+			r->lost++;
 		}
 		/* Port 0 gets them back and checks every byte. */
 		n = pp_port_rx_burst(p0, 0, back, 32);
 		for (i = 0; i < n; i++) {
 			struct pp_page *pg = back[i].page;
 
-			if (!frame_ok(&back[i], seq_back++))
-				bad++;
-			pp_net_put_pages(e.alloc, NULL, &pg, 1);
+			if (!frame_ok(&back[i], r->back++))
+				r->bad++;
+			r->outside += page_outside(&back[i], lo, hi);
+			pp_net_put_pages(e->alloc, NULL, &pg, 1);
 		}
 	}
-	printf("fwd: sent %u, forwarded %u, back %u, bad %u, lost %u\n", sent,
-	       seq_mid, seq_back, bad, lost);
-	CHECK_EQ(lost, 0);
-	CHECK_EQ(sent, nr);
-	CHECK_EQ(seq_mid, nr);
-	CHECK_EQ(seq_back, nr);
-	CHECK_EQ(bad, 0);
+	printf("fwd: sent %u, forwarded %u, back %u, bad %u, lost %u\n",
+	       r->sent, r->mid, r->back, r->bad, r->lost);
+}
+
+static void test_fwd(unsigned int nr)
+{
+	unsigned long free_before;
+	uint64_t rx, tx, missed, crc;
+	struct pp_port *p0, *p1;
+	struct fwd_result r;
+	struct env e;
+
+	env_init(&e);
+	free_before = free_pages(e.alloc);
+	p0 = port_open(&e, 0);
+	p1 = port_open(&e, 1);
+	fwd_loop(&e, p0, p1, nr, 0, 0, &r);
+	CHECK_EQ(r.lost, 0);
+	CHECK_EQ(r.sent, nr);
+	CHECK_EQ(r.mid, nr);
+	CHECK_EQ(r.back, nr);
+	CHECK_EQ(r.bad, 0);
 	/* Telemetry's xstats read the clear-on-read registers first; the
 	 * counts stay pp_e1000e_stats()'s all the same. */
 	CHECK_EQ(xstat(p1, "rx_hw_good_packets"), nr);
@@ -296,6 +330,105 @@ static void test_fwd(unsigned int nr)
 	/* Accounting: every page is back in the allocator. */
 	pp_allocator_drain_thread(e.alloc);
 	CHECK_EQ(free_pages(e.alloc), free_before);
+	env_fini(&e);
+}
+
+/*
+ * Growth with the devices attached: a growable arena whose minimum is
+ * all taken, grown by two steps (each a VFIO_IOMMU_MAP_DMA, the second
+ * NIC's group added only after them: type1 replays the segments into
+ * its domain), so that both ports' rings and pools, and so every RX
+ * write and TX read of the devices, lie in the new segments; the frames
+ * forwarded must all arrive intact there. Then shrink (both steps
+ * VFIO_IOMMU_UNMAP_DMA'd: growing again maps the same IOVAs, which the
+ * kernel would refuse with EEXIST) and the same on the new memory.
+ */
+#define GROW_MIN (16u << 20)
+#define GROW_STEP (8u << 20)
+
+static void grow_env_init(struct env *e)
+{
+	struct pp_arena_opts ao = {
+		.sz = sizeof(ao), .size = GROW_MIN, .max_size = 48u << 20,
+		.grow_step = GROW_STEP, .numa_node = PP_NUMA_NODE_ANY,
+		.name = "e1000e-grow",
+	};
+	struct pp_allocator_opts lo = {
+		.sz = sizeof(lo), .nr_arenas = 1,
+		.flags = PP_ALLOCATOR_F_MANUAL_RESIZE,
+	};
+	struct pp_dma_opts o = {
+		.sz = sizeof(o), .mode = PP_IOVA_VFIO, .vfio_pci_addr = nic(0),
+	};
+
+	ao.page_size = pp_hugepages_free(PP_PAGE_SIZE_2M, PP_NUMA_NODE_ANY) >=
+				       (long)((GROW_MIN + 2 * GROW_STEP) >> 21) ?
+			       PP_PAGE_SIZE_2M : PP_PAGE_SIZE_4K;
+	e->arena = pp_arena_create(&ao);
+	REQUIRE(e->arena != NULL);
+	lo.arenas = &e->arena;
+	e->alloc = pp_allocator_create(&lo);
+	REQUIRE(e->alloc != NULL);
+	e->dma = pp_dma_create(&o);
+	REQUIRE(e->dma != NULL);
+	REQUIRE(pp_dma_map_arena(e->dma, e->arena) == 0);
+}
+
+/* Two steps, both ports on them, @nr frames forwarded, ports closed. */
+static void grow_fwd(struct env *e, unsigned int nr)
+{
+	uintptr_t lo = (uintptr_t)pp_arena_base(e->arena) + GROW_MIN;
+	struct pp_port *p0, *p1;
+	struct fwd_result r;
+
+	CHECK_EQ(pp_allocator_grow(e->alloc, 0), 0);
+	CHECK_EQ(pp_allocator_grow(e->alloc, 0), 0);
+	CHECK_EQ(pp_arena_committed(e->arena), GROW_MIN + 2 * GROW_STEP);
+	/* After the growth, as the lazy join of a second port would. */
+	CHECK_EQ(pp_dma_vfio_add_device(e->dma, nic(1)), 0);
+	p0 = port_open(e, 0);
+	p1 = port_open(e, 1);
+	fwd_loop(e, p0, p1, nr, lo, lo + 2 * GROW_STEP, &r);
+	printf("grow: %u pages received outside the grown segments\n",
+	       r.outside);
+	CHECK_EQ(r.lost, 0);
+	CHECK_EQ(r.back, nr);
+	CHECK_EQ(r.bad, 0);
+	CHECK_EQ(r.outside, 0);
+	CHECK_EQ(pp_port_close(p0), 0);
+	CHECK_EQ(pp_port_close(p1), 0);
+}
+
+static void test_grow(unsigned int nr)
+{
+	struct pp_page **held;
+	unsigned int n = 0, max = GROW_MIN / PP_PAGE_SIZE + 1;
+	unsigned long allocated = 1;
+	struct env e;
+
+	grow_env_init(&e);
+	held = calloc(max, sizeof(*held));
+	REQUIRE(held != NULL);
+	/* The minimum, all held: the ports can only get grown pages. */
+	while (n < max && (held[n] = pp_alloc_page(e.alloc)) != NULL)
+		n++;
+	CHECK_EQ(n, GROW_MIN / PP_PAGE_SIZE);
+	grow_fwd(&e, nr);
+	pp_allocator_drain_thread(e.alloc);
+	CHECK_EQ(pp_allocator_shrink(e.alloc, 0), 2);
+	CHECK_EQ(pp_arena_committed(e.arena), GROW_MIN);
+	/* The same IOVAs mapped again, onto new hugepages. */
+	pp_test_log_reset();
+	grow_fwd(&e, nr / 4);
+	CHECK(!pp_test_log_has("mapped already"));
+	pp_allocator_drain_thread(e.alloc);
+	CHECK_EQ(pp_allocator_shrink(e.alloc, 0), 2);
+	for (unsigned int i = 0; i < n; i++)
+		pp_free_page(e.alloc, held[i]);
+	pp_allocator_drain_thread(e.alloc);
+	CHECK_EQ(pp_allocator_check(e.alloc, &allocated), 0);
+	CHECK_EQ(allocated, 0);
+	free(held);
 	env_fini(&e);
 }
 
@@ -808,7 +941,7 @@ int main(int argc, char **argv)
 	unsigned int frames = argc > 2 ? (unsigned int)atoi(argv[2]) : 20000;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s link|fwd|dma_block|untrusted|tx_bounds|jumbo|untrusted_chain [frames]\n",
+		fprintf(stderr, "usage: %s link|fwd|dma_block|untrusted|tx_bounds|jumbo|untrusted_chain|grow [frames]\n",
 			argv[0]);
 		return 2;
 	}
@@ -828,6 +961,9 @@ int main(int argc, char **argv)
 			printf("%s test_jumbo\n", pp_test_failures ? "FAIL" : "ok  ");
 	else if (!strcmp(argv[1], "untrusted_chain"))
 		RUN_TEST(test_untrusted_chain);
+	else if (!strcmp(argv[1], "grow"))
+		test_grow(argc > 2 ? frames : 5000),
+			printf("%s test_grow\n", pp_test_failures ? "FAIL" : "ok  ");
 	else
 		return 2;
 	return pp_test_result();

@@ -11,7 +11,8 @@
  * left on the interface, a SIGKILLed owner's program is detached by the
  * next open, a SIGTERMed one detaches its own, and the error paths say
  * what is wrong (out of file descriptors among them: the limit, not
- * root). Names carry the pid, and an atexit/signal handler deletes the
+ * root), and a growable arena used as a UMEM refuses to grow, naming the
+ * port. Names carry the pid, and an atexit/signal handler deletes the
  * namespace and link on every way out.
  *
  * Needs root, iproute2, veth and XDP sockets; skips with the reason
@@ -721,6 +722,58 @@ static void test_two_ports_share(void)
 	CHECK_EQ(t_xdp_prog_id(t_near), id);
 	CHECK_EQ(pp_port_close(b), 0);
 	CHECK_EQ(t_xdp_prog_id(t_near), 0);
+	t_env_destroy(&e);
+}
+
+/*
+ * The kernel registers a UMEM once: a growable arena used as one is
+ * pinned while the UMEM exists, and asking it to grow is refused with
+ * a message that names the port; once the port is closed it grows.
+ */
+static void test_umem_growth_refused(void)
+{
+	struct pp_arena_opts ao = {
+		.sz = sizeof(ao), .size = 16 << 20, .max_size = 32 << 20,
+		.grow_step = 8 << 20, .page_size = PP_PAGE_SIZE_4K,
+		.numa_node = PP_NUMA_NODE_ANY, .name = "umem-grow",
+	};
+	struct pp_allocator_opts lo = {
+		.sz = sizeof(lo), .nr_arenas = 1,
+		.flags = PP_ALLOCATOR_F_MANUAL_RESIZE,
+	};
+	struct pp_zone_growth g = { .sz = sizeof(g) };
+	struct t_env e;
+	struct pp_port *port;
+	char want[160];
+
+	e.arena = pp_arena_create(&ao);
+	REQUIRE(e.arena != NULL);
+	lo.arenas = &e.arena;
+	e.alloc = pp_allocator_create(&lo);
+	REQUIRE(e.alloc != NULL);
+	port = t_open(&e, ",mode=copy", 1);
+	REQUIRE(port != NULL);
+	CHECK_EQ(pp_allocator_zone_growth(e.alloc, 0, &g), 0);
+	CHECK(g.pinned);
+
+	t_log_reset();
+	CHECK_EQ(pp_allocator_grow(e.alloc, 0), -EPERM);
+	snprintf(want, sizeof(want),
+		 "arena 'umem-grow': cannot grow: the arena is fixed at 16 MiB because the AF_XDP UMEM of port %s registers it once",
+		 pp_port_name(port));
+	CHECK(t_log_has(want));
+	if (!t_log_has(want))
+		fprintf(stderr, "want: %s\ngot: %s\n", want, pp_test_last_log);
+	CHECK_EQ(pp_arena_committed(e.arena), 16u << 20);
+	CHECK_EQ(pp_allocator_zone_growth(e.alloc, 0, &g), 0);
+	CHECK_EQ(g.committed_bytes, 16u << 20);
+	CHECK_EQ(g.last_error, -EPERM);
+
+	CHECK_EQ(pp_port_close(port), 0);
+	CHECK_EQ(pp_allocator_zone_growth(e.alloc, 0, &g), 0);
+	CHECK(!g.pinned);
+	CHECK_EQ(pp_allocator_grow(e.alloc, 0), 0);
+	CHECK_EQ(pp_arena_committed(e.arena), 24u << 20);
 	t_env_destroy(&e);
 }
 
@@ -1447,6 +1500,7 @@ int main(int argc, char **argv)
 	T_RUN(test_reopen);
 	T_RUN(test_two_ports_share);
 	T_RUN(test_errors);
+	T_RUN(test_umem_growth_refused);
 	T_RUN(test_fd_limit);
 	T_RUN(test_sigterm_detaches);
 	T_RUN(test_sigkill_stale_detached);

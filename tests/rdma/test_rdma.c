@@ -8,6 +8,8 @@
  *   reg_2m          register a 2 MiB arena: one MR per segment, O(1) keys,
  *                   page_pool maps through it, unmapped cleanly
  *   reg_1g          the same for a 1 GiB arena of one 1 GiB page
+ *   reg_grow        a growable arena: an MR per segment, added at growth
+ *                   (the device receives into it), removed at shrink
  *   oob_recv        a receive buffer outside the registered range: the
  *                   device fails the work request, the buffer is untouched
  *   dereg_inflight  unmap the arena while pool pages are posted: the device
@@ -368,6 +370,92 @@ static void test_reg_1g(void)
 	check_registration(PP_PAGE_SIZE_1G, PP_PAGE_SIZE_1G);
 }
 
+/*
+ * A growable arena: one registration per committed segment. A growth
+ * registers the new segment (a page of it gets its keys, and the device
+ * receives into it), a part not committed has no keys (-ENOENT), a
+ * block across two segments none either (-EINVAL), and a shrink
+ * deregisters the segment again.
+ */
+static void test_reg_grow(void)
+{
+	struct pp_arena_opts ao = {
+		.sz = sizeof(ao), .size = 2 * PP_PAGE_SIZE_2M,
+		.max_size = 8 * PP_PAGE_SIZE_2M,
+		.grow_step = 2 * PP_PAGE_SIZE_2M,
+		.page_size = PP_PAGE_SIZE_2M, .numa_node = PP_NUMA_NODE_ANY,
+		.name = "rdma-grow",
+	};
+	struct pp_allocator_opts lo = {
+		.sz = sizeof(lo), .nr_arenas = 1,
+		.flags = PP_ALLOCATOR_F_MANUAL_RESIZE,
+	};
+	struct ibv_context *ctx = open_dev();
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	const size_t step = 2 * PP_PAGE_SIZE_2M;
+	struct pp_allocator *alloc;
+	struct pp_arena *arena;
+	struct pp_dma *dma;
+	uint32_t lk0, lk1;
+	uint8_t *base, *grown;
+	struct ibv_wc wc;
+	struct pair p;
+
+	REQUIRE(pd != NULL);
+	if (pp_hugepages_free(PP_PAGE_SIZE_2M, PP_NUMA_NODE_ANY) < 4)
+		pp_test_skip("fewer than 4 free 2 MiB hugepages");
+	arena = pp_arena_create(&ao);
+	REQUIRE(arena != NULL);
+	lo.arenas = &arena;
+	alloc = pp_allocator_create(&lo);
+	REQUIRE(alloc != NULL);
+	base = pp_arena_base(arena);
+	grown = base + step;
+	dma = verbs_dma(pd);
+	CHECK_EQ(pp_dma_map_arena(dma, arena), 0);
+	CHECK_EQ(pp_dma_verbs_arena_mrs(dma, arena), 1);
+	CHECK_EQ(pp_dma_verbs_keys(dma, base, PP_PAGE_SIZE, &lk0, NULL), 0);
+	CHECK_EQ(pp_dma_verbs_keys(dma, grown, PP_PAGE_SIZE, &lk1, NULL),
+		 -ENOENT);
+
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	CHECK_EQ(pp_dma_verbs_arena_mrs(dma, arena), 2);
+	CHECK_EQ(pp_dma_verbs_keys(dma, grown, PP_PAGE_SIZE, &lk1, NULL), 0);
+	CHECK(lk1 != lk0);
+	CHECK_EQ(pp_dma_verbs_keys(dma, grown - 8, 16, NULL, NULL), -EINVAL);
+
+	/* The device writes into the new segment under its key. */
+	pair_create(ctx, pd, &p);
+	memset(grown, 0xa5, PP_PAGE_SIZE);
+	memset(base, 0x5a, 256);
+	post_recv(p.qp[1], grown, PP_PAGE_SIZE, lk1, 9);
+	post_send(p.qp[0], base, 256, lk0);
+	REQUIRE(wait_wc(p.cq[1], &wc));
+	printf("receive into the grown segment: %s\n",
+	       ibv_wc_status_str(wc.status));
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK_EQ(wc.byte_len, 256);
+	CHECK(all_bytes(grown, 256, 0x5a));
+	CHECK(all_bytes(grown + 256, PP_PAGE_SIZE - 256, 0xa5));
+	REQUIRE(wait_wc(p.cq[0], &wc));
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	pair_destroy(&p);
+
+	CHECK_EQ(pp_allocator_shrink(alloc, 0), 1);
+	CHECK_EQ(pp_dma_verbs_arena_mrs(dma, arena), 1);
+	CHECK_EQ(pp_dma_verbs_keys(dma, grown, PP_PAGE_SIZE, NULL, NULL),
+		 -ENOENT);
+	CHECK_EQ(pp_dma_verbs_keys(dma, base, PP_PAGE_SIZE, &lk1, NULL), 0);
+	CHECK_EQ(lk1, lk0);
+	CHECK_EQ(pp_dma_unmap_arena(dma, arena), 0);
+	CHECK_EQ(pp_dma_destroy(dma), 0);
+	CHECK_EQ(pp_allocator_check(alloc, NULL), 0);
+	CHECK_EQ(pp_allocator_destroy(alloc), 0);
+	CHECK_EQ(pp_arena_destroy(arena), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	CHECK_EQ(ibv_close_device(ctx), 0);
+}
+
 /* ---- the device refuses what is not registered ---- */
 
 static void test_oob_recv(void)
@@ -580,6 +668,8 @@ int main(int argc, char **argv)
 		RUN_TEST(test_reg_2m);
 	else if (!strcmp(c, "reg_1g"))
 		RUN_TEST(test_reg_1g);
+	else if (!strcmp(c, "reg_grow"))
+		RUN_TEST(test_reg_grow);
 	else if (!strcmp(c, "oob_recv"))
 		RUN_TEST(test_oob_recv);
 	else if (!strcmp(c, "dereg_inflight"))

@@ -2481,6 +2481,63 @@ static void test_close_deadline(void)
 	all_pages_home();
 }
 
+/*
+ * A growable arena shared as the memory table: the table covers every
+ * segment committed at open (a region each: each has its own file), and
+ * while the port is open the arena is pinned: asking it to grow is
+ * refused with a message that names the port; closed, it grows again.
+ */
+static void test_growable_arena_pinned(void)
+{
+	struct pp_arena_opts ao = {
+		.sz = sizeof(ao), .size = 8 << 20, .max_size = 24 << 20,
+		.grow_step = 4 << 20, .page_size = PP_PAGE_SIZE_4K,
+		.numa_node = PP_NUMA_NODE_ANY, .name = "vu-grow",
+	};
+	struct pp_allocator_opts lo = {
+		.sz = sizeof(lo), .nr_arenas = 1,
+		.flags = PP_ALLOCATOR_F_MANUAL_RESIZE,
+	};
+	struct pp_port_conf c = env.conf;
+	struct pp_arena *arena = pp_arena_create(&ao);
+	struct pp_allocator *alloc;
+	unsigned long allocated = 1;
+	unsigned int segs;
+	struct pp_port *p;
+	struct fake f;
+	char want[200];
+
+	REQUIRE(arena != NULL);
+	lo.arenas = &arena;
+	alloc = pp_allocator_create(&lo);
+	REQUIRE(alloc != NULL);
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	segs = pp_arena_segment_count(arena);
+	CHECK(segs >= 2);
+	c.allocator = alloc;
+	fake_start(&f, FAKE_GOOD);
+	p = open_on(&f, "", &c);
+	REQUIRE(p != NULL);
+	CHECK_EQ(f.regions, segs);
+
+	pp_test_log_reset();
+	CHECK_EQ(pp_allocator_grow(alloc, 0), -EPERM);
+	snprintf(want, sizeof(want),
+		 "arena 'vu-grow': cannot grow: the arena is fixed at 12 MiB because the vhost-user memory table of port %s registers it once",
+		 pp_port_name(p));
+	CHECK(pp_test_log_has(want));
+	CHECK_EQ(pp_arena_committed(arena), 12u << 20);
+	CHECK_EQ(pp_port_close(p), 0);
+	fake_stop(&f);
+	CHECK_EQ(pp_allocator_grow(alloc, 0), 0);
+	CHECK_EQ(pp_arena_committed(arena), 16u << 20);
+	pp_allocator_drain_thread(alloc);
+	CHECK_EQ(pp_allocator_check(alloc, &allocated), 0);
+	CHECK_EQ(allocated, 0);
+	CHECK_EQ(pp_allocator_destroy(alloc), 0);
+	CHECK_EQ(pp_arena_destroy(arena), 0);
+}
+
 int main(void)
 {
 	pp_test_capture_log();
@@ -2522,6 +2579,7 @@ int main(void)
 	RUN_TEST(test_server_umask);
 	RUN_TEST(test_server_peer_uid);
 	RUN_TEST(test_close_deadline);
+	RUN_TEST(test_growable_arena_pinned);
 	net_env_fini(&env);
 	return pp_test_result();
 }

@@ -24,6 +24,8 @@
 #include <rte_malloc.h>
 
 #include "pagepool_mp_priv.h"
+/* pp_arena_pin(): lib/mem's, linked in statically. */
+#include "pp_arena_user.h"
 /* The fault seam's heap wrappers (libc's calls unless the plugin is
  * built with -Dfault_injection=true): each allocation is a site. */
 #include "pp_os_fault.h"
@@ -94,6 +96,8 @@ static int arena_map(struct rte_mempool *mp, struct pagepool_mp *p)
 			   mp->trailer_size;
 	struct pp_arena_opts ao = { .sz = sizeof(ao) };
 	ssize_t need = arena_bytes(mp, 21), need_2m = need;
+	char who[80];
+	int err;
 
 	if (need < 0)
 		return (int)need;
@@ -121,14 +125,26 @@ static int arena_map(struct rte_mempool *mp, struct pagepool_mp *p)
 		p->arena = pp_arena_create(&ao);
 	}
 	if (!p->arena) {
-		int err = -errno;
-
+		err = -errno;
 		PMP_LOG(ERR, "pool '%s': no arena for %u objects (%s); it needs %zd MiB of free 2 MiB hugepages (pp-hugepages shows what is free; pp-hugepages -r SIZE reserves), or make the pool smaller",
 			mp->name, mp->size, strerror(errno), need_2m >> 20);
 		return err;
 	}
+	/*
+	 * DPDK's heap and its memsegs (and the EAL's VFIO mappings of
+	 * them) take the arena's size once: pinned, it never grows or gives
+	 * memory back under them (a fixed arena here, but the pin says so
+	 * to anyone who looks, and covers what is committed).
+	 */
+	snprintf(who, sizeof(who), "the DPDK external heap of mempool %s",
+		 mp->name);
+	err = pp_arena_pin(p->arena, who, &p->len);
+	if (err) {
+		pp_arena_destroy(p->arena);
+		p->arena = NULL;
+		return err;
+	}
 	p->base = (uintptr_t)pp_arena_base(p->arena);
-	p->len = pp_arena_size(p->arena);
 	p->page_size = pp_arena_page_size(p->arena);
 	p->page_order = 0;
 	while ((PP_PAGE_SIZE_4K << p->page_order) < p->page_size)
@@ -238,6 +254,7 @@ err_destroy_dma:
 	pp_dma_destroy(p->dma);
 	p->dma = NULL;
 err_destroy_arena:
+	pp_arena_unpin(p->arena);
 	pp_arena_destroy(p->arena);
 	p->arena = NULL;
 	return err;
@@ -251,6 +268,7 @@ int pagepool_mp_arena_destroy(struct rte_mempool *mp, struct pagepool_mp *p)
 		return err;
 	pp_dma_unmap_arena(p->dma, p->arena);
 	pp_dma_destroy(p->dma);
+	pp_arena_unpin(p->arena);
 	pp_arena_destroy(p->arena);
 	p->dma = NULL;
 	p->arena = NULL;

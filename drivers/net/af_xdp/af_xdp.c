@@ -737,8 +737,10 @@ static int xdp_probe(struct pp_port *port, const struct pp_devargs *da)
 	pthread_mutex_lock(&af_xdp_lock);
 	xp->iface = af_xdp_iface_get(ifname, ifindex, kernel_sg, &err);
 	if (xp->iface)
-		xp->umem = af_xdp_umem_get(port->allocator, arena, ring_size,
-					port->conf.headroom, &err);
+		/* The port takes the interface's name once open. */
+		xp->umem = af_xdp_umem_get(port->allocator, arena, ifname,
+					   ring_size, port->conf.headroom,
+					   &err);
 	/*
 	 * A UMEM bound already keeps its first socket's choice: a port
 	 * that needs multi-buffer cannot join one bound without it.

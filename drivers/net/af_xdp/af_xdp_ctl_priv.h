@@ -56,7 +56,7 @@ struct xdp_umem {
 	struct xsk_umem *umem;
 	struct pp_arena *arena;
 	char *base;
-	uint64_t size;
+	uint64_t size;              /* the arena's committed bytes, pinned */
 	struct pp_page *first;      /* the descriptor of the page at base */
 	/* Rings xsk_umem__create needs; the first socket copies them. */
 	struct xsk_ring_prod fill0;
@@ -117,12 +117,15 @@ struct xdp_iface *af_xdp_iface_get(const char *ifname, int ifindex,
 void af_xdp_iface_put(struct xdp_iface *ifc);
 
 /*
- * The UMEM over @arena, registered whole by its first user; @ring_size
- * sizes the fill and completion rings of every queue that uses it. NULL
- * with *@errp set after a message. Under af_xdp_lock, as _put.
+ * The UMEM over @arena, registered whole by its first user, port @port
+ * (its interface's name, which the port takes once open); the arena is
+ * pinned until the last put (a growable arena stays at the size it has
+ * then). @ring_size sizes the fill and completion rings of
+ * every queue that uses it. NULL with *@errp set after a message. Under
+ * af_xdp_lock, as _put.
  */
 struct xdp_umem *af_xdp_umem_get(struct pp_allocator *alloc,
-				 struct pp_arena *arena,
+				 struct pp_arena *arena, const char *port,
 				 unsigned int ring_size,
 				 unsigned int headroom, int *errp);
 void af_xdp_umem_put(struct xdp_umem *um);

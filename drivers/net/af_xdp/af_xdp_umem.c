@@ -5,12 +5,19 @@
  * queue and port of the process that uses that arena, by reference count
  * under af_xdp_lock. A page's UMEM address is its address minus the
  * arena base.
+ *
+ * The kernel takes the UMEM's size once, at registration: a growable
+ * arena (doc/growth.md) is pinned for the UMEM's life (pp_arena_pin()),
+ * so it neither grows nor gives memory back while the UMEM exists, and
+ * the UMEM covers what is committed then, from the base.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pp_log.h"
+#include "pp_arena_user.h"
 #include "af_xdp_ctl_priv.h"
 
 static struct xdp_umem *af_xdp_umems; /* under af_xdp_lock */
@@ -26,6 +33,7 @@ void af_xdp_umem_put(struct xdp_umem *um)
 	if (err)
 		PP_ERR("af_xdp: cannot delete the UMEM of arena %s: %s",
 		       pp_arena_name(um->arena), strerror(-err));
+	pp_arena_unpin(um->arena);
 	for (pp = &af_xdp_umems; *pp; pp = &(*pp)->next) {
 		if (*pp == um) {
 			*pp = um->next;
@@ -36,11 +44,12 @@ void af_xdp_umem_put(struct xdp_umem *um)
 }
 
 /*
- * The UMEM over @arena, registering it on first use. @ring_size sizes the
- * fill and completion rings of every queue that uses it.
+ * The UMEM over @arena, registering it on first use (by port @port, whom
+ * the pin names). @ring_size sizes the fill and completion rings of every
+ * queue that uses it.
  */
 struct xdp_umem *af_xdp_umem_get(struct pp_allocator *alloc,
-				 struct pp_arena *arena,
+				 struct pp_arena *arena, const char *port,
 				 unsigned int ring_size,
 				 unsigned int headroom, int *errp)
 {
@@ -55,8 +64,10 @@ struct xdp_umem *af_xdp_umem_get(struct pp_allocator *alloc,
 		.frame_headroom = headroom > 256 ? headroom - 256 : 0,
 		.flags = 0,
 	};
+	char who[96];
 	struct xdp_umem *um;
 	struct pp_page *last;
+	size_t len;
 	int err;
 
 	for (um = af_xdp_umems; um; um = um->next) {
@@ -74,13 +85,21 @@ struct xdp_umem *af_xdp_umem_get(struct pp_allocator *alloc,
 	}
 	um->arena = arena;
 	um->base = pp_arena_base(arena);
-	um->size = pp_arena_size(arena);
+	snprintf(who, sizeof(who), "the AF_XDP UMEM of port %s", port);
+	err = pp_arena_pin(arena, who, &len);
+	if (err) {
+		free(um);
+		*errp = err;
+		return NULL;
+	}
+	um->size = len;
 	um->first = pp_virt_to_page(alloc, um->base);
 	last = pp_virt_to_page(alloc, um->base + um->size - PP_PAGE_SIZE);
 	/* The fast path finds descriptors by index: they must be dense. */
 	if (!um->first || last != um->first + (um->size >> PP_PAGE_SHIFT) - 1) {
 		PP_ERR("af_xdp: arena %s is not one dense range of page descriptors",
 		       pp_arena_name(arena));
+		pp_arena_unpin(arena);
 		free(um);
 		*errp = -EINVAL;
 		return NULL;
@@ -96,6 +115,7 @@ struct xdp_umem *af_xdp_umem_get(struct pp_allocator *alloc,
 		       pp_arena_name(arena),
 		       (unsigned long long)(um->size >> 20), strerror(-err),
 		       hint ? hint : "needs root or a large enough RLIMIT_MEMLOCK");
+		pp_arena_unpin(arena);
 		free(um);
 		*errp = err;
 		return NULL;

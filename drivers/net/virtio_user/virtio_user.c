@@ -57,6 +57,7 @@
 #include <pagepool/pp_net_driver.h>
 
 #include "pp_log.h"
+#include "pp_arena_user.h"
 #include "drivers.h"
 #include "pp_os_fault.h"
 #include "virtio_user_priv.h"
@@ -273,7 +274,7 @@ static void vq_free(struct vq *vq, struct pp_allocator *alloc, bool tx)
 }
 
 static int vq_alloc(struct vq *vq, struct pp_port *port, unsigned int size,
-		    uint16_t hdr_len, struct pp_arena *arena, unsigned int frag)
+		    uint16_t hdr_len, const struct vu_port *vp, unsigned int frag)
 {
 	vq->ring_order = (uint16_t)ring_order(size);
 	vq->ring_page = pp_alloc_pages(port->allocator, port->conf.nid,
@@ -295,8 +296,8 @@ static int vq_alloc(struct vq *vq, struct pp_port *port, unsigned int size,
 	vq->headroom = (uint16_t)port->conf.headroom;
 	vq->color_len = VQ_COLOR_LEN;
 	vq->frag = frag;
-	vq->mem_base = (uintptr_t)pp_arena_base(arena);
-	vq->mem_size = pp_arena_size(arena);
+	vq->mem_base = (uintptr_t)pp_arena_base(vp->arena);
+	vq->mem_size = vp->mem_len;
 	return 0;
 }
 
@@ -311,11 +312,14 @@ static void vu_free(struct vu_port *vp, struct pp_port *port)
 	for (i = 0; vp->vq && i < 2 * vp->nr_qp; i++)
 		vq_free(&vp->vq[i], port->allocator, i % 2);
 	free(vp->vq);
+	if (vp->pinned)
+		pp_arena_unpin(vp->arena);
 	free(vp);
 }
 
 static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 {
+	char who[96];
 	struct vu_port *vp;
 	unsigned int i;
 	bool mrg = false;
@@ -340,6 +344,13 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 		err = -EINVAL;
 		goto err_free;
 	}
+	/* Before any page is taken: every page lies in what is pinned. */
+	snprintf(who, sizeof(who), "the vhost-user memory table of port %s",
+		 port->name);
+	err = pp_arena_pin(vp->arena, who, &vp->mem_len);
+	if (err)
+		goto err_free;
+	vp->pinned = true;
 	vp->vq = pp_os_calloc(2 * vp->nr_qp, sizeof(*vp->vq));
 	if (!vp->vq) {
 		PP_ERR("device '%s': out of memory", da->devstr);
@@ -351,7 +362,7 @@ static int virtio_user_probe(struct pp_port *port, const struct pp_devargs *da)
 	for (i = 0; i < 2 * vp->nr_qp; i++) {
 		/* RX rings (even) take frag=; TX rings send frames. */
 		err = vq_alloc(&vp->vq[i], port, vp->size, VIRTIO_NET_HDR_LEN,
-			       vp->arena, i % 2 ? 0 : vp->frag);
+			       vp, i % 2 ? 0 : vp->frag);
 		/* A port whose RX may chain buffers sends chains too. */
 		if (!err && i % 2 && vp->mrg)
 			err = vq_mb_alloc(&vp->vq[i], port, vp->size);

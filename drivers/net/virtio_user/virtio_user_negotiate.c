@@ -41,16 +41,20 @@
 /* ---- memory table --------------------------------------------------- */
 
 /*
- * The arena's segments as vhost-user regions, neighbours that continue
- * one file merged into one region. Returns the count, or -E2BIG when more
- * than the protocol's eight are left, -EINVAL when the segments do not
- * tile the arena (TX checks addresses against the arena's span).
+ * The arena's segments in its first @len bytes (what the port pinned at
+ * open: a growable arena's committed part) as vhost-user regions,
+ * neighbours that continue one file merged into one region. Returns the
+ * count, or -E2BIG when more than the protocol's eight are left, -EINVAL
+ * when the segments do not tile those bytes (TX checks addresses
+ * against them).
  */
-static int vu_mem_table(struct pp_arena *arena, struct vhost_user_memory *mem,
-			int *fds, const char *devstr)
+static int vu_mem_table(struct pp_arena *arena, size_t len,
+			struct vhost_user_memory *mem, int *fds,
+			const char *devstr)
 {
 	unsigned int i, nr = pp_arena_segment_count(arena);
 	uintptr_t next = (uintptr_t)pp_arena_base(arena);
+	uintptr_t end = next + len;
 	int k = -1;
 
 	memset(mem, 0, sizeof(*mem));
@@ -60,6 +64,8 @@ static int vu_mem_table(struct pp_arena *arena, struct vhost_user_memory *mem,
 
 		if (pp_arena_segment(arena, i, &s))
 			return -EINVAL;
+		if ((uintptr_t)s.addr >= end)
+			break;
 		if ((uintptr_t)s.addr != next || s.fd < 0) {
 			PP_ERR("device '%s': arena %s is not one range of file-backed segments: virtio_user shares it by file descriptor (create it with pp_arena_create)",
 			       devstr, pp_arena_name(arena));
@@ -85,7 +91,7 @@ static int vu_mem_table(struct pp_arena *arena, struct vhost_user_memory *mem,
 		r->mmap_offset = s.fd_offset;
 		fds[k] = s.fd;
 	}
-	if (next != (uintptr_t)pp_arena_base(arena) + pp_arena_size(arena)) {
+	if (next != end) {
 		PP_ERR("device '%s': arena %s's segments do not cover it", devstr,
 		       pp_arena_name(arena));
 		return -EINVAL;
@@ -243,7 +249,7 @@ int vu_handshake(struct vu_port *vp, bool fill)
 	unsigned int i;
 	int err, nr;
 
-	nr = vu_mem_table(vp->arena, &mem, fds, vp->devstr);
+	nr = vu_mem_table(vp->arena, vp->mem_len, &mem, fds, vp->devstr);
 	if (nr < 0)
 		return nr;
 	memcpy(&mt.payload.mem, &mem, sizeof(mem));

@@ -372,6 +372,11 @@ struct vu_port {
 	struct vq *vq;          /* 2 x nr_qp: RX 2q, TX 2q+1 */
 	struct pp_port *port;
 	struct pp_arena *arena;
+	/* The memory table: the arena's committed bytes from its base,
+	 * pinned at open (a growable arena stays at that size while the
+	 * back-end maps it) and unpinned at close. */
+	size_t mem_len;
+	bool pinned;
 	/* The reconnect thread (vu_watch), stopped through stopfd. */
 	pthread_t watcher;
 	bool watching;

@@ -113,4 +113,16 @@ PP_HIDDEN void pp_arena_unpin(struct pp_arena *arena);
 /* Whether a consumer pins the arena now (read racily: a hint). */
 PP_HIDDEN bool pp_arena_pinned(const struct pp_arena *arena);
 
+/*
+ * pp_arena_segment_of - the committed segment that holds @addr, found by
+ * its slot under one hold of the arena's lock (an index into
+ * pp_arena_segment() can shift while another slot is committed or
+ * released). Returns 0, or -EINVAL when @addr lies outside the span or in
+ * a slot that is not committed. The caller keeps the segment from going
+ * (it holds an allocated page of it, or a pin). Not for listeners.
+ */
+PP_HIDDEN int pp_arena_segment_of(const struct pp_arena *arena,
+				  const void *addr,
+				  struct pp_arena_segment *out);
+
 #endif /* PP_INTERNAL_ARENA_USER_H */
