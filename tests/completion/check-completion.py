@@ -110,10 +110,14 @@ def cases_fwd(tmp, env):
 
 def cases_pp_bench(tmp, env):
     return [
-        ("pp-bench ", "exact", ["tlb", "scale", "memory", "stats"]),
+        ("pp-bench ", "exact", ["tlb", "scale", "memory", "stats",
+                                "growth"]),
         ("pp-bench tlb --s", "exact", ["--sizes"]),
         ("pp-bench scale --th", "exact", ["--threads"]),
         ("pp-bench stats --re", "exact", ["--reader-cpu"]),
+        ("pp-bench growth --sh", "exact", ["--shrink-wmark",
+                                           "--shrink-delay-ms"]),
+        ("pp-bench growth --sides ", "exact", ["grow", "fixed", "dpdk"]),
         ("pp-bench --json=", "has", ["-"]),
     ]
 
@@ -195,7 +199,7 @@ CASES = {"fwd": cases_fwd, "pp-bench": cases_pp_bench,
          "pp-hugepages": cases_pp_hugepages, "pp-devbind": cases_pp_devbind,
          "pp-top": cases_pp_top, "pp-mempool-perf": cases_pp_mempool_perf,
          "rdma_echo": cases_rdma_echo}
-COMMANDS = {"pp-bench": ["tlb", "scale", "memory", "stats"]}
+COMMANDS = {"pp-bench": ["tlb", "scale", "memory", "stats", "growth"]}
 
 
 def main(argv):
