@@ -265,7 +265,7 @@ static void usage(FILE *f)
 		"  --grow-step MB        what each growth adds, rounded up to 2 MiB\n"
 		"                        (default 32)\n"
 		"  --grow-wmark MB       grow when less than MB is free: more than the\n"
-		"                        ports take in a growth's time (default half a\n"
+		"                        ports take in a growth's time (default a\n"
 		"                        step)\n"
 		"  --shrink-delay MS     how long the free memory stays a step above the\n"
 		"                        grow watermark before a step is given back\n"

@@ -84,7 +84,7 @@ static void usage(FILE *f)
 		"                      traffic stops (default 10)\n"
 		"  --min-mb N          the growable arena's minimum (default 32)\n"
 		"  --step-mb N         its grow step (default: the library's, 32)\n"
-		"  --grow-wmark P      pages; 0: the library's default (half a step)\n"
+		"  --grow-wmark P      pages; 0: the library's default (a step)\n"
 		"  --shrink-wmark P    pages; 0: the default (grow-wmark + a step)\n"
 		"  --shrink-delay-ms MS  0: the default (1000)\n"
 		"  --dpdk-cache N      rte_mempool per-lcore cache (default 256)\n"

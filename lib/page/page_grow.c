@@ -65,6 +65,17 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* After any isolation, cancel or removal: the count page_pool reads. */
+static void publish_isolating(struct pp_allocator *alloc)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < alloc->nr_zones; i++)
+		n += __atomic_load_n(&alloc->zones[i].nr_isolating,
+				     __ATOMIC_RELAXED);
+	__atomic_store_n(&alloc->isolating, n, __ATOMIC_RELAXED);
+}
+
 static bool zone_growable(const struct pp_zone *z)
 {
 	return z->nr_slots > z->min_slots;
@@ -177,6 +188,24 @@ static long release_done(struct pp_zone *z)
 	return released;
 }
 
+/*
+ * Pages the isolating slots still have out: each will come back to be set
+ * aside, and what it served will then be served from the zone's free
+ * pages. Read racily; a hint for the next isolation.
+ */
+static unsigned long pending_pages(const struct pp_zone *z)
+{
+	unsigned long pending = 0;
+
+	for (unsigned int k = z->min_slots; k < z->nr_slots; k++)
+		if (__atomic_load_n(&z->slots[k].state, __ATOMIC_RELAXED) ==
+		    SLOT_ISOLATING)
+			pending += z->slot_pages -
+				   __atomic_load_n(&z->slots[k].isolated,
+						   __ATOMIC_RELAXED);
+	return pending;
+}
+
 /* The highest live slot above the minimum, or -1. */
 static int highest_live(struct pp_zone *z)
 {
@@ -206,7 +235,14 @@ static void zone_tick(struct pp_allocator *alloc, struct pp_alloc_growth *g,
 		return;
 	}
 	release_done(z);
-	if (free <= p->shrink_wmark || pp_arena_pinned(z->arena)) {
+	/*
+	 * Above the mark once what the isolating slots still have out has
+	 * come back and been replaced from the free pages: isolating more
+	 * before then would take the zone below grow_wmark as they drain,
+	 * and undo it all at the next rise.
+	 */
+	if (free <= p->shrink_wmark + pending_pages(z) ||
+	    pp_arena_pinned(z->arena)) {
 		p->above_since = 0;
 		return;
 	}
@@ -238,6 +274,7 @@ static void *growth_thread(void *arg)
 		for (unsigned int i = 0; i < alloc->nr_zones; i++)
 			if (zone_growable(&alloc->zones[i]))
 				zone_tick(alloc, g, i, now);
+		publish_isolating(alloc);
 		pthread_mutex_unlock(&g->lock);
 		nanosleep(&poll, NULL);
 	}
@@ -267,9 +304,13 @@ int pp_growth_start(struct pp_allocator *alloc,
 		struct pp_zone *z = &alloc->zones[i];
 		struct zone_policy *p = &g->zone[i];
 
-		/* Half a step of headroom; give back above 1.5 steps. */
+		/*
+		 * A step of headroom: a step takes 7-9 ms to commit (32 MiB,
+		 * doc/growth.md), and half a step lost frames at a rise of
+		 * 560,000 buffers a second. Give back above two steps.
+		 */
 		p->grow_wmark = opts->grow_wmark ? opts->grow_wmark :
-						   z->slot_pages / 2;
+						   z->slot_pages;
 		p->shrink_wmark = opts->shrink_wmark ?
 					  opts->shrink_wmark :
 					  p->grow_wmark + z->slot_pages;
@@ -375,6 +416,7 @@ long pp_allocator_shrink(struct pp_allocator *alloc, unsigned int zone)
 		if (taken && release_slot(z, k))
 			released++;
 	}
+	publish_isolating(alloc);
 	pthread_mutex_unlock(&alloc->growth->lock);
 	return released;
 }
@@ -418,11 +460,7 @@ int pp_allocator_zone_growth(struct pp_allocator *alloc, unsigned int zone,
 
 bool pp_allocator_isolating(const struct pp_allocator *alloc)
 {
-	for (unsigned int i = 0; i < alloc->nr_zones; i++)
-		if (__atomic_load_n(&alloc->zones[i].nr_isolating,
-				    __ATOMIC_RELAXED))
-			return true;
-	return false;
+	return __atomic_load_n(&alloc->isolating, __ATOMIC_RELAXED) != 0;
 }
 
 bool pp_page_in_isolating_slot(const struct pp_allocator *alloc,

@@ -37,7 +37,9 @@ static void set_aside(struct pp_zone *z, struct zone_slot *s,
 
 	page_set_flags(page, f | PP_PAGE_F_ISOLATED);
 	page->order = (uint8_t)order;
-	s->isolated += 1UL << order;
+	/* Relaxed: the growth thread reads it without the lock. */
+	__atomic_store_n(&s->isolated, s->isolated + (1UL << order),
+			 __ATOMIC_RELAXED);
 	add_isolated(z, 1L << order);
 }
 
@@ -47,7 +49,7 @@ void pp_zone_slot_add(struct pp_zone *z, unsigned int k)
 
 	/* A slot given back before left its descriptors' flags clear. */
 	zone_put_range(z, start, start + z->slot_pages);
-	z->slots[k].isolated = 0;
+	__atomic_store_n(&z->slots[k].isolated, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&z->slots[k].state, SLOT_LIVE, __ATOMIC_RELAXED);
 	__atomic_store_n(&z->managed_pages, z->managed_pages + z->slot_pages,
 			 __ATOMIC_RELAXED);
@@ -133,7 +135,7 @@ void pp_zone_slot_cancel(struct pp_zone *z, unsigned int k)
 		idx += 1UL << order;
 	}
 	add_isolated(z, -(long)back);
-	s->isolated = 0;
+	__atomic_store_n(&s->isolated, 0, __ATOMIC_RELAXED);
 	zone_add_free(z, (long)back);
 }
 
@@ -151,7 +153,7 @@ bool pp_zone_slot_remove(struct pp_zone *z, unsigned int k)
 	__atomic_store_n(&z->nr_isolating, z->nr_isolating - 1,
 			 __ATOMIC_RELAXED);
 	add_isolated(z, -(long)z->slot_pages);
-	s->isolated = 0;
+	__atomic_store_n(&s->isolated, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&z->managed_pages, z->managed_pages - z->slot_pages,
 			 __ATOMIC_RELAXED);
 	return true;

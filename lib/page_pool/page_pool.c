@@ -615,6 +615,30 @@ static struct pp_page *refill_from_ring(struct pp_pool *pool)
 	return c->cache[kept - 1];
 }
 
+void pool_recycle_isolating(struct pp_pool *pool, struct pp_page **pages,
+			    unsigned int n)
+{
+	unsigned int i, given = 0;
+
+	for (i = 0; i < n; i++) {
+		struct pp_page *page = pages[i];
+
+		/* Whole pages of this pool only; the rest as always. */
+		if (page->pp != pool || !pp_pool_page_sole_(page) ||
+		    !pp_page_in_isolating_slot(pool->allocator, page)) {
+			pp_pool_recycle_direct(pool, page);
+			continue;
+		}
+		page_release(pool, page);
+		pp_free_pages_to_zone(pool->allocator, page, pool->order);
+		given++;
+	}
+	if (given) {
+		POOL_STAT_ADD(pool->alloc.alloc_stats.waive, given);
+		pool_put_count(pool, given);
+	}
+}
+
 unsigned int pp_pool_trim(struct pp_pool *pool)
 {
 	struct pp_pool_alloc_cache *c = &pool->alloc;

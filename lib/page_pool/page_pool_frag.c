@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "pp_log.h"
+#include "pp_page_growth.h"
 #include "page_pool_priv.h"
 
 /* The kernel rounds fragments to the DMA cache alignment: two fragments
@@ -145,6 +146,15 @@ void pp_pool_recycle_direct_bulk(struct pp_pool *pool, struct pp_page **pages,
 	struct pp_pool_alloc_cache *c = &pool->alloc;
 	unsigned int i, k, run, top = c->count;
 
+	/*
+	 * Memory being given back (doc/growth.md): its pages must not go
+	 * round the cache again, or a busy pool keeps the step alive. One
+	 * load per burst when nothing is.
+	 */
+	if (PP_UNLIKELY(pp_allocator_isolating(pool->allocator))) {
+		pool_recycle_isolating(pool, pages, n);
+		return;
+	}
 	/*
 	 * Whole pages with room for all of them in the cache (a forwarder's
 	 * TX completions, a burst of drops): the test of

@@ -102,6 +102,11 @@ bool pool_frag_put_direct(struct pp_pool *pool, struct pp_page *page,
 void pool_frag_flush(struct pp_pool *pool);
 /* page_pool_frag.c: destroy gives up the block being split. */
 void pool_frag_drain(struct pp_pool *pool);
+/* pp_pool_recycle_direct_bulk() while the allocator gives memory back:
+ * whole pages of the steps it is emptying go to their zone, not to the
+ * cache (page_pool.c). */
+void pool_recycle_isolating(struct pp_pool *pool, struct pp_page **pages,
+			    unsigned int n);
 
 /* page_pool_inflight.c: destroy found pages out: who holds them, per
  * holder the pages, bytes and the oldest one's age, in words into @buf
