@@ -619,13 +619,48 @@ static void free_to_zone(struct pp_allocator *alloc, struct pp_page *page,
 	COUNT(alloc, (struct pp_tcache *)NULL, z->index, pages_freed, 1);
 }
 
-void pp_free_pages_to_zone(struct pp_allocator *alloc, struct pp_page *page,
-			   unsigned int order)
+/* Order-0 pages of zone @z into its lists, under one hold of its lock. */
+static void free_run_to_zone(struct pp_allocator *alloc, struct pp_zone *z,
+			     struct pp_page **run, unsigned int k)
 {
-	if (order)
-		free_block(alloc, page, order);
-	else
-		free_to_zone(alloc, page, "pp_free_pages");
+	if (!k)
+		return;
+	zone_lock(z);
+	for (unsigned int i = 0; i < k; i++)
+		page_on_free(run[i], 0);
+	pp_zone_put_order0(z, run, k);
+	zone_unlock(z);
+	COUNT(alloc, (struct pp_tcache *)NULL, z->index, pages_freed, k);
+}
+
+void pp_free_pages_to_zone(struct pp_allocator *alloc, struct pp_page **pages,
+			   unsigned int n, unsigned int order)
+{
+	struct pp_page *run[PP_TCACHE_BATCH_DEFAULT];
+	struct pp_zone *z = NULL;
+	unsigned int i, k = 0;
+
+	if (order) {
+		for (i = 0; i < n; i++)
+			free_block(alloc, pages[i], order);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct pp_zone *pz = free_check(alloc, pages[i], 0,
+						"pp_free_pages");
+
+		if (!pz)
+			continue;
+		if (pz != z || k == PP_TCACHE_BATCH_DEFAULT) {
+			if (z)
+				free_run_to_zone(alloc, z, run, k);
+			z = pz;
+			k = 0;
+		}
+		run[k++] = pages[i];
+	}
+	if (z)
+		free_run_to_zone(alloc, z, run, k);
 }
 
 static PP_NOINLINE void free_pages_slow(struct pp_allocator *alloc,

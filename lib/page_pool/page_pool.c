@@ -260,6 +260,22 @@ static void pool_put_count(struct pp_pool *pool, uint64_t n)
 		pool_free(pool);
 }
 
+/*
+ * Pages released from the pool because their memory is wanted elsewhere
+ * (another node's, or a step the allocator is giving back): straight to
+ * their zone, counted as waived, and dropped from the pool's count.
+ */
+static void pages_give_back(struct pp_pool *pool, struct pp_page **pages,
+			    unsigned int n)
+{
+	if (!n)
+		return;
+	pp_free_pages_to_zone(pool->allocator, pages, n, pool->order);
+	POOL_STAT_ADD(pool->alloc.alloc_stats.waive, n);
+	/* Before destroy: cannot reach DESTROYING|0. */
+	pool_put_count(pool, n);
+}
+
 /* After the close, empty the ring to the allocator; returns how many pages
  * came out. The destroyer subtracts them. */
 static uint64_t ring_drain(struct pp_pool *pool)
@@ -569,7 +585,8 @@ static unsigned int waive_pages(struct pp_pool *pool, struct pp_page **pages,
 				unsigned int n)
 {
 	bool isolating = pp_allocator_isolating(pool->allocator);
-	unsigned int i, kept = 0, waived;
+	struct pp_page *waived[PP_POOL_CACHE_REFILL];
+	unsigned int i, kept = 0, k = 0;
 
 	if (pool->nid == PP_NUMA_NODE_ANY && PP_LIKELY(!isolating))
 		return n;
@@ -581,14 +598,13 @@ static unsigned int waive_pages(struct pp_pool *pool, struct pp_page **pages,
 			continue;
 		}
 		page_release(pool, page);
-		pp_free_pages_to_zone(pool->allocator, page, pool->order);
+		waived[k++] = page;
+		if (k == PP_POOL_CACHE_REFILL) {
+			pages_give_back(pool, waived, k);
+			k = 0;
+		}
 	}
-	waived = n - kept;
-	if (waived) {
-		POOL_STAT_ADD(pool->alloc.alloc_stats.waive, waived);
-		/* Before destroy: cannot reach DESTROYING|0. */
-		pool_put_count(pool, waived);
-	}
+	pages_give_back(pool, waived, k);
 	return kept;
 }
 
@@ -618,7 +634,8 @@ static struct pp_page *refill_from_ring(struct pp_pool *pool)
 void pool_recycle_isolating(struct pp_pool *pool, struct pp_page **pages,
 			    unsigned int n)
 {
-	unsigned int i, given = 0;
+	struct pp_page *given[PP_POOL_CACHE_REFILL];
+	unsigned int i, k = 0;
 
 	for (i = 0; i < n; i++) {
 		struct pp_page *page = pages[i];
@@ -630,13 +647,13 @@ void pool_recycle_isolating(struct pp_pool *pool, struct pp_page **pages,
 			continue;
 		}
 		page_release(pool, page);
-		pp_free_pages_to_zone(pool->allocator, page, pool->order);
-		given++;
+		given[k++] = page;
+		if (k == PP_POOL_CACHE_REFILL) {
+			pages_give_back(pool, given, k);
+			k = 0;
+		}
 	}
-	if (given) {
-		POOL_STAT_ADD(pool->alloc.alloc_stats.waive, given);
-		pool_put_count(pool, given);
-	}
+	pages_give_back(pool, given, k);
 }
 
 unsigned int pp_pool_trim(struct pp_pool *pool)

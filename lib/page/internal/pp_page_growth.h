@@ -27,12 +27,13 @@ PP_HIDDEN bool pp_page_in_isolating_slot(const struct pp_allocator *alloc,
 					 const struct pp_page *page);
 
 /*
- * Free a block of 2^@order pages straight to its zone, past the calling
- * thread's cache: a page given back for that reason must reach its slot
- * now, not sit in a cache that may not be drained for long.
+ * Free @n blocks of 2^@order pages straight to their zones, past the
+ * calling thread's cache (one hold of a zone's lock per 64 order-0
+ * pages): a page given back for that reason must reach its slot now,
+ * not sit in a cache that may not be drained for long.
  */
 PP_HIDDEN void pp_free_pages_to_zone(struct pp_allocator *alloc,
-				     struct pp_page *page,
+				     struct pp_page **pages, unsigned int n,
 				     unsigned int order);
 
 #endif /* PP_INTERNAL_PAGE_GROWTH_H */
