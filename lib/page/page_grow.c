@@ -256,7 +256,7 @@ static void zone_tick(struct pp_allocator *alloc, struct pp_alloc_growth *g,
 	if (k < 0)
 		return;
 	/* Thread caches hold pages of every slot: return them first. */
-	if (!z->nr_isolating)
+	if (!__atomic_load_n(&z->nr_isolating, __ATOMIC_RELAXED))
 		pp_tcache_drain_all(alloc);
 	isolate_slot(z, (unsigned int)k);
 }
