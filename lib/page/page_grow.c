@@ -458,6 +458,11 @@ int pp_allocator_zone_growth(struct pp_allocator *alloc, unsigned int zone,
 
 /* ---- for page_pool (pp_page_growth.h) ---- */
 
+const unsigned int *pp_allocator_isolating_word(const struct pp_allocator *alloc)
+{
+	return &alloc->isolating;
+}
+
 bool pp_allocator_isolating(const struct pp_allocator *alloc)
 {
 	return __atomic_load_n(&alloc->isolating, __ATOMIC_RELAXED) != 0;

@@ -900,6 +900,7 @@ struct pp_pool *pp_pool_create(const struct pp_pool_params *params)
 	pool->alloc.frag.offset = pool->alloc.frag.block;
 	pool->flags = params->flags;
 	pool->allocator = params->allocator;
+	pool->isolating = pp_allocator_isolating_word(params->allocator);
 	pool->dma = params->dma;
 	pool->order = params->order;
 	pool->offset = params->offset;

@@ -30,6 +30,9 @@ struct pp_pool {
 
 	/* Construction-only parameters, read-mostly. */
 	struct pp_allocator *allocator;
+	/* The allocator's count of steps being given back: read once per
+	 * burst of direct returns, without a call (pp_page_growth.h). */
+	const unsigned int *isolating;
 	struct pp_dma *dma;
 	struct pp_recycle_ring *ring;
 	unsigned int order;

@@ -22,6 +22,11 @@ struct pp_page;
  * of one word per zone: cheap enough once per batch of pages. */
 PP_HIDDEN bool pp_allocator_isolating(const struct pp_allocator *alloc);
 
+/* The word pp_allocator_isolating() reads, for a caller that tests it
+ * on every burst and would rather not make a call of it. */
+PP_HIDDEN const unsigned int *
+pp_allocator_isolating_word(const struct pp_allocator *alloc);
+
 /* Whether @page (allocated, of @alloc) lies in a slot being given back. */
 PP_HIDDEN bool pp_page_in_isolating_slot(const struct pp_allocator *alloc,
 					 const struct pp_page *page);
