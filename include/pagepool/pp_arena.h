@@ -114,6 +114,25 @@ PP_API size_t pp_arena_committed(const struct pp_arena *arena);
 PP_API bool pp_arena_growable(const struct pp_arena *arena);
 
 /*
+ * pp_arena_pin - a consumer that registers the arena's memory once (an
+ * AF_XDP UMEM, a vhost-user memory table, an RDMA or IOMMU registration
+ * of its own) pins it while it holds the registration: growth and giving
+ * memory back are refused meanwhile, with a message that names @who (a
+ * phrase: "the AF_XDP UMEM of port eth0"), until the last pin is dropped.
+ * Sets *@len to the committed bytes from the base: what the consumer may
+ * register. Returns 0, or -EBUSY when the committed memory is not
+ * contiguous from the base (a step was given back below one that is
+ * committed): the message says so, nothing is pinned. A fixed arena pins
+ * at once with its size. Control path, any thread.
+ */
+PP_API int pp_arena_pin(struct pp_arena *arena, const char *who,
+			size_t *len);
+/* pp_arena_unpin - drop a pin taken with pp_arena_pin(). */
+PP_API void pp_arena_unpin(struct pp_arena *arena);
+/* Whether a consumer pins the arena now (read racily: a hint). */
+PP_API bool pp_arena_pinned(const struct pp_arena *arena);
+
+/*
  * The committed segments, in address order (a growable arena's change as
  * it grows and shrinks: take them under the consumer's own registration,
  * see pp_arena_user.h).

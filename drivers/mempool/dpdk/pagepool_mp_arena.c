@@ -24,8 +24,6 @@
 #include <rte_malloc.h>
 
 #include "pagepool_mp_priv.h"
-/* pp_arena_pin(): lib/mem's, linked in statically. */
-#include "pp_arena_user.h"
 /* The fault seam's heap wrappers (libc's calls unless the plugin is
  * built with -Dfault_injection=true): each allocation is a site. */
 #include "pp_os_fault.h"

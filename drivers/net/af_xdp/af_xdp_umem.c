@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "pp_log.h"
-#include "pp_arena_user.h"
 #include "af_xdp_ctl_priv.h"
 
 static struct xdp_umem *af_xdp_umems; /* under af_xdp_lock */

@@ -57,7 +57,6 @@
 #include <pagepool/pp_net_driver.h>
 
 #include "pp_log.h"
-#include "pp_arena_user.h"
 #include "drivers.h"
 #include "pp_os_fault.h"
 #include "virtio_user_priv.h"

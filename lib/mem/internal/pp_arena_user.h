@@ -98,20 +98,7 @@ PP_HIDDEN int pp_arena_listen(struct pp_arena *arena,
 PP_HIDDEN void pp_arena_unlisten(struct pp_arena *arena,
 				 struct pp_arena_listener *l);
 
-/*
- * pp_arena_pin - a consumer that registers the memory once (an AF_XDP
- * UMEM, a vhost-user memory table) pins the arena: from now on growth and
- * release are refused with a message that names @who, until the last pin
- * is dropped. Sets *@len to the committed bytes from the base, which is
- * what the consumer may register. Returns 0, or -EBUSY when the committed
- * slots are not contiguous from the base (one was released below another
- * that is committed): the message says so, nothing is pinned.
- */
-PP_HIDDEN int pp_arena_pin(struct pp_arena *arena, const char *who,
-			   size_t *len);
-PP_HIDDEN void pp_arena_unpin(struct pp_arena *arena);
-/* Whether a consumer pins the arena now (read racily: a hint). */
-PP_HIDDEN bool pp_arena_pinned(const struct pp_arena *arena);
+/* Pins (pp_arena_pin()) are public: pp_arena.h. */
 
 /*
  * pp_arena_segment_of - the committed segment that holds @addr, found by
