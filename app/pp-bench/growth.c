@@ -363,6 +363,18 @@ static void derive(struct growth_cfg *cfg)
 	cfg->max_bursts = (unsigned long)(bursts * 1.05) + 4096;
 }
 
+#ifndef PP_BENCH_HAVE_DPDK
+/* Without DPDK there is no dpdk side: main() turns it off first. */
+int growth_run_dpdk(const struct growth_cfg *cfg, struct growth_result *res,
+		    struct growth_burst *rec)
+{
+	(void)cfg, (void)rec;
+	snprintf(res->why, sizeof(res->why),
+		 "pp-bench was built without DPDK (install dpdk-dev and rebuild)");
+	return -1;
+}
+#endif
+
 /* ---- running the sides ---- */
 
 static int run_side(const struct growth_cfg *cfg, enum growth_side side,
