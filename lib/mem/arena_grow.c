@@ -42,18 +42,6 @@ unsigned int pp_arena_min_slots(const struct pp_arena *arena)
 	return arena->min_slots;
 }
 
-bool pp_arena_slot_committed(const struct pp_arena *arena, unsigned int slot)
-{
-	bool committed;
-
-	if (slot >= arena->nr_slots)
-		return false;
-	arena_lock(arena);
-	committed = arena->seg[slot].addr != NULL;
-	arena_unlock(arena);
-	return committed;
-}
-
 unsigned int pp_arena_segment_count(const struct pp_arena *arena)
 {
 	unsigned int n;

@@ -198,7 +198,7 @@ struct pp_allocator {
 	/* Growth (page_grow.c): one grower at a time, the thread or a caller. */
 	struct pp_alloc_growth *growth;	/* NULL: no growable zone */
 	/* Slots isolating in all zones, for page_pool's one-load test
-	 * (pp_allocator_isolating()); written by the grower. */
+	 * (pp_allocator_isolating_word()); written by the grower. */
 	unsigned int isolating;
 
 	struct pp_zone zones[];

@@ -98,7 +98,7 @@ int pp_growth_check_opts(const struct pp_allocator_opts *o)
 
 /* ---- one zone's steps, growth->lock held ---- */
 
-static int grow_zone(struct pp_allocator *alloc, struct pp_zone *z)
+static int grow_zone(struct pp_zone *z)
 {
 	int k = pp_arena_grow(z->arena);
 
@@ -107,7 +107,6 @@ static int grow_zone(struct pp_allocator *alloc, struct pp_zone *z)
 		__atomic_store_n(&z->growth.last_error, k, __ATOMIC_RELAXED);
 		return k;
 	}
-	(void)alloc;
 	zone_lock(z);
 	pp_zone_slot_add(z, (unsigned int)k);
 	zone_unlock(z);
@@ -230,7 +229,7 @@ static void zone_tick(struct pp_allocator *alloc, struct pp_alloc_growth *g,
 		    __atomic_load_n(&z->managed_pages, __ATOMIC_RELAXED) >=
 			    (unsigned long)z->nr_slots * z->slot_pages)
 			return;
-		if (grow_zone(alloc, z))
+		if (grow_zone(z))
 			p->retry_at = now + GROW_BACKOFF_NS;
 		return;
 	}
@@ -387,7 +386,7 @@ int pp_allocator_grow(struct pp_allocator *alloc, unsigned int zone)
 	if (!z)
 		return -EINVAL;
 	pthread_mutex_lock(&alloc->growth->lock);
-	err = grow_zone(alloc, z);
+	err = grow_zone(z);
 	pthread_mutex_unlock(&alloc->growth->lock);
 	return err;
 }
@@ -461,11 +460,6 @@ int pp_allocator_zone_growth(struct pp_allocator *alloc, unsigned int zone,
 const unsigned int *pp_allocator_isolating_word(const struct pp_allocator *alloc)
 {
 	return &alloc->isolating;
-}
-
-bool pp_allocator_isolating(const struct pp_allocator *alloc)
-{
-	return __atomic_load_n(&alloc->isolating, __ATOMIC_RELAXED) != 0;
 }
 
 bool pp_page_in_isolating_slot(const struct pp_allocator *alloc,

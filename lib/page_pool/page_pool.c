@@ -584,7 +584,7 @@ static bool page_waived(struct pp_pool *pool, struct pp_page *page,
 static unsigned int waive_pages(struct pp_pool *pool, struct pp_page **pages,
 				unsigned int n)
 {
-	bool isolating = pp_allocator_isolating(pool->allocator);
+	bool isolating = pool_isolating(pool);
 	struct pp_page *waived[PP_POOL_CACHE_REFILL];
 	unsigned int i, kept = 0, k = 0;
 
@@ -662,7 +662,7 @@ unsigned int pp_pool_trim(struct pp_pool *pool)
 	struct pp_page *pages[PP_POOL_CACHE_REFILL];
 	unsigned int n, kept, back, rounds, given;
 
-	if (PP_LIKELY(!pp_allocator_isolating(pool->allocator)))
+	if (PP_LIKELY(!pool_isolating(pool)))
 		return 0;
 	check_owner(pool);
 	kept = waive_pages(pool, c->cache, c->count);

@@ -151,7 +151,7 @@ void pp_pool_recycle_direct_bulk(struct pp_pool *pool, struct pp_page **pages,
 	 * round the cache again, or a busy pool keeps the step alive. One
 	 * load per burst when nothing is.
 	 */
-	if (PP_UNLIKELY(__atomic_load_n(pool->isolating, __ATOMIC_RELAXED))) {
+	if (PP_UNLIKELY(pool_isolating(pool))) {
 		pool_recycle_isolating(pool, pages, n);
 		return;
 	}

@@ -105,6 +105,11 @@ bool pool_frag_put_direct(struct pp_pool *pool, struct pp_page *page,
 void pool_frag_flush(struct pp_pool *pool);
 /* page_pool_frag.c: destroy gives up the block being split. */
 void pool_frag_drain(struct pp_pool *pool);
+/* Whether the allocator is giving memory back now (pp_page_growth.h). */
+static inline bool pool_isolating(const struct pp_pool *pool)
+{
+	return __atomic_load_n(pool->isolating, __ATOMIC_RELAXED) != 0;
+}
 /* pp_pool_recycle_direct_bulk() while the allocator gives memory back:
  * whole pages of the steps it is emptying go to their zone, not to the
  * cache (page_pool.c). */

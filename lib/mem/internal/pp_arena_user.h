@@ -49,8 +49,6 @@ void pp_arena_put_user(struct pp_arena *arena);
 PP_HIDDEN size_t pp_arena_slot_size(const struct pp_arena *arena);
 PP_HIDDEN unsigned int pp_arena_slot_count(const struct pp_arena *arena);
 PP_HIDDEN unsigned int pp_arena_min_slots(const struct pp_arena *arena);
-PP_HIDDEN bool pp_arena_slot_committed(const struct pp_arena *arena,
-				       unsigned int slot);
 
 /*
  * pp_arena_grow - commit the lowest uncommitted slot: create its file,

@@ -18,12 +18,9 @@
 struct pp_allocator;
 struct pp_page;
 
-/* Whether any zone of @alloc is giving a slot back now. A relaxed read
- * of one word per zone: cheap enough once per batch of pages. */
-PP_HIDDEN bool pp_allocator_isolating(const struct pp_allocator *alloc);
-
-/* The word pp_allocator_isolating() reads, for a caller that tests it
- * on every burst and would rather not make a call of it. */
+/* The count of slots being given back in every zone of @alloc: a
+ * relaxed load of it says whether any is, cheap enough once per burst
+ * (a pool keeps the pointer). */
 PP_HIDDEN const unsigned int *
 pp_allocator_isolating_word(const struct pp_allocator *alloc);
 
