@@ -311,6 +311,10 @@ static void check_all(struct sim *s)
 	FUZZ_CHECK(xq.bad_comp == s->bad_comp);
 	FUZZ_CHECK(s->txq.stats.errors == s->tx_err);
 	FUZZ_CHECK(xq.tx_outstanding == s->count[M_TX]);
+	/* What the kernel holds for RX, as the driver counts it: the
+	 * pages of its fill ring not yet back, never above the level. */
+	FUZZ_CHECK(xq.rx_held == s->count[M_FILL]);
+	FUZZ_CHECK(xq.rx_held <= xq.rx_level);
 	FUZZ_CHECK(k_rx.producer - k_rx.consumer <= s->size);
 	FUZZ_CHECK(k_tx.producer - k_tx.consumer <= s->size);
 	FUZZ_CHECK(k_comp.producer - k_comp.consumer <= s->size);

@@ -681,6 +681,135 @@ static void test_shared_umem_larger_ring(void)
 }
 
 /*
+ * In the namespace, pinned to @cpu (so every frame lands on that veth
+ * queue): send @n of the test's frames and leave. Exit 0 when all went.
+ */
+static int t_blast(unsigned int n, int cpu)
+{
+	char path[64];
+	struct sockaddr_ll sll = { 0 };
+	struct ifreq ifr = { 0 };
+	static uint8_t buf[T_BUF_LEN];
+	int nsfd, fd, one = 1;
+
+	snprintf(path, sizeof(path), "/var/run/netns/%s", t_ns);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
+		return 2;
+	t_pin(cpu);
+	fd = socket(AF_PACKET, SOCK_RAW, htons(T_ETHERTYPE));
+	if (fd < 0 || setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one,
+				 sizeof(one)))
+		return 2;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t_far);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
+		return 2;
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(T_ETHERTYPE);
+	sll.sll_ifindex = (int)if_nametoindex(t_far);
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
+		return 2;
+	for (unsigned int i = 0; i < n; i++) {
+		size_t len = t_frame(buf, i,
+				     (const uint8_t *)ifr.ifr_hwaddr.sa_data);
+
+		if (send(fd, buf, len, 0) != (ssize_t)len)
+			return 1;
+	}
+	return 0;
+}
+
+static void t_blast_wait(unsigned int n, int cpu)
+{
+	int status = -1;
+	pid_t child;
+
+	fflush(NULL);
+	child = fork();
+	REQUIRE(child >= 0);
+	if (!child)
+		_exit(t_blast(n, cpu));
+	REQUIRE(waitpid(child, &status, 0) == child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Pages of @pool out of its cache and ring (the kernel's, here). */
+static uint64_t t_pages_out(struct pp_pool *pool)
+{
+	struct pp_pool_stats ps;
+
+	REQUIRE(!pp_pool_get_stats(pool, &ps));
+	return ps.inflight;
+}
+
+/*
+ * Receive up to @max frames in bursts of @burst, checking each and
+ * freeing it, and after every burst that the kernel holds no more pages
+ * for RX than the ring has slots; returns how many came.
+ */
+static unsigned int t_take(struct pp_port *port, unsigned int burst,
+			   unsigned int max, unsigned int ring)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct pp_pool *pool = pp_port_rxq_pool(port, 0);
+	struct pp_frame f[PP_NET_BURST];
+	unsigned int got = 0, n, empty = 0;
+
+	while (got < max && empty < 3) {
+		n = pp_port_rx_burst(port, 0, f, burst);
+		for (unsigned int i = 0; i < n; i++)
+			CHECK(t_verify(pp_frame_data(&f[i]), f[i].len,
+				       bcast) >= 0);
+		pp_frame_put_bulk(pp_port_allocator(port), f, n);
+		CHECK(t_pages_out(pool) <= ring);
+		got += n;
+		empty = n ? 0 : empty + 1;
+	}
+	return got;
+}
+
+/*
+ * The kernel holds at most one RX ring's worth of pages for a queue:
+ * fill ring and RX ring together. A receiver that falls behind (the RX
+ * ring full) gets its refills only as it takes frames, so the kernel
+ * drops what it has no room for before copying it (fill ring empty),
+ * instead of copying it into a second ring's worth of fill pages and
+ * then dropping it for want of an RX slot. Frames arrive while the port
+ * is not polled; the pool's pages in flight are counted after every
+ * burst; and exactly the frames the bound allows are received, intact.
+ */
+static void test_rx_held_bound(void)
+{
+	const unsigned int ring = 256, burst = 16;
+	struct t_env e = t_env_create();
+	struct pp_port *port;
+	struct pp_pool *pool;
+	struct t_steer st;
+	unsigned int got;
+
+	if (!t_steer_init(&st, 0, 1, ring))
+		return;
+	port = t_open_ring(&e, ",mode=copy", 1, ring);
+	REQUIRE(port != NULL);
+	pool = pp_port_rxq_pool(port, 0);
+	CHECK_EQ(t_pages_out(pool), ring);
+	/* A ring and a half: the RX ring fills, the rest is dropped. */
+	t_blast_wait(ring + ring / 2, st.cpu[0]);
+	CHECK_EQ(t_pages_out(pool), ring);
+	/* A quarter of the ring taken: one refill batch (64) goes back. */
+	got = t_take(port, burst, ring / 4, ring);
+	CHECK_EQ(got, ring / 4);
+	/* Only that batch can take new frames now. */
+	t_blast_wait(ring, st.cpu[0]);
+	got = t_take(port, burst, 4 * ring, ring);
+	CHECK_EQ(got, ring);
+	CHECK_EQ(t_pages_out(pool), ring);
+	CHECK_EQ(pp_pool_check(pool), 0);
+	CHECK_EQ(pp_port_close(port), 0);
+	t_env_destroy(&e);
+}
+
+/*
  * Close a queue and open it again at once, in each mode: the kernel
  * frees the old socket's hold on the queue a moment after close, and
  * the open waits for that instead of failing with EBUSY.
@@ -1497,6 +1626,7 @@ int main(int argc, char **argv)
 	T_RUN(test_roundtrip_two_queues);
 	T_RUN(test_small_rings);
 	T_RUN(test_shared_umem_larger_ring);
+	T_RUN(test_rx_held_bound);
 	T_RUN(test_reopen);
 	T_RUN(test_two_ports_share);
 	T_RUN(test_errors);

@@ -66,7 +66,8 @@ struct xdp_queue {
 	uint32_t tx_holder;
 	uint64_t bad_desc;          /* descriptors dropped by validation */
 	unsigned int fill_batch;    /* pages per refill: a burst, or the level */
-	unsigned int fill_free_min; /* refill while this many slots are free */
+	unsigned int rx_level;      /* most pages the kernel may hold for RX */
+	unsigned int rx_held;       /* pages given to the fill ring, not back */
 	int fd;
 	/* Multi-buffer RX only (af_xdp_rx_burst_mb); after the fields above
 	 * so that the single-buffer path's layout is as it was. */

@@ -81,16 +81,29 @@ static void xdp_kick_rx(int fd)
 /* ---- data path ------------------------------------------------------ */
 
 /*
- * How full the fill ring is kept. The ring is twice the RX ring (room
- * for a refill while the kernel holds a full RX ring) but is kept only as
- * full as the RX ring: the kernel can never deliver more than that while
- * this thread is away, and every page beyond it widens the set of pages
- * the kernel's copy and this thread cycle through (more cache and TLB
- * misses on both sides). Every socket of a UMEM gets a fill ring of the
- * size the UMEM's first port chose, so a later port with larger rings
- * keeps its smaller fill ring full. A refill is one burst, or half the
- * level when that is smaller: small rings are topped up while the kernel
- * still has buffers, never only once it has run dry.
+ * How many pages the kernel may hold for receiving: in the fill ring, in
+ * the RX ring, and between the two (taken from the fill ring and not yet
+ * delivered: copy mode's spare buffer, a zero-copy device's own ring),
+ * together. The bound is the RX ring's size: the kernel can never deliver
+ * more than that while this thread is away. Every socket of a UMEM gets a
+ * fill ring of the size the UMEM's first port chose, so a later port with
+ * larger rings is bounded by its smaller fill ring.
+ *
+ * Counting the RX ring in is what matters when this thread falls behind
+ * (forwarding in copy mode, where the kernel's transmit takes most of its
+ * core): the RX ring is then full, so a fill ring topped up besides gave
+ * the kernel a second ring's worth of pages. It took one for each frame
+ * that came, copied the frame into it, found no room in the RX ring and
+ * dropped it (the copy wasted on the sender's core: rx_ring_full in
+ * XDP_STATISTICS), and the pages in circulation were twice as many
+ * (cache and TLB misses on both cores). Held to one ring's worth, the
+ * kernel drops a frame it has no room for before the copy (the fill ring
+ * is empty: rx_fill_ring_empty_descs), as it does for DPDK's net_af_xdp,
+ * which refills exactly what each burst took. doc/af_xdp.md has the
+ * figures.
+ *
+ * A refill is one burst, or half the level when that is smaller: small
+ * rings are topped up while the kernel still has buffers.
  */
 void af_xdp_fill_level_set(struct xdp_queue *xq, unsigned int ring_size)
 {
@@ -100,12 +113,13 @@ void af_xdp_fill_level_set(struct xdp_queue *xq, unsigned int ring_size)
 	xq->fill_batch = level / 2 < XDP_FILL_BATCH ? level / 2 : XDP_FILL_BATCH;
 	if (!xq->fill_batch)
 		xq->fill_batch = 1;
-	xq->fill_free_min = xq->fill.size - level + xq->fill_batch;
+	xq->rx_level = level;
 }
 
 /*
- * Top the fill ring up from the pool, a batch at a time; every page that
- * goes in is tagged as this queue's. Returns how many were added.
+ * Top the fill ring up from the pool, a batch at a time, while the kernel
+ * holds fewer than rx_level pages; every page that goes in is tagged as
+ * this queue's. Returns how many were added.
  */
 static unsigned int xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
 				    unsigned int max_batches)
@@ -116,18 +130,22 @@ static unsigned int xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
 	const char *base = xq->base;
 	unsigned int total = 0;
 
-	while (max_batches--) {
+	while (max_batches-- && xq->rx_held + batch <= xq->rx_level) {
 		unsigned int n, i;
 		uint32_t idx = 0;
 
-		if (xsk_prod_nb_free(&xq->fill, xq->fill_free_min) <
-		    xq->fill_free_min)
-			break;
 		n = pp_pool_alloc_bulk(pool, pages, batch);
 		if (!n)
 			break;
-		/* nb_free said there is room for the whole batch. */
-		xsk_ring_prod__reserve(&xq->fill, n, &idx);
+		/*
+		 * The fill ring holds at most rx_held pages, so there is room
+		 * for the batch, unless the kernel's consumer index lies:
+		 * then the pages go back to the pool.
+		 */
+		if (PP_UNLIKELY(!xsk_ring_prod__reserve(&xq->fill, n, &idx))) {
+			pp_pool_recycle_direct_bulk(pool, pages, n);
+			break;
+		}
 		for (i = 0; i < n; i++) {
 			pages[i]->private_data = xq->tag | XDP_TAG_FILL;
 			pp_page_set_where(pages[i], stamp);
@@ -135,6 +153,7 @@ static unsigned int xdp_fill_refill(struct xdp_queue *xq, struct pp_pool *pool,
 				xdp_page_addr(base, pages[i]);
 		}
 		xsk_ring_prod__submit(&xq->fill, n);
+		xq->rx_held += n;
 		total += n;
 		if (n < batch)
 			break;
@@ -148,7 +167,7 @@ unsigned int af_xdp_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 	struct xdp_queue *xq = rxq->priv;
 	struct pp_page *first = xq->first;
 	const uint64_t tag = xq->tag | XDP_TAG_FILL;
-	unsigned int i, got, ok = 0;
+	unsigned int i, got, ok = 0, mine = 0;
 	uint32_t idx = 0;
 
 	got = xsk_ring_cons__peek(&xq->rx, n, &idx);
@@ -177,6 +196,7 @@ unsigned int af_xdp_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 			continue;
 		}
 		page->private_data = 0;
+		mine++;
 		if (PP_UNLIKELY(!len || !pp_frame_bounds_ok(page, 0, off, len))) {
 			pp_pool_recycle_direct(rxq->pool, page);
 			xq->bad_desc++;
@@ -188,6 +208,9 @@ unsigned int af_xdp_rx_burst(struct pp_rxq *rxq, struct pp_frame *frames,
 		};
 		ok++;
 	}
+	/* Only pages of this queue's fill ring: a descriptor the kernel
+	 * made up took nothing from what it holds. */
+	xq->rx_held -= mine;
 	if (got) {
 		xsk_ring_cons__release(&xq->rx, got);
 		if (PP_UNLIKELY(ok != got))

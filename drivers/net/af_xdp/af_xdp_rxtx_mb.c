@@ -60,6 +60,7 @@ static struct pp_page *xdp_mb_rx_claim(struct xdp_queue *xq,
 		return NULL;
 	}
 	page->private_data = 0;
+	xq->rx_held--;
 	return page;
 }
 
