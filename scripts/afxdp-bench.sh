@@ -39,6 +39,10 @@
 #   PP_AFXDP_MTU       the pair's and the port's MTU (default 1500, or
 #                      9000 when the frames do not fit 1500)
 #   PP_AFXDP_BASE_BUILD  a second build directory to compare with
+#   PP_AFXDP_COUNTERS  1 (default): one more run of each receiver and
+#                      workload with counters (system calls, the kernel's
+#                      XDP_STATISTICS, veth's XDP counters; perf, ethtool);
+#                      0: none
 #   PP_AFXDP_NO_DPDK   1: leave testpmd out
 #   PP_BUILD_DIR       build directory (default build)
 set -euo pipefail
@@ -129,6 +133,50 @@ command -v dpdk-testpmd >/dev/null && have_dpdk=1
 [ $have_dpdk = 1 ] || echo "afxdp-bench: dpdk-testpmd not found (apt-get install dpdk): pagepool only" >&2
 [ "${PP_AFXDP_NO_DPDK:-0}" = 1 ] && have_dpdk=0
 
+# Counter runs (PP_AFXDP_COUNTERS, default 1): after the timed runs, one
+# more run of each receiver and workload whose rate is not used, with the
+# counters read over 2 s in its middle: the receiver's system calls
+# (perf stat on its process: sendto, recvfrom, poll), the kernel's
+# XDP_STATISTICS and busy-polling settings of its socket
+# (scripts/xsk-stats.py), and veth's XDP counters of the near end
+# (ethtool -S). Counting system calls costs the one that makes more of
+# them, which is why the timed runs count nothing.
+counters=${PP_AFXDP_COUNTERS:-1}
+if [ "$counters" = 1 ] && ! command -v perf >/dev/null; then
+	echo "afxdp-bench: perf not found (apt-get install linux-perf): no counter runs" >&2
+	counters=0
+fi
+[ "$counters" = 1 ] && [ "$dur" -lt 4 ] && counters=0
+have_ethtool=0
+command -v ethtool >/dev/null && have_ethtool=1
+probe=0
+
+veth_counters() { # file
+	if [ $have_ethtool = 1 ]; then
+		ethtool -S "$near" >"$1" 2>/dev/null || true
+	fi
+}
+
+# While a counter run's sender runs: counters of receiver process $1
+# into $2.* over 2 s, starting 1.5 s in.
+probe_counters() { # pid log
+	sleep 1.5
+	scripts/xsk-stats.py "$1" >"$2.xsk0.json" 2>"$2.xsk.err" || true
+	veth_counters "$2.veth0"
+	perf stat -x, -e syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_poll \
+		-p "$1" -- sleep 2 2>"$2.syscalls" >/dev/null || true
+	scripts/xsk-stats.py "$1" >"$2.xsk1.json" 2>>"$2.xsk.err" || true
+	veth_counters "$2.veth1"
+}
+
+# The sender on CPU 1 for $dur s, against receiver process $1.
+send_to() { # pid log
+	taskset -c 1 "$bench" $send_cmd "$ns" "$far" "$dur" "$size" >"$2.send.json" &
+	local spid=$!
+	[ $probe = 1 ] && probe_counters "$1" "$2"
+	wait $spid
+}
+
 # One run: receiver up on CPU 0, then the sender on CPU 1 for $dur s.
 # The MTU argument only where it is not the default, so that a base
 # build from before it existed runs the same command line.
@@ -139,7 +187,7 @@ run_xdp_bench() { # bench mode log
 		>"$3.json" 2>"$3" &
 	local pid=$!
 	sleep 1
-	taskset -c 1 "$bench" $send_cmd "$ns" "$far" "$dur" "$size" >"$3.send.json"
+	send_to $pid "$3"
 	wait $pid
 }
 
@@ -153,21 +201,24 @@ run_base() { # mode log
 
 run_dpdk() { # mode log
 	local fwd=rxonly
-	local jumbo=()
+	local extra=()
 	[ "$1" = fwd ] && fwd=macswap
 	# The largest frame the MTU makes (testpmd counts the header and
 	# the CRC in it): net_af_xdp refuses what one UMEM frame cannot hold.
-	[ "$mtu" = 1500 ] || jumbo=("--max-pkt-len=$((mtu + 18))")
+	[ "$mtu" = 1500 ] || extra=("--max-pkt-len=$((mtu + 18))")
+	# A counter run also counts testpmd's bursts (for the mean burst).
+	[ $probe = 1 ] && extra+=(--record-burst-stats)
 	# Forwarding lcore 1 and main lcore 0 both on CPU 0: the main lcore
 	# only prints statistics, once a second.
 	timeout -s INT $((dur + 4)) dpdk-testpmd --lcores 0@0,1@0 --no-pci \
 		--no-huge -m 512 --file-prefix "$ns" \
 		--vdev "net_af_xdp0,iface=$near,start_queue=0,queue_count=1" -- \
 		--forward-mode=$fwd --port-topology=loop --auto-start \
-		--stats-period 1 --total-num-mbufs=16384 "${jumbo[@]}" >"$2" 2>&1 &
+		--stats-period 1 --total-num-mbufs=16384 "${extra[@]}" >"$2" 2>&1 &
 	local pid=$!
 	sleep 2
-	taskset -c 1 "$bench" $send_cmd "$ns" "$far" "$dur" "$size" >"$2.send.json"
+	# testpmd is timeout's child.
+	send_to "$(pgrep -P $pid -x dpdk-testpmd || echo $pid)" "$2"
 	wait $pid || true
 }
 
@@ -188,9 +239,18 @@ for i in $(seq 1 "$rep"); do
 		done
 	done
 done
+if [ "$counters" = 1 ]; then
+	probe=1
+	for mode in rxonly fwd; do
+		for impl in "${impls[@]}"; do
+			step "counters: $impl $mode ${size}B (${dur}s, rate not used)"
+			"run_$impl" "$mode" "$outdir/count-$impl-$mode.log"
+		done
+	done
+fi
 
 python3 - "$outdir" "$rep" "$dur" "$source" "$size" "$mtu" <<'EOF'
-import glob, json, re, statistics, sys
+import glob, json, os, re, statistics, sys
 outdir, rep, dur, source = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 size, mtu = int(sys.argv[5]), int(sys.argv[6])
 
@@ -233,6 +293,83 @@ for impl in ("pp", "base", "dpdk"):
                                  "sender_pps": statistics.median(src)}
         if impl == "dpdk" and not any(pps):
             res[f"{impl}_{mode}"]["unsupported"] = refusal(runs[0])
+# Run i of one receiver beside run i of the other (alternated rounds).
+for mode in ("rxonly", "fwd"):
+    for other in ("dpdk", "base"):
+        a, b = res.get(f"pp_{mode}"), res.get(f"{other}_{mode}")
+        if a and b and len(a["runs"]) == len(b["runs"]) and all(b["runs"]):
+            pairs = [x / y for x, y in zip(a["runs"], b["runs"])]
+            a[f"pair_ratios_{other}"] = pairs
+            a[f"pair_ratio_{other}_median"] = statistics.median(pairs)
+
+def counter_run(impl, mode):
+    """What a counter run measured, per second and per frame."""
+    log = f"{outdir}/count-{impl}-{mode}.log"
+    if not os.path.exists(log):
+        return None
+    r = {"pps": series(log), "sender_pps": sent(log + ".send.json")}
+    window = 0
+    try:
+        for line in open(log + ".syscalls"):
+            f = line.strip().split(",")
+            m = re.match(r"syscalls:sys_enter_(\w+)", f[2]) if len(f) > 3 else None
+            if m and f[0].isdigit():
+                window = int(f[3]) / 1e9 or window
+                r[m.group(1) + "_per_s"] = int(f[0]) / (int(f[3]) / 1e9)
+    except (OSError, ValueError, ZeroDivisionError):
+        pass
+    if window:
+        r["window_s"] = round(window, 3)
+    try:
+        x0 = json.load(open(log + ".xsk0.json"))["sockets"]
+        x1 = json.load(open(log + ".xsk1.json"))["sockets"]
+        if x0 and x1 and window:
+            for k in ("rx_dropped", "rx_ring_full", "rx_fill_ring_empty_descs",
+                      "tx_ring_empty_descs"):
+                if x1[0].get(k) is not None and x0[0].get(k) is not None:
+                    r[k + "_per_s"] = (x1[0][k] - x0[0][k]) / window
+            for k in ("napi_id", "busy_poll_us", "prefer_busy_poll"):
+                r[k] = x1[0].get(k)
+    except (OSError, ValueError, KeyError, IndexError):
+        pass
+    try:
+        def ethtool(path):
+            return {m.group(1): int(m.group(2)) for line in open(path)
+                    for m in [re.match(r"\s*rx_queue_0_(\w+): (\d+)", line)] if m}
+        v0, v1 = ethtool(log + ".veth0"), ethtool(log + ".veth1")
+        if window:
+            for k in ("xdp_packets", "xdp_redirect", "drops"):
+                if k in v0 and k in v1:
+                    r["veth_" + k + "_per_s"] = (v1[k] - v0[k]) / window
+    except OSError:
+        pass
+    if impl == "dpdk":
+        for line in open(log, errors="replace"):
+            m = re.match(r"\s*(RX|TX)-bursts\s*:\s*(\d+)\s*\[(.*)\]", line)
+            if m:
+                r[m.group(1).lower() + "_bursts"] = f"{m.group(2)} [{m.group(3).strip()}]"
+    else:
+        try:
+            j = json.load(open(log + ".json"))
+            if j["polls"] > j["empty_polls"]:
+                r["frames_per_busy_poll"] = j["frames"] / (j["polls"] - j["empty_polls"])
+        except (OSError, ValueError, KeyError):
+            pass
+    if r["pps"]:
+        calls = sum(r.get(k + "_per_s", 0) for k in ("sendto", "recvfrom", "poll"))
+        r["syscalls_per_frame"] = calls / r["pps"]
+        if r.get("sendto_per_s"):
+            r["frames_per_sendto"] = r["pps"] / r["sendto_per_s"]
+    return r
+
+counts = {}
+for impl in ("pp", "base", "dpdk"):
+    for mode in ("rxonly", "fwd"):
+        c = counter_run(impl, mode)
+        if c:
+            counts[f"{impl}_{mode}"] = c
+if counts:
+    res["counters"] = counts
 res["repeat"] = rep
 res["duration_s"] = dur
 res["source"] = source
@@ -270,6 +407,46 @@ for mode in ("rxonly", "fwd"):
         r = res.get(f"{impl}_{mode}")
         if r and any(r["runs"]):
             print(f"  {impl} {mode} runs (min-max Mpps): {spread(r)}")
+for mode in ("rxonly", "fwd"):
+    pp = res.get(f"pp_{mode}")
+    for other in ("dpdk", "base"):
+        if pp and f"pair_ratios_{other}" in pp:
+            rs = ", ".join(f"{x:.2f}" for x in pp[f"pair_ratios_{other}"])
+            print(f"  pp/{other} {mode}, run by run: {rs}; median "
+                  f"{pp[f'pair_ratio_{other}_median']:.2f}x")
+if counts:
+    def val(c, k, fmt, scale=1):
+        return format(c[k] / scale, fmt) if c.get(k) is not None else "-"
+    print("\nCounter runs (one more run each, its rate not used above; counters over "
+          f"{next(iter(counts.values())).get('window_s', 2)} s in its middle):")
+    print(f"{'receiver':<6} {'workload':<8} {'Mpps':>6} {'sender':>7} {'sendto/s':>9} "
+          f"{'fr/sendto':>9} {'recvfrom/s':>10} {'calls/fr':>8} {'ringfull/s':>10} "
+          f"{'fillempty/s':>11} {'busy poll':>9} {'napi':>4}")
+    for mode in ("rxonly", "fwd"):
+        for impl in ("pp", "base", "dpdk"):
+            c = counts.get(f"{impl}_{mode}")
+            if not c:
+                continue
+            bp = (f"{c['busy_poll_us']}us/{c['prefer_busy_poll']}"
+                  if c.get("busy_poll_us") is not None else "-")
+            print(f"{impl:<6} {mode:<8} {val(c, 'pps', '.3f', 1e6):>6} "
+                  f"{val(c, 'sender_pps', '.2f', 1e6):>7} {val(c, 'sendto_per_s', '.0f'):>9} "
+                  f"{val(c, 'frames_per_sendto', '.1f'):>9} {val(c, 'recvfrom_per_s', '.0f'):>10} "
+                  f"{val(c, 'syscalls_per_frame', '.3f'):>8} {val(c, 'rx_ring_full_per_s', '.0f'):>10} "
+                  f"{val(c, 'rx_fill_ring_empty_descs_per_s', '.0f'):>11} {bp:>9} "
+                  f"{c.get('napi_id') if c.get('napi_id') is not None else '-':>4}")
+    for key, c in counts.items():
+        extra = []
+        if "frames_per_busy_poll" in c:
+            extra.append(f"{c['frames_per_busy_poll']:.1f} frames per poll that found any")
+        for k in ("rx_bursts", "tx_bursts"):
+            if k in c:
+                extra.append(f"{k.replace('_', '-')} {c[k]}")
+        if "veth_xdp_redirect_per_s" in c:
+            extra.append(f"veth: {c['veth_xdp_packets_per_s'] / 1e6:.2f} Mpps into XDP, "
+                         f"{c['veth_xdp_redirect_per_s'] / 1e6:.2f} Mpps to the socket")
+        if extra:
+            print(f"  {key}: " + "; ".join(extra))
 for mode in ("rxonly", "fwd"):
     dp = res.get(f"dpdk_{mode}")
     if dp and "unsupported" in dp:

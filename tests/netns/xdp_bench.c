@@ -20,7 +20,9 @@
  *       and sends it back out of the same port (XDP_TX). Prints the
  *       received rate of each second (packets: a multi-buffer packet
  *       counts once) and, last, one JSON line with the median of the
- *       seconds after the first (warm-up).
+ *       seconds after the first (warm-up), the frames of the whole run,
+ *       and how many polls (of up to one 64-frame burst) it made and how
+ *       many of them found nothing.
  *
  * SIZE goes up to B_FRAME_MAX (a 9000-byte MTU's largest untagged frame
  * a packet socket sends is 9014 bytes). BPF_PROG_RUN refuses live frames
@@ -318,7 +320,7 @@ static int b_recv(const char *dev, const char *mode, double seconds,
 	struct pp_port *port;
 	struct pp_prog prog = { .sz = sizeof(prog) };
 	double per_sec[B_MAX_SECONDS], t0, tick;
-	uint64_t last = 0;
+	uint64_t last = 0, polls = 0, empty = 0;
 	unsigned int secs = 0;
 
 	if (!arena) {
@@ -360,7 +362,8 @@ static int b_recv(const char *dev, const char *mode, double seconds,
 		double t;
 
 		for (int i = 0; i < 64; i++)
-			pp_port_poll(port, 0, PP_NET_BURST);
+			empty += !pp_port_poll(port, 0, PP_NET_BURST);
+		polls += 64;
 		t = b_now();
 		if (t - tick >= 1.0) {
 			struct pp_rxq_stats rs;
@@ -376,6 +379,11 @@ static int b_recv(const char *dev, const char *mode, double seconds,
 				break;
 		}
 	}
+	/* All the frames of the run, for the mean burst (the polls count
+	 * every one, also before the sender starts and after it stops). */
+	struct pp_rxq_stats rs;
+
+	pp_port_rxq_stats(port, 0, &rs);
 	pp_port_close(port);
 	pp_allocator_destroy(alloc);
 	pp_arena_destroy(arena);
@@ -386,8 +394,9 @@ static int b_recv(const char *dev, const char *mode, double seconds,
 		qsort(per_sec + 1, secs - 1, sizeof(double), b_cmp);
 		med = per_sec[1 + (secs - 1) / 2];
 	}
-	printf("{\"role\": \"recv\", \"device\": \"%s\", \"mode\": \"%s\", \"seconds\": %u, \"pps\": %.0f}\n",
-	       dev, mode, secs, med);
+	printf("{\"role\": \"recv\", \"device\": \"%s\", \"mode\": \"%s\", \"seconds\": %u, \"pps\": %.0f, \"frames\": %llu, \"polls\": %llu, \"empty_polls\": %llu}\n",
+	       dev, mode, secs, med, (unsigned long long)rs.packets,
+	       (unsigned long long)polls, (unsigned long long)empty);
 	return 0;
 }
 
