@@ -222,6 +222,7 @@ run_dpdk() { # mode log
 	wait $pid || true
 }
 
+read -r load_start _ </proc/loadavg
 impls=(pp)
 [ -n "$base" ] && impls+=(base)
 [ $have_dpdk = 1 ] && impls+=(dpdk)
@@ -249,10 +250,13 @@ if [ "$counters" = 1 ]; then
 	done
 fi
 
-python3 - "$outdir" "$rep" "$dur" "$source" "$size" "$mtu" <<'EOF'
-import glob, json, os, re, statistics, sys
+commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+[ "$commit" = unknown ] || git diff --quiet HEAD -- 2>/dev/null || commit="$commit+changes"
+python3 - "$outdir" "$rep" "$dur" "$source" "$size" "$mtu" "$commit" "$load_start" <<'EOF'
+import datetime, glob, json, os, re, statistics, sys
 outdir, rep, dur, source = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 size, mtu = int(sys.argv[5]), int(sys.argv[6])
+commit, load_start = sys.argv[7], float(sys.argv[8])
 
 def series(path):
     # Both receivers print one RX rate a second: ours "...: N pps",
@@ -370,6 +374,14 @@ for impl in ("pp", "base", "dpdk"):
             counts[f"{impl}_{mode}"] = c
 if counts:
     res["counters"] = counts
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+            if l.startswith("model name")), "?")
+res.update({
+    "tool": "afxdp-bench", "commit": commit,
+    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    "machine": {"cpu_model": cpu, "cores": os.cpu_count(), "kernel": os.uname().release},
+    "load": {"start": load_start, "end": os.getloadavg()[0]},
+})
 res["repeat"] = rep
 res["duration_s"] = dur
 res["source"] = source
@@ -385,6 +397,9 @@ def spread(r):
     return f"{lo / 1e6:.3f}-{hi / 1e6:.3f}"
 
 print()
+m = res["machine"]
+print(f"commit {commit}, {res['date']}; {m['cpu_model']}, {m['cores']} CPUs, kernel "
+      f"{m['kernel']}; load average {load_start:.2f} at the start, {res['load']['end']:.2f} at the end")
 what = "an XDP live-frames" if source == "xdp" else "an AF_PACKET"
 print(f"AF_XDP on a veth pair (MTU {mtu}), {size}-byte frames from {what} sender in a netns "
       f"(CPU 1), receiver on CPU 0; median of {rep} runs of {dur}s, runs alternated")

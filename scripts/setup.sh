@@ -40,14 +40,15 @@ for arg in "$@"; do
 	esac
 done
 
-# The benchmark: build, DPDK beside pagepool, the plot, the AF_XDP row,
-# libpcap for fwd --pcap.
+# The benchmark: build, DPDK beside pagepool, the plot, the AF_XDP row
+# (and perf and ethtool for scripts/afxdp-bench.sh's counter runs: the
+# receivers' system calls, veth's XDP counters), libpcap for fwd --pcap.
 bench_packages=(
 	build-essential meson ninja-build pkg-config python3
 	libnuma-dev
 	dpdk-dev
 	gnuplot-nox
-	libxdp-dev libbpf-dev clang iproute2
+	libxdp-dev libbpf-dev clang iproute2 linux-perf ethtool
 	libpcap-dev
 )
 # Only the tests: the qemu and rdma suites' guests (QEMU, a static
