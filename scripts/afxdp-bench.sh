@@ -161,12 +161,16 @@ veth_counters() { # file
 # into $2.* over 2 s, starting 1.5 s in.
 probe_counters() { # pid log
 	sleep 1.5
+	date +%s.%N >"$2.t0"
 	scripts/xsk-stats.py "$1" >"$2.xsk0.json" 2>"$2.xsk.err" || true
 	veth_counters "$2.veth0"
+	date +%s.%N >>"$2.t0"
 	perf stat -x, -e syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_poll \
 		-p "$1" -- sleep 2 2>"$2.syscalls" >/dev/null || true
+	date +%s.%N >"$2.t1"
 	scripts/xsk-stats.py "$1" >"$2.xsk1.json" 2>>"$2.xsk.err" || true
 	veth_counters "$2.veth1"
+	date +%s.%N >>"$2.t1"
 }
 
 # The sender on CPU 1 for $dur s, against receiver process $1.
@@ -324,14 +328,25 @@ def counter_run(impl, mode):
         pass
     if window:
         r["window_s"] = round(window, 3)
+    # The snapshots before and after perf's window are a little further
+    # apart than it (the tools' own start-up): their deltas divide by
+    # the time between them, each taken as the middle of the
+    # timestamps around it.
+    try:
+        def mid(path):
+            t = [float(x) for x in open(path).read().split()]
+            return sum(t) / len(t)
+        span = mid(log + ".t1") - mid(log + ".t0")
+    except (OSError, ValueError, ZeroDivisionError):
+        span = window
     try:
         x0 = json.load(open(log + ".xsk0.json"))["sockets"]
         x1 = json.load(open(log + ".xsk1.json"))["sockets"]
-        if x0 and x1 and window:
+        if x0 and x1 and span:
             for k in ("rx_dropped", "rx_ring_full", "rx_fill_ring_empty_descs",
                       "tx_ring_empty_descs"):
                 if x1[0].get(k) is not None and x0[0].get(k) is not None:
-                    r[k + "_per_s"] = (x1[0][k] - x0[0][k]) / window
+                    r[k + "_per_s"] = (x1[0][k] - x0[0][k]) / span
             for k in ("napi_id", "busy_poll_us", "prefer_busy_poll"):
                 r[k] = x1[0].get(k)
     except (OSError, ValueError, KeyError, IndexError):
@@ -341,10 +356,10 @@ def counter_run(impl, mode):
             return {m.group(1): int(m.group(2)) for line in open(path)
                     for m in [re.match(r"\s*rx_queue_0_(\w+): (\d+)", line)] if m}
         v0, v1 = ethtool(log + ".veth0"), ethtool(log + ".veth1")
-        if window:
+        if span:
             for k in ("xdp_packets", "xdp_redirect", "drops"):
                 if k in v0 and k in v1:
-                    r["veth_" + k + "_per_s"] = (v1[k] - v0[k]) / window
+                    r["veth_" + k + "_per_s"] = (v1[k] - v0[k]) / span
     except OSError:
         pass
     if impl == "dpdk":
@@ -359,11 +374,14 @@ def counter_run(impl, mode):
                 r["frames_per_busy_poll"] = j["frames"] / (j["polls"] - j["empty_polls"])
         except (OSError, ValueError, KeyError):
             pass
-    if r["pps"]:
+    # Frames over the window: those the kernel put in the socket (veth's
+    # count), else the run's median rate.
+    frames = r.get("veth_xdp_redirect_per_s") or r["pps"]
+    if frames:
         calls = sum(r.get(k + "_per_s", 0) for k in ("sendto", "recvfrom", "poll"))
-        r["syscalls_per_frame"] = calls / r["pps"]
+        r["syscalls_per_frame"] = calls / frames
         if r.get("sendto_per_s"):
-            r["frames_per_sendto"] = r["pps"] / r["sendto_per_s"]
+            r["frames_per_sendto"] = frames / r["sendto_per_s"]
     return r
 
 counts = {}
