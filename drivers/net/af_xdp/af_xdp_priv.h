@@ -67,7 +67,7 @@ struct xdp_queue {
 	uint64_t bad_desc;          /* descriptors dropped by validation */
 	unsigned int fill_batch;    /* pages per refill: a burst, or the level */
 	unsigned int rx_level;      /* most pages the kernel may hold for RX */
-	unsigned int rx_held;       /* pages given to the fill ring, not back */
+	unsigned int rx_held;       /* into the fill ring, not yet out of RX */
 	int fd;
 	/* Multi-buffer RX only (af_xdp_rx_burst_mb); after the fields above
 	 * so that the single-buffer path's layout is as it was. */
@@ -106,10 +106,10 @@ static inline uint64_t xdp_page_addr(const char *base,
 }
 
 /*
- * af_xdp_fill_level_set - how full the fill ring is kept (and the refill
- * batch), for an RX ring of @ring_size; once the socket is bound.
- * af_xdp_fill_refill - top the fill ring up from @pool, at most
- * @max_batches batches; returns how many pages went in.
+ * af_xdp_fill_level_set - how many pages the kernel may hold for RX (and
+ * the refill batch), for an RX ring of @ring_size; once the socket is bound.
+ * af_xdp_fill_refill - top the fill ring up from @pool to that level, at
+ * most @max_batches batches; returns how many pages went in.
  * af_xdp_rx_burst, af_xdp_tx_burst - the driver's ops (rxq->priv and
  * txq->priv are the queue).
  * af_xdp_complete - reap the completion ring: sent pages go back to their

@@ -99,8 +99,8 @@ static void xdp_kick_rx(int fd)
  * (cache and TLB misses on both cores). Held to one ring's worth, the
  * kernel drops a frame it has no room for before the copy (the fill ring
  * is empty: rx_fill_ring_empty_descs), as it does for DPDK's net_af_xdp,
- * which refills exactly what each burst took. doc/af_xdp.md has the
- * figures.
+ * which refills exactly what each burst took (doc/benchmarks.md, the
+ * AF_XDP section, has the counters before and after).
  *
  * A refill is one burst, or half the level when that is smaller: small
  * rings are topped up while the kernel still has buffers.
