@@ -146,7 +146,10 @@ if [ "$counters" = 1 ] && ! command -v perf >/dev/null; then
 	echo "afxdp-bench: perf not found (apt-get install linux-perf): no counter runs" >&2
 	counters=0
 fi
-[ "$counters" = 1 ] && [ "$dur" -lt 4 ] && counters=0
+if [ "$counters" = 1 ] && [ "$dur" -lt 4 ]; then
+	echo "afxdp-bench: no counter runs: their 2 s window needs runs of 4 s or more (PP_AFXDP_DURATION)" >&2
+	counters=0
+fi
 have_ethtool=0
 command -v ethtool >/dev/null && have_ethtool=1
 probe=0
