@@ -286,6 +286,51 @@ static void t_pin(int cpu)
 }
 
 /*
+ * In a child: enter the namespace and open a packet socket for the
+ * test's EtherType bound to the far end, the qdisc bypassed (so the
+ * sending CPU picks the veth queue, t_pin()). Returns the socket and
+ * the far end's MAC in @mac, or -1 after saying which step failed.
+ */
+static int t_far_socket(uint8_t mac[6])
+{
+	char path[64];
+	struct sockaddr_ll sll = { 0 };
+	struct ifreq ifr = { 0 };
+	int nsfd, fd, one = 1;
+
+	snprintf(path, sizeof(path), "/var/run/netns/%s", t_ns);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET)) {
+		perror("sender: setns");
+		return -1;
+	}
+	fd = socket(AF_PACKET, SOCK_RAW, htons(T_ETHERTYPE));
+	if (fd < 0) {
+		perror("sender: socket");
+		return -1;
+	}
+	if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one,
+		       sizeof(one))) {
+		perror("sender: PACKET_QDISC_BYPASS");
+		return -1;
+	}
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t_far);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr)) {
+		perror("sender: SIOCGIFHWADDR");
+		return -1;
+	}
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(T_ETHERTYPE);
+	sll.sll_ifindex = (int)if_nametoindex(t_far);
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		perror("sender: bind");
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * The sender, in the namespace: @n frames, at most a window in flight,
  * each one expected back exactly once and intact, and in order among the
  * frames of its queue (queues are polled one after the other, so frames
@@ -294,46 +339,17 @@ static void t_pin(int cpu)
  */
 static int t_sender(unsigned int n, const struct t_steer *st)
 {
-	char path[64];
-	struct sockaddr_ll sll = { 0 };
-	struct ifreq ifr = { 0 };
 	static uint8_t buf[T_BUF_LEN];
 	uint8_t mac[6];
 	uint32_t expect[T_QUEUES];
 	unsigned int sent = 0, back = 0, bad = 0, idle = 0, on = ~0u;
-	int nsfd, fd, one = 1, rcvbuf = 8 << 20;
+	int fd, one = 1, rcvbuf = 8 << 20;
 
 	for (unsigned int q = st->first; q < st->first + st->nq; q++)
 		expect[q] = (q - st->first) * T_BLOCK;
-	snprintf(path, sizeof(path), "/var/run/netns/%s", t_ns);
-	nsfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET)) {
-		perror("sender: setns");
+	fd = t_far_socket(mac);
+	if (fd < 0)
 		return 2;
-	}
-	fd = socket(AF_PACKET, SOCK_RAW, htons(T_ETHERTYPE));
-	if (fd < 0) {
-		perror("sender: socket");
-		return 2;
-	}
-	if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one,
-		       sizeof(one))) {
-		perror("sender: PACKET_QDISC_BYPASS");
-		return 2;
-	}
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t_far);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr)) {
-		perror("sender: SIOCGIFHWADDR");
-		return 2;
-	}
-	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = htons(T_ETHERTYPE);
-	sll.sll_ifindex = (int)if_nametoindex(t_far);
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
-		perror("sender: bind");
-		return 2;
-	}
 	/*
 	 * Our own transmissions would be queued to this socket too, and a
 	 * window of them plus the replies overflows the default receive
@@ -687,32 +703,15 @@ static void test_shared_umem_larger_ring(void)
  */
 static int t_blast(unsigned int n, int cpu)
 {
-	char path[64];
-	struct sockaddr_ll sll = { 0 };
-	struct ifreq ifr = { 0 };
 	static uint8_t buf[T_BUF_LEN];
-	int nsfd, fd, one = 1;
+	uint8_t mac[6];
+	int fd = t_far_socket(mac);
 
-	snprintf(path, sizeof(path), "/var/run/netns/%s", t_ns);
-	nsfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (nsfd < 0 || setns(nsfd, CLONE_NEWNET))
+	if (fd < 0)
 		return 2;
 	t_pin(cpu);
-	fd = socket(AF_PACKET, SOCK_RAW, htons(T_ETHERTYPE));
-	if (fd < 0 || setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one,
-				 sizeof(one)))
-		return 2;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t_far);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
-		return 2;
-	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = htons(T_ETHERTYPE);
-	sll.sll_ifindex = (int)if_nametoindex(t_far);
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
-		return 2;
 	for (unsigned int i = 0; i < n; i++) {
-		size_t len = t_frame(buf, i,
-				     (const uint8_t *)ifr.ifr_hwaddr.sa_data);
+		size_t len = t_frame(buf, i, mac);
 
 		if (send(fd, buf, len, 0) != (ssize_t)len)
 			return 1;
